@@ -1,0 +1,16 @@
+module github.com/grpcbench/grpcbench
+
+go 1.26.0
+
+toolchain go1.26.10
+
+require (
+	github.com/HdrHistogram/hdrhistogram-go v1.1.2 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)

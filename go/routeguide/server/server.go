@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/grpcbench/grpcbench/go/routeguide/features"
+	"github.com/grpcbench/grpcbench/go/routeguide/service"
+	pb "github.com/grpcbench/grpcbench/proto/routeguide"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// run is the whole program minus signal wiring: it parses args (args[0] is
+// the program name), serves until ctx is done, and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if err := serve(ctx, cfg, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "routeguide server: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// serve listens, announces the bound address on stdout, and serves until ctx
+// is done or the server fails.
+func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	db := features.Default()
+	if cfg.dbPath != "" {
+		var err error
+		if db, err = features.Load(cfg.dbPath); err != nil {
+			return err
+		}
+	}
+
+	lis, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	var opts []grpc.ServerOption
+	if cfg.maxConcurrentStreams > 0 {
+		opts = append(opts, grpc.MaxConcurrentStreams(cfg.maxConcurrentStreams))
+	}
+	srv := grpc.NewServer(opts...)
+	pb.RegisterRouteGuideServer(srv, service.New(db))
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(lis) }()
+
+	// The socket is already listening, so a client that reads this line and
+	// connects at once is queued by the kernel even if Serve has not yet
+	// reached Accept.
+	if err := announce(stdout, lis.Addr()); err != nil {
+		srv.Stop()
+		return fmt.Errorf("writing listen address: %w", err)
+	}
+
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stderr, "routeguide server: shutting down")
+	stop(srv, cfg.shutdownTimeout, stderr)
+	return nil
+}
+
+// announce writes the single stdout line a parent process waits for, and
+// flushes it in case stdout is buffered.
+func announce(w io.Writer, addr net.Addr) error {
+	if _, err := fmt.Fprintf(w, "listening on %s\n", addr); err != nil {
+		return err
+	}
+	if f, ok := w.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
+}
+
+// stop lets RPCs in flight finish for up to timeout, then closes every
+// connection: a benchmark client that never half-closes its streams must not
+// keep the server alive forever.
+func stop(srv *grpc.Server, timeout time.Duration, stderr io.Writer) {
+	done := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(done)
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		fmt.Fprintf(stderr, "routeguide server: RPCs still running after %v; closing connections\n", timeout)
+		srv.Stop() // also makes the pending GracefulStop return
+		<-done
+	}
+}

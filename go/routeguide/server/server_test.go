@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/grpcbench/grpcbench/proto/routeguide"
+)
+
+// running is a server started through run, as main would start it, with a
+// cancel func standing in for SIGTERM.
+type running struct {
+	addr     string
+	shutdown context.CancelFunc
+	exit     chan int
+	stderr   *bytes.Buffer // read only after exit delivers
+}
+
+func startRun(t *testing.T, args ...string) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	r := &running{shutdown: cancel, exit: make(chan int, 1), stderr: new(bytes.Buffer)}
+	go func() {
+		code := run(ctx, append([]string{"server"}, args...), pw, r.stderr)
+		pw.Close()
+		r.exit <- code
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-r.exit:
+		case <-time.After(10 * time.Second):
+			t.Error("server did not exit")
+		}
+	})
+
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(pr).ReadString('\n')
+		line <- s
+		io.Copy(io.Discard, pr) // stdout must never block the server
+	}()
+	select {
+	case s := <-line:
+		addr, ok := strings.CutPrefix(strings.TrimSuffix(s, "\n"), "listening on ")
+		if !ok || !strings.HasPrefix(addr, "127.0.0.1:") || strings.HasSuffix(addr, ":0") {
+			t.Fatalf("first stdout line = %q, want \"listening on 127.0.0.1:PORT\"", s)
+		}
+		r.addr = addr
+	case <-time.After(10 * time.Second):
+		t.Fatal("no \"listening on\" line within 10s")
+	}
+	return r
+}
+
+func (r *running) waitExit(t *testing.T) int {
+	t.Helper()
+	select {
+	case code := <-r.exit:
+		r.exit <- code // leave it for Cleanup
+		return code
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not exit within 10s of shutdown")
+		return -1
+	}
+}
+
+func dial(t *testing.T, addr string) pb.RouteGuideClient {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return pb.NewRouteGuideClient(conn)
+}
+
+func rpcCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestServeAndShutdown(t *testing.T) {
+	r := startRun(t, "-addr", "127.0.0.1:0", "-max_concurrent_streams", "8")
+	c := dial(t, r.addr)
+
+	f, err := c.GetFeature(rpcCtx(t), &pb.Point{Latitude: 409146138, Longitude: -746188906})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Berkshire Valley Management Area Trail, Jefferson, NJ, USA"; f.GetName() != want {
+		t.Errorf("GetFeature name = %q, want %q", f.GetName(), want)
+	}
+
+	r.shutdown()
+	if code := r.waitExit(t); code != exitOK {
+		t.Errorf("exit code = %d, want 0; stderr:\n%s", code, r.stderr)
+	}
+	if _, err := c.GetFeature(rpcCtx(t), &pb.Point{}); err == nil {
+		t.Error("GetFeature succeeded after shutdown")
+	}
+}
+
+func TestShutdownClosesStreamsThatOutliveTheTimeout(t *testing.T) {
+	r := startRun(t, "-addr", "127.0.0.1:0", "-shutdown_timeout", "200ms")
+	c := dial(t, r.addr)
+
+	// A chat the client never half-closes would block GracefulStop forever.
+	stream, err := c.RouteChat(rpcCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&pb.RouteNote{Location: &pb.Point{}, Message: "hold"}); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	r.shutdown()
+	if code := r.waitExit(t); code != exitOK {
+		t.Errorf("exit code = %d, want 0", code)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("shutdown took %v with a 200ms timeout", d)
+	}
+	if !strings.Contains(r.stderr.String(), "closing connections") {
+		t.Errorf("stderr does not report the forced stop:\n%s", r.stderr)
+	}
+	if _, err := stream.Recv(); status.Code(err) != codes.Unavailable {
+		t.Errorf("open stream got %v after forced stop, want Unavailable", err)
+	}
+}
+
+func TestCustomDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db.json")
+	db := `[{"location": {"latitude": 10, "longitude": 20}, "name": "custom place"}]`
+	if err := os.WriteFile(path, []byte(db), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startRun(t, "-addr", "127.0.0.1:0", "-db", path)
+	f, err := dial(t, r.addr).GetFeature(rpcCtx(t), &pb.Point{Latitude: 10, Longitude: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.GetName() != "custom place" {
+		t.Errorf("GetFeature name = %q, want %q", f.GetName(), "custom place")
+	}
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		inStderr string
+	}{
+		{[]string{"-nope"}, exitUsage, "usage:"},
+		{[]string{"extra"}, exitUsage, "unexpected arguments"},
+		{[]string{"-max_concurrent_streams", "-1"}, exitUsage, "usage:"},
+		{[]string{"-max_concurrent_streams", "4294967296"}, exitUsage, "exceeds"},
+		{[]string{"-shutdown_timeout", "-1s"}, exitUsage, "negative"},
+		{[]string{"-h"}, exitOK, "usage:"},
+		{[]string{"-addr", "127.0.0.1:0", "-db", missing}, exitError, "missing.json"},
+		{[]string{"-addr", "127.0.0.1:99999"}, exitError, "routeguide server:"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(rpcCtx(t), append([]string{"server"}, tc.args...), &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.inStderr) {
+			t.Errorf("run %q: exit %d, stderr %q; want exit %d and stderr containing %q",
+				tc.args, code, stderr.String(), tc.code, tc.inStderr)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("run %q wrote to stdout: %q", tc.args, stdout.String())
+		}
+	}
+}
