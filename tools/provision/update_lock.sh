@@ -24,6 +24,17 @@ SID_NATIVE='bazel-bootstrap|bazel-bootstrap-data|bazel-platforms|bazel-skylib|ba
 # libunix_jni.so (inside A-server.jar) links libblake3.so.0 without declaring it.
 SID_EXTRA=(libblake3-0)
 
+# Debian bookworm, for the Lisp toolchain (lisp/bazel): SBCL 2.2.9 with the C libraries it loads, for
+# each target CPU, and the Common Lisp libraries clgrpc and its tests use (Debian ships them as
+# source). The arm64 SBCL runs under qemu-user-static with its own libc; the amd64 one runs on the
+# host's libc (glibc >= 2.34), because a saved executable copies the runtime it was started as.
+BOOKWORM_SETS=(
+  "sbcl-amd64:sbcl:amd64 libzstd1:amd64"
+  "sbcl-arm64:sbcl:arm64 libc6:arm64 libzstd1:arm64"
+  "qemu:qemu-user-static:amd64"
+  "cl:cl-alexandria cl-asdf-flv cl-babel cl-bordeaux-threads cl-fiveam cl-split-sequence cl-trivial-backtrace cl-trivial-features cl-trivial-gray-streams cl-usocket"
+)
+
 GO_SDK=golang.org/toolchain@v0.0.1-go1.26.10.linux-amd64
 GO_MODULES=(
   github.com/bazelbuild/rules_go@v0.63.0
@@ -48,16 +59,31 @@ out=$here/artifacts.lock.new
   echo "# kind	set	name	version	sha256	path (relative to the registry: Debian mirror, Go proxy, Maven repository)"
 } > "$out"
 
+# deb_lines SET PKG...: one lock line per package (PKG may carry :arch), from the current APT_OPTS state.
+deb_lines() {
+  local set=$1 pkg
+  shift
+  for pkg in "$@"; do
+    apt-cache "${APT_OPTS[@]}" show "$pkg" | awk -v set="$set" -v pkg="${pkg%%:*}" '
+      /^Version:/ {v=$2} /^Architecture:/ {a=$2} /^SHA256:/ {s=$2} /^Filename:/ {f=$2}
+      /^$/ { if (v != "") { printf "deb\t%s\t%s:%s\t%s\t%s\t%s\n", set, pkg, a, v, s, f; exit } }'
+  done
+}
+
 apt_private "$work/sid" sid amd64
 apt-get "${APT_OPTS[@]}" -q update > "$work/update.log" 2>&1 || { tail "$work/update.log"; exit 1; }
 apt-get "${APT_OPTS[@]}" -o APT::Install-Recommends=0 -s install "${SID_ROOTS[@]}" 2>/dev/null \
   | awk '/^Inst /{print $2}' | grep -E "^($SID_NATIVE|$SID_JAVA)\$" > "$work/pkgs"
 printf '%s\n' "${SID_EXTRA[@]}" >> "$work/pkgs"
-sort -u "$work/pkgs" | while read -r pkg; do
-  apt-cache "${APT_OPTS[@]}" show "$pkg" | awk -v pkg="$pkg" '
-    /^Version:/ {v=$2} /^Architecture:/ {a=$2} /^SHA256:/ {s=$2} /^Filename:/ {f=$2}
-    /^$/ { if (v != "") { printf "deb\tbazel\t%s:%s\t%s\t%s\t%s\n", pkg, a, v, s, f; exit } }'
-done >> "$out"
+# shellcheck disable=SC2046 # one package name per line
+deb_lines bazel $(sort -u "$work/pkgs") >> "$out"
+
+apt_private "$work/bookworm" bookworm amd64 arm64
+apt-get "${APT_OPTS[@]}" -q update > "$work/update.log" 2>&1 || { tail "$work/update.log"; exit 1; }
+for entry in "${BOOKWORM_SETS[@]}"; do
+  # shellcheck disable=SC2086 # the package list is meant to split
+  deb_lines "${entry%%:*}" ${entry#*:} >> "$out"
+done
 
 proxy=$(go_proxy)
 for m in "$GO_SDK" "${GO_MODULES[@]}"; do
