@@ -1,0 +1,62 @@
+"""lisp_library: compiles Lisp sources to fasls, one action per file."""
+
+load(":providers.bzl", "LispInfo")
+load(":sbcl_action.bzl", "TOOLCHAIN_TYPE", "requires_arg", "run_driver", "sbcl_info")
+
+def compile_sources(ctx, srcs, deps, requires):
+    """Compiles srcs in order; returns the LispInfo of the result.
+
+    Each file gets its own action, which loads the dependencies' fasls and the fasls of the files
+    before it in srcs, so a change to one file recompiles only it and what comes after it.
+
+    Args:
+      ctx: the rule context.
+      srcs: list of File, in load order.
+      deps: list of LispInfo.
+      requires: list of string, SBCL modules to require before compiling and loading.
+    """
+    sbcl = sbcl_info(ctx)
+    all_requires = depset(requires, transitive = [d.requires for d in deps])
+    loaded = depset(transitive = [d.fasls for d in deps], order = "postorder")
+    own = []
+    for src in srcs:
+        fasl = ctx.actions.declare_file("%s_fasl/%s.fasl" % (ctx.label.name, src.short_path.replace("../", "external/").rsplit(".", 1)[0]))
+        before = depset(own, transitive = [loaded], order = "postorder")
+        run_driver(
+            ctx,
+            sbcl,
+            command = "compile",
+            arguments = [fasl.path, src.path, src.short_path, requires_arg(all_requires)] +
+                        [f.path for f in before.to_list()],
+            inputs = depset([src], transitive = [before]),
+            outputs = [fasl],
+            mnemonic = "LispCompile",
+            progress_message = "Compiling Lisp %{label}: " + src.short_path,
+        )
+        own.append(fasl)
+    return LispInfo(
+        fasls = depset(own, transitive = [loaded], order = "postorder"),
+        srcs = depset(srcs, transitive = [d.srcs for d in deps]),
+        requires = all_requires,
+    )
+
+def _lisp_library_impl(ctx):
+    info = compile_sources(ctx, ctx.files.srcs, [d[LispInfo] for d in ctx.attr.deps], ctx.attr.requires)
+    return [
+        DefaultInfo(files = depset(transitive = [info.fasls])),
+        info,
+    ]
+
+LISP_COMPILE_ATTRS = {
+    "deps": attr.label_list(providers = [LispInfo], doc = "lisp_library targets loaded before srcs"),
+    "requires": attr.string_list(doc = "SBCL modules to require first, e.g. sb-bsd-sockets"),
+    "srcs": attr.label_list(allow_files = [".lisp"], doc = "sources, in load order"),
+    "_driver": attr.label(default = "//lisp/bazel/private:driver.lisp", allow_single_file = True),
+}
+
+lisp_library = rule(
+    implementation = _lisp_library_impl,
+    doc = "Compiles Lisp sources into fasls, in order, one action per file.",
+    attrs = LISP_COMPILE_ATTRS,
+    toolchains = [TOOLCHAIN_TYPE],
+)
