@@ -25,7 +25,7 @@ def save_executable(ctx, info, main, compress, name):
 
 def _lisp_binary_impl(ctx):
     sbcl = sbcl_info(ctx)
-    info = compile_sources(ctx, ctx.files.srcs, [d[LispInfo] for d in ctx.attr.deps], ctx.attr.requires)
+    info = compile_sources(ctx, ctx.files.srcs, [d[LispInfo] for d in ctx.attr.deps], ctx.attr.requires, ctx.files.compile_data)
     exe = save_executable(ctx, info, ctx.attr.main, ctx.attr.compress, ctx.label.name)
     if sbcl.emulator:
         # A foreign executable: `bazel run` goes through qemu-user on this machine.

@@ -15,9 +15,6 @@
 
 (in-package #:bazel.lisp.driver)
 
-(eval-when (:compile-toplevel :load-toplevel :execute)
-  (require :sb-posix))
-
 (defun fail (format-control &rest args)
   (format *error-output* "~&lisp driver: ~?~%" format-control args)
   (finish-output *error-output*)
@@ -48,35 +45,28 @@
       (write-string (get-output-stream-string log) *error-output*))
     ok))
 
-(defun reproducible-copy (src out)
-  "Copies SRC next to OUT with a fixed mtime: SBCL records the source's write date in the fasl,
-and Bazel's sources have arbitrary ones."
-  (let ((copy (concatenate 'string out ".src.lisp")))
-    (with-open-file (in src :element-type '(unsigned-byte 8))
-      (with-open-file (o copy :element-type '(unsigned-byte 8)
-                              :direction :output :if-exists :supersede)
-        (let ((buf (make-array 65536 :element-type '(unsigned-byte 8))))
-          (loop for n = (read-sequence buf in)
-                while (plusp n)
-                do (write-sequence buf o :end n)))))
-    (sb-posix:utimes copy 0 0)
-    copy))
+;;; SBCL records each source's write date in its fasl, and Bazel's sources have arbitrary ones
+;;; (checkout time). Reporting a fixed date while compiling makes fasls depend on content only.
+(defun fix-source-write-dates ()
+  (sb-ext:without-package-locks
+    (sb-int:encapsulate 'file-write-date 'bazel-fixed-date
+                        (lambda (function pathspec)
+                          (declare (ignore function pathspec))
+                          0))))
 
 (defun compile-command (out src name requires fasls)
   (require-modules requires)
   (load-fasls fasls)
-  (let ((copy (reproducible-copy src out)))
-    (unwind-protect
-         (unless (call-with-captured-output
-                  (lambda ()
-                    ;; The fasl names the source by its workspace path, not the sandbox's.
-                    (let ((sb-c::*source-namestring* name))
-                      (multiple-value-bind (fasl warnings-p failure-p)
-                          (compile-file copy :output-file out :verbose nil :print nil)
-                        (declare (ignore warnings-p))
-                        (and fasl (not failure-p))))))
-           (fail "compiling ~A failed (warnings count as failures)" name))
-      (delete-file copy))))
+  (fix-source-write-dates)
+  (unless (call-with-captured-output
+           (lambda ()
+             ;; The fasl names the source by its workspace path, not the sandbox's.
+             (let ((sb-c::*source-namestring* name))
+               (multiple-value-bind (fasl warnings-p failure-p)
+                   (compile-file src :output-file out :verbose nil :print nil)
+                 (declare (ignore warnings-p))
+                 (and fasl (not failure-p))))))
+    (fail "compiling ~A failed (warnings count as failures)" name)))
 
 (defun resolve-toplevel (designator)
   (let* ((colon (or (position #\: designator)

@@ -3,7 +3,7 @@
 load(":providers.bzl", "LispInfo")
 load(":sbcl_action.bzl", "TOOLCHAIN_TYPE", "requires_arg", "run_driver", "sbcl_info")
 
-def compile_sources(ctx, srcs, deps, requires):
+def compile_sources(ctx, srcs, deps, requires, data = []):
     """Compiles srcs in order; returns the LispInfo of the result.
 
     Each file gets its own action, which loads the dependencies' fasls and the fasls of the files
@@ -14,6 +14,7 @@ def compile_sources(ctx, srcs, deps, requires):
       srcs: list of File, in load order.
       deps: list of LispInfo.
       requires: list of string, SBCL modules to require before compiling and loading.
+      data: list of File that the sources read while compiling (e.g. with #.).
     """
     sbcl = sbcl_info(ctx)
     all_requires = depset(requires, transitive = [d.requires for d in deps])
@@ -28,7 +29,7 @@ def compile_sources(ctx, srcs, deps, requires):
             command = "compile",
             arguments = [fasl.path, src.path, src.short_path, requires_arg(all_requires)] +
                         [f.path for f in before.to_list()],
-            inputs = depset([src], transitive = [before]),
+            inputs = depset([src] + data, transitive = [before]),
             outputs = [fasl],
             mnemonic = "LispCompile",
             progress_message = "Compiling Lisp %{label}: " + src.short_path,
@@ -41,13 +42,14 @@ def compile_sources(ctx, srcs, deps, requires):
     )
 
 def _lisp_library_impl(ctx):
-    info = compile_sources(ctx, ctx.files.srcs, [d[LispInfo] for d in ctx.attr.deps], ctx.attr.requires)
+    info = compile_sources(ctx, ctx.files.srcs, [d[LispInfo] for d in ctx.attr.deps], ctx.attr.requires, ctx.files.compile_data)
     return [
         DefaultInfo(files = depset(transitive = [info.fasls])),
         info,
     ]
 
 LISP_COMPILE_ATTRS = {
+    "compile_data": attr.label_list(allow_files = True, doc = "files the sources read while compiling"),
     "deps": attr.label_list(providers = [LispInfo], doc = "lisp_library targets loaded before srcs"),
     "requires": attr.string_list(doc = "SBCL modules to require first, e.g. sb-bsd-sockets"),
     "srcs": attr.label_list(allow_files = [".lisp"], doc = "sources, in load order"),

@@ -38,7 +38,7 @@ _lisp_fiveam_test = rule(
     test = True,
 )
 
-def lisp_test(name, suites, srcs = [], deps = [], requires = [], cross_platforms = {}, size = "small", tags = [], **kwargs):
+def lisp_test(name, suites, srcs = [], deps = [], requires = [], compile_data = [], cross_platforms = {}, size = "small", tags = [], **kwargs):
     """FiveAM suites as a Bazel test.
 
     Declares NAME (for the current target platform) and one NAME_<suffix> test per entry of
@@ -51,6 +51,7 @@ def lisp_test(name, suites, srcs = [], deps = [], requires = [], cross_platforms
       srcs: test sources, in load order.
       deps: lisp_library targets, including the code under test.
       requires: SBCL modules to require first.
+      compile_data: files the sources read while compiling.
       cross_platforms: extra platforms to build and run the same test for.
       size: the test size.
       tags: tags of the tests (the helper binary is always manual).
@@ -61,6 +62,7 @@ def lisp_test(name, suites, srcs = [], deps = [], requires = [], cross_platforms
         srcs = srcs,
         deps = deps + [Label("//lisp/bazel:fiveam_runner")],
         requires = requires,
+        compile_data = compile_data,
         main = "bazel.fiveam:main",
         tags = tags + ["manual"],
         testonly = True,

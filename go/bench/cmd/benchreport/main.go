@@ -1,0 +1,162 @@
+// Command benchreport renders grpcbench results files as a Markdown report
+// with SVG charts, or compares two runs.
+//
+// Usage:
+//
+//	benchreport [--out DIR] FILE_OR_DIR...
+//	benchreport --compare OLD NEW
+//
+// Without --out the report's tables are printed. With --out, DIR/report.md
+// and the charts it links to are written. A directory argument stands for
+// the *.json files under it. --compare prints, per metric measured in both
+// runs, the change of the median and whether it is significant (Mann-Whitney
+// U test, alpha 0.05, as benchstat); OLD and NEW are files or directories.
+//
+// Exit status: 0 on success, 1 on invalid input, 2 on a usage error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/grpcbench/grpcbench/go/bench/report"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("benchreport", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	outDir := flags.String("out", "", "write report.md and the SVG charts to `dir` instead of printing the tables")
+	compare := flags.Bool("compare", false, "compare two runs: benchreport --compare OLD NEW")
+	flags.Usage = func() {
+		fmt.Fprint(stderr, "usage: benchreport [--out DIR] FILE_OR_DIR...\n       benchreport --compare OLD NEW\n\n")
+		flags.PrintDefaults()
+	}
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usageError := func(msg string) int {
+		fmt.Fprintln(stderr, "benchreport: "+msg)
+		flags.Usage()
+		return 2
+	}
+	var err error
+	switch {
+	case *compare && flags.NArg() != 2:
+		return usageError("--compare needs exactly two arguments, OLD and NEW")
+	case *compare && *outDir != "":
+		return usageError("--compare prints its table; it takes no --out")
+	case *compare:
+		err = runCompare(flags.Arg(0), flags.Arg(1), stdout)
+	case flags.NArg() == 0:
+		return usageError("no results files or directories given")
+	default:
+		err = runReport(flags.Args(), *outDir, stdout, stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "benchreport: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func runReport(args []string, outDir string, stdout, stderr io.Writer) error {
+	files, err := load(args)
+	if err != nil {
+		return err
+	}
+	r, err := report.Render(files, report.Options{Charts: outDir != ""})
+	if err != nil {
+		return err
+	}
+	if outDir == "" {
+		_, err = io.WriteString(stdout, r.Markdown)
+		return err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(outDir, "report.md"), []byte(r.Markdown), 0o644); err != nil {
+		return err
+	}
+	for _, c := range r.Charts {
+		if err := os.WriteFile(filepath.Join(outDir, c.Name), c.SVG, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "wrote %s and %d charts\n", filepath.Join(outDir, "report.md"), len(r.Charts))
+	return nil
+}
+
+func runCompare(oldArg, newArg string, stdout io.Writer) error {
+	old, err := load([]string{oldArg})
+	if err != nil {
+		return err
+	}
+	cur, err := load([]string{newArg})
+	if err != nil {
+		return err
+	}
+	c, err := report.Compare(old, cur)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, c.Markdown())
+	return err
+}
+
+// load reads and validates the results files named by args, expanding
+// directories to the *.json files beneath them in lexical order.
+func load(args []string) ([]*schema.File, error) {
+	var paths []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			paths = append(paths, arg)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+				found = append(found, path)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no .json results files", arg)
+		}
+		slices.Sort(found)
+		paths = append(paths, found...)
+	}
+	var files []*schema.File
+	var errs []error
+	for _, p := range paths {
+		f, err := schema.ReadFile(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		files = append(files, f)
+	}
+	return files, errors.Join(errs...)
+}

@@ -1,0 +1,71 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// ProcessCPU reads the CPU times of another process, such as the benchmark
+// server a suite started, from /proc/<pid>/stat. That file is readable for
+// any process of the same user without ptrace rights, unlike getrusage,
+// which only covers the caller and its waited-for children.
+type ProcessCPU struct {
+	PID            int
+	statPath       string
+	ticksPerSecond int64
+}
+
+// NewProcessCPU returns a CPUSource for the process with the given PID.
+func NewProcessCPU(pid int) *ProcessCPU {
+	return &ProcessCPU{
+		PID:            pid,
+		statPath:       fmt.Sprintf("/proc/%d/stat", pid),
+		ticksPerSecond: clockTicksPerSecond(),
+	}
+}
+
+// CPU returns the process's cumulative user and system time (all threads).
+func (p *ProcessCPU) CPU() (CPUTimes, error) {
+	data, err := os.ReadFile(p.statPath)
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	t, err := parseProcStat(data, p.ticksPerSecond)
+	if err != nil {
+		return CPUTimes{}, fmt.Errorf("%s: %w", p.statPath, err)
+	}
+	return t, nil
+}
+
+// parseProcStat extracts utime and stime (fields 14 and 15, in clock ticks)
+// from a /proc/<pid>/stat line. Field 2 is the executable name in
+// parentheses and may itself contain spaces and parentheses, so the fields
+// are counted from the last ')' rather than split from the start.
+func parseProcStat(line []byte, ticksPerSecond int64) (CPUTimes, error) {
+	end := bytes.LastIndexByte(line, ')')
+	if end < 0 {
+		return CPUTimes{}, fmt.Errorf("no ')' closing the command name in %q", line)
+	}
+	// After ") " come field 3 (state), 4, ...; utime is field 14.
+	const utimeIndex = 14 - 3
+	fields := bytes.Fields(line[end+1:])
+	if len(fields) <= utimeIndex+1 {
+		return CPUTimes{}, fmt.Errorf("only %d fields after the command name", len(fields))
+	}
+	utime, err := strconv.ParseInt(string(fields[utimeIndex]), 10, 64)
+	if err != nil {
+		return CPUTimes{}, fmt.Errorf("utime: %w", err)
+	}
+	stime, err := strconv.ParseInt(string(fields[utimeIndex+1]), 10, 64)
+	if err != nil {
+		return CPUTimes{}, fmt.Errorf("stime: %w", err)
+	}
+	return CPUTimes{User: ticksToDuration(utime, ticksPerSecond), System: ticksToDuration(stime, ticksPerSecond)}, nil
+}
+
+func ticksToDuration(ticks, ticksPerSecond int64) time.Duration {
+	return time.Duration(ticks) * (time.Second / time.Duration(ticksPerSecond))
+}

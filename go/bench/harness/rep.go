@@ -1,0 +1,61 @@
+package harness
+
+import "time"
+
+// Rep is what one measured repetition observed.
+type Rep struct {
+	Wall time.Duration
+	// ClientCPU is this process's CPU time during the repetition. For an
+	// in-process benchmark it includes the server too.
+	ClientCPU CPUTimes
+	// ServerCPU is the server process's CPU time, when Runner.Server is set.
+	ServerCPU    CPUTimes
+	HasServerCPU bool
+
+	// Ops counts successful operations, Errors failed ones.
+	Ops, Errors int64
+	// Msgs is the sum of the messages the successful operations carried.
+	Msgs int64
+	// FirstError is the message of the earliest failed operation.
+	FirstError string
+
+	// AllocBytes and Allocs are heap allocation deltas of this process
+	// (runtime.MemStats TotalAlloc and Mallocs) over the repetition.
+	AllocBytes, Allocs uint64
+
+	Latency Percentiles
+}
+
+// Attempts is the number of operations started: successful plus failed.
+func (r Rep) Attempts() int64 { return r.Ops + r.Errors }
+
+// TotalCPU is client plus server CPU time.
+func (r Rep) TotalCPU() time.Duration { return r.ClientCPU.Total() + r.ServerCPU.Total() }
+
+// CPUPerWall is TotalCPU over wall time: how many cores the benchmark kept
+// busy on average.
+func (r Rep) CPUPerWall() float64 { return safeDiv(r.TotalCPU().Seconds(), r.Wall.Seconds()) }
+
+// OpsPerSec is successful operations per second of wall time (req/s).
+func (r Rep) OpsPerSec() float64 { return safeDiv(float64(r.Ops), r.Wall.Seconds()) }
+
+// MsgsPerSec is messages per second of wall time.
+func (r Rep) MsgsPerSec() float64 { return safeDiv(float64(r.Msgs), r.Wall.Seconds()) }
+
+// NsPerOp is wall time over operations started, as Go benchmarks define it
+// (for concurrent workers too, like b.RunParallel).
+func (r Rep) NsPerOp() float64 { return safeDiv(float64(r.Wall.Nanoseconds()), float64(r.Attempts())) }
+
+// BytesPerOp and AllocsPerOp divide by operations started: failed
+// operations allocate too.
+func (r Rep) BytesPerOp() float64  { return safeDiv(float64(r.AllocBytes), float64(r.Attempts())) }
+func (r Rep) AllocsPerOp() float64 { return safeDiv(float64(r.Allocs), float64(r.Attempts())) }
+
+// safeDiv returns 0 for an empty repetition rather than NaN or Inf, which
+// JSON cannot carry.
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

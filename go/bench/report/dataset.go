@@ -1,0 +1,202 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// Dataset is the scenarios of one suite, possibly gathered from several
+// files (e.g. the Go and the Lisp half of a comparison), in file order.
+type Dataset struct {
+	Suite        string
+	Environments []schema.Environment
+	Rows         []Row
+}
+
+// Row is one scenario.
+type Row struct {
+	schema.Result
+}
+
+// Param returns a parameter as text, the form tables and grouping use.
+// Whole numbers print without a decimal point ("10", not "10.0").
+func (r Row) Param(key string) string {
+	v, ok := r.Parameters[key]
+	if !ok {
+		return ""
+	}
+	return paramString(v)
+}
+
+// Value returns the median of a metric, the number tables show.
+func (r Row) Value(metric string) (float64, bool) {
+	if r.Status != schema.StatusOK {
+		return 0, false
+	}
+	m, ok := r.Metric(metric)
+	return m.Median, ok
+}
+
+func paramString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	return ""
+}
+
+// Values returns the distinct values of a parameter: ascending if they are
+// all numbers (client counts), else in first-seen order, which keeps the
+// order in which the suite ran its scenarios (unary before streaming).
+func (d *Dataset) Values(key string) []string {
+	var vals []string
+	seen := map[string]bool{}
+	for _, r := range d.Rows {
+		v := r.Param(key)
+		if v != "" && !seen[v] {
+			seen[v] = true
+			vals = append(vals, v)
+		}
+	}
+	sortIfNumeric(vals)
+	return vals
+}
+
+func sortIfNumeric(vals []string) {
+	nums := make(map[string]float64, len(vals))
+	for _, v := range vals {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return
+		}
+		nums[v] = f
+	}
+	slices.SortStableFunc(vals, func(a, b string) int {
+		switch {
+		case nums[a] < nums[b]:
+			return -1
+		case nums[a] > nums[b]:
+			return 1
+		}
+		return 0
+	})
+}
+
+// Has reports whether any scenario sets the parameter.
+func (d *Dataset) Has(key string) bool { return len(d.Values(key)) > 0 }
+
+// Filter returns the scenarios for which keep is true.
+func (d *Dataset) Filter(keep func(Row) bool) *Dataset {
+	out := &Dataset{Suite: d.Suite, Environments: d.Environments}
+	for _, r := range d.Rows {
+		if keep(r) {
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return out
+}
+
+// Where returns the scenarios whose parameter key equals value.
+func (d *Dataset) Where(key, value string) *Dataset {
+	return d.Filter(func(r Row) bool { return r.Param(key) == value })
+}
+
+// Find returns the first scenario matching every key=value pair.
+func (d *Dataset) Find(match map[string]string) (Row, bool) {
+	for _, r := range d.Rows {
+		ok := true
+		for k, v := range match {
+			if r.Param(k) != v {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+// Group is the scenarios sharing values of some parameters.
+type Group struct {
+	Label string // "containers=32, annotations=32"; empty for a single group
+	Data  *Dataset
+}
+
+// GroupBy splits the dataset by the values of keys (parameters no scenario
+// of a group sets leave it whole). Groups come in the order of Values. A
+// scenario that lacks one of the keys joins every group of that key: a List
+// call has no chunk size, and belongs next to each chunk size of Stream.
+func (d *Dataset) GroupBy(keys []string) []Group {
+	groups := []Group{{Data: d}}
+	for _, k := range keys {
+		var next []Group
+		for _, g := range groups {
+			vals := g.Data.Values(k)
+			if len(vals) == 0 {
+				// Nothing here varies by k (List rows have no chunk size).
+				next = append(next, g)
+				continue
+			}
+			for _, v := range vals {
+				sub := g.Data.Filter(func(r Row) bool {
+					p := r.Param(k)
+					return p == v || p == ""
+				})
+				if !slices.ContainsFunc(sub.Rows, func(r Row) bool { return r.Param(k) == v }) {
+					continue
+				}
+				label := k + "=" + v
+				if g.Label != "" {
+					label = g.Label + ", " + label
+				}
+				next = append(next, Group{Label: label, Data: sub})
+			}
+		}
+		groups = next
+	}
+	return groups
+}
+
+// MetricNames returns the metrics of the dataset in first-seen order.
+func (d *Dataset) MetricNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, r := range d.Rows {
+		for _, m := range r.Metrics {
+			if !seen[m.Name] {
+				seen[m.Name] = true
+				names = append(names, m.Name)
+			}
+		}
+	}
+	return names
+}
+
+// metricInfo returns the unit and direction of a metric as the first
+// scenario that has it records them.
+func (d *Dataset) metricInfo(name string) (unit string, better schema.Better, ok bool) {
+	for _, r := range d.Rows {
+		if m, found := r.Metric(name); found {
+			return m.Unit, m.Better, true
+		}
+	}
+	return "", "", false
+}
+
+func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }

@@ -1,0 +1,170 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// Layout arranges a suite's report.
+type Layout struct {
+	Title    string // default: the suite name
+	Sections []Section
+}
+
+// Options adjusts Render.
+type Options struct {
+	// Layouts by suite name; suites not in it (or a nil map) use
+	// BuiltinLayouts, then DefaultLayout.
+	Layouts map[string]Layout
+	// Charts renders charts as SVG files linked from the Markdown. Off for
+	// terminal output, where an image link is noise.
+	Charts bool
+}
+
+// Report is a rendered report: Markdown and the charts it links to by
+// relative file name.
+type Report struct {
+	Markdown string
+	Charts   []ChartFile
+}
+
+// Markdown renders files for a terminal: tables only.
+func Markdown(files []*schema.File) (string, error) {
+	r, err := Render(files, Options{})
+	if err != nil {
+		return "", err
+	}
+	return r.Markdown, nil
+}
+
+// Render renders every suite found in files, in suite-name order. Files of
+// the same suite are merged (e.g. one from the Go client, one from the Lisp
+// client); a scenario appearing twice is an error, since two runs of it
+// are a comparison (see Compare), not a report.
+func Render(files []*schema.File, opts Options) (*Report, error) {
+	sets, err := datasets(files)
+	if err != nil {
+		return nil, err
+	}
+	var md strings.Builder
+	md.WriteString("# Benchmark report\n\n")
+	var charts []ChartFile
+	for _, d := range sets {
+		layout := layoutFor(d.Suite, opts.Layouts)
+		p := &Page{namePrefix: d.Suite, drawCharts: opts.Charts}
+		title := layout.Title
+		if title == "" {
+			title = d.Suite
+		}
+		p.Heading(2, title)
+		writeSetup(p, d)
+		body := &Page{namePrefix: d.Suite, drawCharts: opts.Charts}
+		for _, s := range layout.Sections {
+			s.Render(d, body)
+		}
+		if body.items == 0 {
+			// The suite's parameters did not fit its layout (renamed
+			// parameters, a partial run): show everything plainly rather
+			// than nothing.
+			body = &Page{namePrefix: d.Suite, drawCharts: opts.Charts}
+			for _, s := range DefaultLayout.Sections {
+				s.Render(d, body)
+			}
+		}
+		md.WriteString(p.md.String())
+		md.WriteString(body.md.String())
+		writeFailures(&md, d)
+		charts = append(charts, body.charts...)
+	}
+	return &Report{Markdown: strings.TrimRight(md.String(), "\n") + "\n", Charts: charts}, nil
+}
+
+func layoutFor(suite string, layouts map[string]Layout) Layout {
+	if l, ok := layouts[suite]; ok {
+		return l
+	}
+	if l, ok := BuiltinLayouts[suite]; ok {
+		return l
+	}
+	return DefaultLayout
+}
+
+func datasets(files []*schema.File) ([]*Dataset, error) {
+	bySuite := map[string]*Dataset{}
+	where := map[string]int{} // suite/scenario -> file index, for the error
+	for i, f := range files {
+		d := bySuite[f.Suite]
+		if d == nil {
+			d = &Dataset{Suite: f.Suite}
+			bySuite[f.Suite] = d
+		}
+		if !slices.ContainsFunc(d.Environments, func(e schema.Environment) bool { return sameEnvironment(e, f.Environment) }) {
+			d.Environments = append(d.Environments, f.Environment)
+		}
+		for _, r := range f.Results {
+			key := f.Suite + "/" + r.Scenario
+			if j, dup := where[key]; dup {
+				return nil, fmt.Errorf("suite %s: scenario %s is in input %d and input %d; compare runs with --compare instead", f.Suite, r.Scenario, j+1, i+1)
+			}
+			where[key] = i
+			d.Rows = append(d.Rows, Row{r})
+		}
+	}
+	var out []*Dataset
+	for _, d := range bySuite {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b *Dataset) int { return strings.Compare(a.Suite, b.Suite) })
+	return out, nil
+}
+
+func sameEnvironment(a, b schema.Environment) bool {
+	return a.CPUModel == b.CPUModel && a.CPUCount == b.CPUCount && a.GOMAXPROCS == b.GOMAXPROCS &&
+		a.Kernel == b.Kernel && a.GoVersion == b.GoVersion && a.SBCLVersion == b.SBCLVersion &&
+		a.Platform == b.Platform && a.BuildConfig == b.BuildConfig && a.Revision == b.Revision
+}
+
+// writeSetup lists where the numbers come from, as the seeds' "Setup"
+// sections do; numbers without their machine are not comparable.
+func writeSetup(p *Page, d *Dataset) {
+	var b strings.Builder
+	for i, e := range d.Environments {
+		if len(d.Environments) > 1 {
+			fmt.Fprintf(&b, "Environment %d:\n\n", i+1)
+		}
+		cpu := fmt.Sprintf("%s (%d CPUs", e.CPUModel, e.CPUCount)
+		if e.GOMAXPROCS > 0 {
+			cpu += fmt.Sprintf(", GOMAXPROCS %d", e.GOMAXPROCS)
+		}
+		cpu += ")"
+		fmt.Fprintf(&b, "- **Platform:** %s, %s build\n", e.Platform, e.BuildConfig)
+		fmt.Fprintf(&b, "- **CPU:** %s\n", cpu)
+		fmt.Fprintf(&b, "- **Kernel:** %s\n", e.Kernel)
+		fmt.Fprintf(&b, "- **Go:** %s\n", e.GoVersion)
+		if e.SBCLVersion != "" {
+			fmt.Fprintf(&b, "- **SBCL:** %s\n", e.SBCLVersion)
+		}
+		if e.Revision != "" {
+			fmt.Fprintf(&b, "- **Revision:** %s\n", e.Revision)
+		}
+		b.WriteString("\n")
+	}
+	p.Heading(3, "Setup")
+	p.md.WriteString(b.String())
+}
+
+// writeFailures lists failed scenarios, which tables only mark "error".
+func writeFailures(md *strings.Builder, d *Dataset) {
+	t := Table{Header: []string{"Scenario", "Error"}}
+	for _, r := range d.Rows {
+		if r.Status == schema.StatusError {
+			t.Rows = append(t.Rows, []string{r.Scenario, r.Error})
+		}
+	}
+	if len(t.Rows) > 0 {
+		md.WriteString("### Failed scenarios\n\n" + t.Markdown() + "\n")
+	}
+}

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+func TestCompareSignificance(t *testing.T) {
+	c, err := Compare(readFiles(t, "compare_old.json"), readFiles(t, "compare_new.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]MetricChange{}
+	for _, ch := range c.Changes {
+		got[ch.Scenario+" "+ch.Metric] = ch
+	}
+	wall := got["stream/containers=32 wall_time"]
+	if !wall.Significant() || wall.Verdict() != "better" || wall.Delta() != "-11.49%" {
+		t.Errorf("wall time: significant=%v verdict=%q delta=%q; want a significant -11.49%% improvement",
+			wall.Significant(), wall.Verdict(), wall.Delta())
+	}
+	if b := got["stream/containers=32 bytes_per_op"]; b.Verdict() != "worse" {
+		t.Errorf("bytes/op verdict %q, want worse", b.Verdict())
+	}
+	if a := got["stream/containers=32 allocs_per_op"]; a.Significant() || a.Delta() != "~" {
+		t.Errorf("allocs/op: significant=%v delta=%q; want ~", a.Significant(), a.Delta())
+	}
+	// Three repetitions cannot show significance at 0.05; that must be said.
+	if l := got["list/containers=32 wall_time"]; l.Significant() {
+		t.Error("3 vs 3 repetitions reported significant")
+	}
+	if !strings.Contains(strings.Join(c.Notes, "\n"), "need >= 4 samples") {
+		t.Errorf("notes %q lack the sample-size warning", c.Notes)
+	}
+}
+
+func TestRenderRejectsDuplicateScenario(t *testing.T) {
+	files := readFiles(t, "cri.json", "cri.json")
+	if _, err := Render(files, Options{}); err == nil || !strings.Contains(err.Error(), "--compare") {
+		t.Errorf("Render(same file twice) error = %v, want a duplicate-scenario error", err)
+	}
+}
+
+// A suite with a built-in layout whose parameters it does not use must
+// still show its numbers.
+func TestRenderFallsBackToDefaultLayout(t *testing.T) {
+	f := readFiles(t, "unknown.json")[0]
+	f.Suite = "routeguide" // its layout pivots on impl/rpc/clients, absent here
+	md, err := Markdown([]*schema.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md, "| small | 1,050 | 512 |") {
+		t.Errorf("fallback table missing:\n%s", md)
+	}
+	if strings.Contains(md, ".svg") {
+		t.Error("Markdown (terminal output) must not link charts")
+	}
+}
+
+func TestRenderWithSuiteLayout(t *testing.T) {
+	layout := Layout{Title: "Custom", Sections: []Section{SectionFunc(func(d *Dataset, p *Page) {
+		p.Table(Table{Header: []string{"Scenarios"}, Rows: [][]string{{FormatNumber(float64(len(d.Rows)))}}})
+	})}}
+	r, err := Render(readFiles(t, "unknown.json"), Options{Layouts: map[string]Layout{"echo": layout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Markdown, "## Custom") || !strings.Contains(r.Markdown, "| 2 |") {
+		t.Errorf("custom layout not used:\n%s", r.Markdown)
+	}
+}

@@ -1,0 +1,124 @@
+package report
+
+import (
+	"math"
+	"slices"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// PivotTable shows one metric with one parameter down and another across,
+// per group: "Clients | Go | Lisp" for req/s, or "RPC | 1 | 10 | 100".
+// Ratio adds the columns relating two of the column values, like
+// "Lisp/Go" and "Slowdown".
+type PivotTable struct {
+	Title    string
+	GroupBy  []string
+	Rows     string
+	Cols     string
+	Metric   string
+	Corner   string            // default MetricLabel(Rows)
+	Names    map[string]string // display names of row and column values
+	ColOrder []string
+	Ratio    *PivotRatio
+}
+
+// PivotRatio relates column Num to column Den in each row.
+type PivotRatio struct {
+	Num, Den string
+	Percent  bool // add "Num/Den" as a percentage
+	Factor   bool // add "Num/Den" as a multiple
+	Slowdown bool // add "Slowdown" worded by the metric's direction
+}
+
+func (s PivotTable) Render(d *Dataset, p *Page) {
+	if !d.Has(s.Rows) || !d.Has(s.Cols) {
+		return
+	}
+	titled(p, s.Title)
+	unit, better, _ := d.metricInfo(s.Metric)
+	corner := s.Corner
+	if corner == "" {
+		corner = MetricLabel(s.Rows)
+	}
+	for _, g := range d.GroupBy(s.GroupBy) {
+		// Columns the group has no scenario for are left out, not shown
+		// as a column of dashes.
+		rows, cols := g.Data.Values(s.Rows), ordered(g.Data.Values(s.Cols), s.ColOrder)
+		cell := func(r, c string) string {
+			row, ok := g.Data.Find(map[string]string{s.Rows: r, s.Cols: c})
+			if !ok {
+				return missing
+			}
+			return columnCell(row, s.Metric, unit)
+		}
+		t := MatrixTable(corner, rows, cols, cell)
+		for i, c := range cols {
+			t.Header[i+1] = s.columnName(c)
+		}
+		// Drop rows with no measurement at all (unary has no msg/s of
+		// its own; one side may not implement an RPC kind).
+		var keys []string
+		kept := t.Rows[:0]
+		for _, r := range t.Rows {
+			if slices.ContainsFunc(r[1:], func(c string) bool { return c != missing }) {
+				keys = append(keys, r[0])
+				kept = append(kept, r)
+			}
+		}
+		t.Rows = kept
+		if s.Ratio != nil && slices.Contains(cols, s.Ratio.Num) && slices.Contains(cols, s.Ratio.Den) {
+			s.addRatios(g.Data, &t, keys, better)
+		}
+		for _, r := range t.Rows {
+			r[0] = displayName(s.Names, r[0])
+		}
+		groupHeading(p, g)
+		p.Table(t)
+	}
+}
+
+// columnName heads a pivot column: a number gets its parameter
+// ("clients=10"); a name gets the metric ("Go (req/s)").
+func (s PivotTable) columnName(v string) string {
+	if _, ok := s.Names[v]; !ok {
+		if _, err := parseFloat(v); err == nil {
+			return s.Cols + "=" + v
+		}
+	}
+	return displayName(s.Names, v) + " (" + MetricLabel(s.Metric) + ")"
+}
+
+func (s PivotTable) addRatios(d *Dataset, t *Table, rows []string, better schema.Better) {
+	num, den := make([]float64, len(rows)), make([]float64, len(rows))
+	for i, r := range rows {
+		num[i], den[i] = math.NaN(), math.NaN()
+		if row, ok := d.Find(map[string]string{s.Rows: r, s.Cols: s.Ratio.Num}); ok {
+			if v, ok := row.Value(s.Metric); ok {
+				num[i] = v
+			}
+		}
+		if row, ok := d.Find(map[string]string{s.Rows: r, s.Cols: s.Ratio.Den}); ok {
+			if v, ok := row.Value(s.Metric); ok {
+				den[i] = v
+			}
+		}
+	}
+	ratioCells := func(style RatioStyle) []string {
+		out := make([]string, len(rows))
+		for i := range rows {
+			out[i] = RatioColumn([]float64{num[i]}, den[i], better, style)[0]
+		}
+		return out
+	}
+	name := displayName(s.Names, s.Ratio.Num) + "/" + displayName(s.Names, s.Ratio.Den)
+	if s.Ratio.Percent {
+		t.AddColumn(name, ratioCells(RatioPercent))
+	}
+	if s.Ratio.Factor {
+		t.AddColumn(name, ratioCells(RatioFactor))
+	}
+	if s.Ratio.Slowdown {
+		t.AddColumn(displayName(s.Names, s.Ratio.Num)+" vs "+displayName(s.Names, s.Ratio.Den), ratioCells(RatioSlowdown))
+	}
+}

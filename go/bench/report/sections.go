@@ -1,0 +1,126 @@
+package report
+
+import (
+	"slices"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// Section renders one part of a suite's report from its dataset.
+type Section interface {
+	Render(d *Dataset, p *Page)
+}
+
+// SectionFunc lets a suite write a section as a plain function.
+type SectionFunc func(d *Dataset, p *Page)
+
+func (f SectionFunc) Render(d *Dataset, p *Page) { f(d, p) }
+
+// titled queues a section's title; it appears if the section renders
+// anything.
+func titled(p *Page, title string) {
+	if title != "" {
+		p.PendingHeading(3, title)
+	}
+}
+
+func groupHeading(p *Page, g Group) {
+	if g.Label != "" {
+		p.PendingHeading(4, g.Label)
+	}
+}
+
+func displayName(names map[string]string, v string) string {
+	if n, ok := names[v]; ok {
+		return n
+	}
+	return v
+}
+
+// variantName names a variant column: its display name, or for a bare
+// number the parameter too ("per_chunk=16"), since "16" alone says nothing.
+func variantName(names map[string]string, param, v string) string {
+	if n, ok := names[v]; ok {
+		return n
+	}
+	if _, err := parseFloat(v); err == nil {
+		return param + "=" + v
+	}
+	return v
+}
+
+func viewsOrAll(d *Dataset, views []MetricView) []MetricView {
+	if len(views) > 0 {
+		return views
+	}
+	return Metrics(d.MetricNames()...)
+}
+
+// columnHeader labels a metric column. The harness labels of per-op and
+// rate metrics name their unit already ("ns/op", "Bytes/op", "req/s");
+// others get it in parentheses when cells are plain numbers.
+func columnHeader(mv MetricView, unit string) string {
+	label := mv.label()
+	switch unit {
+	case schema.UnitNsPerOp, schema.UnitBytesPerOp, schema.UnitAllocsPerOp, schema.UnitReqPerSec, schema.UnitMsgPerSec:
+		if _, known := metricLabels[mv.Name]; !known || mv.Label != "" {
+			return label + " (" + unit + ")"
+		}
+	}
+	return label
+}
+
+// columnCell formats a metric in a column whose header carries the unit:
+// plain numbers for per-op values and rates (as `go test` prints them),
+// scaled units for times.
+func columnCell(r Row, metric, unit string) string {
+	if r.Status == schema.StatusError {
+		return "error"
+	}
+	v, ok := r.Value(metric)
+	if !ok {
+		return missing
+	}
+	switch unit {
+	case schema.UnitNsPerOp, schema.UnitBytesPerOp, schema.UnitAllocsPerOp, schema.UnitReqPerSec, schema.UnitMsgPerSec, schema.UnitCount:
+		return FormatNumber(v)
+	}
+	return FormatValue(v, unit)
+}
+
+// preferredMetrics picks the metrics people read first, in reading order,
+// so the default table stays narrow; a dataset with none of them shows all.
+func preferredMetrics(d *Dataset) []MetricView {
+	have := map[string]bool{}
+	for _, n := range d.MetricNames() {
+		have[n] = true
+	}
+	var views []MetricView
+	for _, n := range []string{"req_per_s", "msg_per_s", "ns_per_op", "latency_p50", "latency_p99", "total_cpu", "bytes_per_op", "allocs_per_op", "errors"} {
+		if have[n] {
+			views = append(views, MetricView{Name: n})
+		}
+	}
+	if len(views) == 0 {
+		return Metrics(d.MetricNames()...)
+	}
+	return views
+}
+
+// ordered puts the values listed in order first, then the rest as found.
+func ordered(values, order []string) []string {
+	var out []string
+	for _, o := range order {
+		for _, v := range values {
+			if v == o {
+				out = append(out, v)
+			}
+		}
+	}
+	for _, v := range values {
+		if !slices.Contains(order, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

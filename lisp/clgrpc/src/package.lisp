@@ -1,0 +1,163 @@
+;;;; Package definitions for clgrpc.  Loaded before every other file so each
+;;;; source file can be compiled on its own (one file per Bazel action) with
+;;;; only this file and its real dependencies loaded.
+;;;;
+;;;; One package per protocol concern keeps the layers honest: HPACK knows
+;;;; nothing about frames, protobuf knows nothing about HTTP/2.
+
+(defpackage #:clgrpc.octets
+  (:use #:cl)
+  (:documentation "Typed octet vectors, a growable output buffer, big-endian
+readers and UTF-8 / Latin-1 conversion.")
+  (:export
+   ;; types
+   #:octet #:octets #:index #:make-octets #:octets-of
+   #:hex-to-octets #:octets-to-hex
+   #:latin1-to-octets #:octets-to-latin1
+   ;; output buffer
+   #:obuf #:obuf-p #:make-obuf #:obuf-data #:obuf-fill #:obuf-length
+   #:obuf-reset #:obuf-reserve #:obuf-ensure
+   #:obuf-write-u8 #:obuf-write-u16 #:obuf-write-u24 #:obuf-write-u32
+   #:obuf-write-u64 #:obuf-write-bytes #:obuf-write-latin1
+   #:obuf-set-u8 #:obuf-set-u24 #:obuf-set-u32
+   #:obuf-contents #:obuf-subseq #:obuf-view
+   ;; big-endian readers
+   #:read-u8 #:read-u16 #:read-u24 #:read-u32 #:read-u31 #:read-u64
+   ;; UTF-8
+   #:utf8-length #:obuf-write-utf8 #:string-to-utf8 #:utf8-to-string
+   #:utf8-decoding-error #:utf8-decoding-error-position))
+
+(defpackage #:clgrpc.hpack
+  (:use #:cl #:clgrpc.octets)
+  (:documentation "HPACK header compression, RFC 7541.")
+  (:export
+   #:hpack-error #:hpack-error-message
+   ;; integers and strings (section 5)
+   #:encode-integer #:decode-integer #:+max-hpack-integer+
+   #:huffman-encoded-length #:huffman-encode #:huffman-decode
+   #:encode-string #:decode-string
+   ;; tables (sections 2.3, 4, Appendix A)
+   #:+static-table-length+ #:static-table-entry
+   #:static-table-find
+   #:dynamic-table #:make-dynamic-table #:dynamic-table-size
+   #:dynamic-table-max-size #:dynamic-table-length #:dynamic-table-entry
+   #:dynamic-table-entries #:dynamic-table-add #:dynamic-table-resize
+   #:+entry-overhead+ #:header-entry-size
+   ;; decoder (section 6)
+   #:decoder #:make-decoder #:decoder-table #:decoder-max-table-size-limit
+   #:decoder-set-max-table-size-limit
+   #:decode-header-block
+   ;; encoder
+   #:encoder #:make-encoder #:encoder-table #:encoder-huffman
+   #:encoder-set-max-table-size #:encode-header #:encode-header-block))
+
+(defpackage #:clgrpc.protobuf
+  (:use #:cl #:clgrpc.octets)
+  (:documentation "Protocol Buffers binary wire format: varints, zigzag,
+fixed-width, length-delimited and packed fields, unknown-field preservation.")
+  (:export
+   #:protobuf-decode-error #:protobuf-decode-error-message
+   #:+wire-varint+ #:+wire-fixed64+ #:+wire-length-delimited+
+   #:+wire-start-group+ #:+wire-end-group+ #:+wire-fixed32+
+   #:make-tag #:tag-field-number #:tag-wire-type #:+max-field-number+
+   ;; sizes
+   #:varint-size #:int32-size #:int64-size #:sint32-size #:sint64-size
+   #:tag-size #:length-delimited-size #:string-size
+   ;; zigzag
+   #:zigzag-encode-32 #:zigzag-decode-32 #:zigzag-encode-64 #:zigzag-decode-64
+   ;; writers
+   #:write-varint #:write-int32 #:write-int64 #:write-uint32 #:write-uint64
+   #:write-sint32 #:write-sint64 #:write-bool #:write-enum
+   #:write-fixed32 #:write-fixed64 #:write-sfixed32 #:write-sfixed64
+   #:write-float #:write-double #:write-tag
+   #:write-bytes #:write-utf8-string #:write-length-prefix
+   #:write-packed #:packed-payload-size
+   ;; readers
+   #:read-varint #:read-uint32 #:read-int32 #:read-int64 #:read-uint64
+   #:read-sint32 #:read-sint64 #:read-bool #:read-enum
+   #:read-fixed32 #:read-fixed64 #:read-sfixed32 #:read-sfixed64
+   #:read-float #:read-double #:read-tag
+   #:read-length-delimited #:read-bytes #:read-utf8-string
+   #:read-packed
+   ;; unknown fields
+   #:skip-field #:collect-unknown-field))
+
+(defpackage #:clgrpc.http2
+  (:use #:cl #:clgrpc.octets)
+  (:documentation "HTTP/2 framing layer, RFC 9113 sections 4, 6 and 7.")
+  (:export
+   ;; error codes (section 7) and conditions
+   #:+no-error+ #:+protocol-error+ #:+internal-error+ #:+flow-control-error+
+   #:+settings-timeout+ #:+stream-closed+ #:+frame-size-error+
+   #:+refused-stream+ #:+cancel+ #:+compression-error+ #:+connect-error+
+   #:+enhance-your-calm+ #:+inadequate-security+ #:+http-1-1-required+
+   #:error-code-name #:error-code-from-name
+   #:http2-error #:http2-error-code #:http2-error-stream-id
+   #:http2-error-connection-p #:http2-error-message
+   #:connection-error #:stream-error*
+   ;; frame types, flags, settings identifiers
+   #:+frame-data+ #:+frame-headers+ #:+frame-priority+ #:+frame-rst-stream+
+   #:+frame-settings+ #:+frame-push-promise+ #:+frame-ping+ #:+frame-goaway+
+   #:+frame-window-update+ #:+frame-continuation+
+   #:+flag-end-stream+ #:+flag-ack+ #:+flag-end-headers+ #:+flag-padded+
+   #:+flag-priority+
+   #:+settings-header-table-size+ #:+settings-enable-push+
+   #:+settings-max-concurrent-streams+ #:+settings-initial-window-size+
+   #:+settings-max-frame-size+ #:+settings-max-header-list-size+
+   #:+frame-header-length+ #:+default-max-frame-size+
+   #:+max-allowed-frame-size+ #:+max-window-size+ #:+default-window-size+
+   #:+connection-preface+ #:frame-type-name
+   ;; frame header
+   #:write-frame-header #:decode-frame-header #:check-frame-size
+   #:begin-frame #:finish-frame #:finish-headers-frame
+   ;; encoders
+   #:write-data-frame #:write-headers-frame #:write-header-block-frames
+   #:write-priority-frame #:write-rst-stream-frame #:write-settings-frame
+   #:write-settings-ack #:write-push-promise-frame #:write-ping-frame
+   #:write-goaway-frame #:write-window-update-frame
+   #:write-continuation-frame
+   ;; decoders
+   #:decode-data-payload #:decode-headers-payload #:decode-priority-payload
+   #:decode-rst-stream-payload #:decode-settings-payload
+   #:validate-setting #:decode-push-promise-payload #:decode-ping-payload
+   #:decode-goaway-payload #:decode-window-update-payload
+   #:decode-continuation-payload
+   ;; whole-frame convenience decoder
+   #:frame #:frame-type #:frame-flags #:frame-stream-id #:frame-length
+   #:frame-data #:frame-data-start #:frame-data-end #:frame-end-stream-p
+   #:frame-end-headers-p #:frame-ack-p #:frame-error-code
+   #:frame-last-stream-id #:frame-promised-stream-id #:frame-increment
+   #:frame-settings #:frame-priority-exclusive #:frame-priority-dependency
+   #:frame-priority-weight #:frame-pad-length #:frame-opaque-data
+   #:decode-frame))
+
+(defpackage #:clgrpc.descriptor
+  (:use #:cl #:clgrpc.octets #:clgrpc.protobuf)
+  (:documentation "Reader for binary google.protobuf.FileDescriptorSet files
+(protoc --descriptor_set_out, Bazel proto_library), producing plain Lisp
+structures for code generation.")
+  (:export
+   #:file-descriptor #:file-descriptor-name #:file-descriptor-package
+   #:file-descriptor-dependencies #:file-descriptor-messages #:file-descriptor-enums
+   #:file-descriptor-services #:file-descriptor-syntax
+   #:message-descriptor #:message-descriptor-name #:message-descriptor-full-name
+   #:message-descriptor-fields #:message-descriptor-nested-messages
+   #:message-descriptor-enums #:message-descriptor-oneofs
+   #:message-descriptor-map-entry-p #:message-descriptor-reserved-ranges
+   #:message-descriptor-reserved-names #:message-descriptor-file
+   #:field-descriptor #:field-descriptor-name #:field-descriptor-number
+   #:field-descriptor-label #:field-descriptor-type #:field-descriptor-type-name
+   #:field-descriptor-json-name #:field-descriptor-oneof-index
+   #:field-descriptor-proto3-optional #:field-descriptor-default-value
+   #:field-descriptor-packed-option
+   #:enum-descriptor #:enum-descriptor-name #:enum-descriptor-full-name
+   #:enum-descriptor-values
+   #:service-descriptor #:service-descriptor-name #:service-descriptor-full-name
+   #:service-descriptor-methods
+   #:method-descriptor #:method-descriptor-name #:method-descriptor-input-type
+   #:method-descriptor-output-type #:method-descriptor-client-streaming-p
+   #:method-descriptor-server-streaming-p #:method-descriptor-path
+   #:read-file-descriptor-set #:load-file-descriptor-set
+   #:descriptor-pool #:make-descriptor-pool #:pool-files #:find-descriptor
+   #:field-repeated-p #:field-packed-p #:field-map-entry #:field-scalar-p
+   #:all-messages #:all-enums))
