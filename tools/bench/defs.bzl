@@ -1,0 +1,65 @@
+"""Benchmarks as Bazel targets.
+
+    load("//tools/bench:defs.bzl", "benchmark")
+
+    benchmark(
+        name = "bench",
+        binary = ":loadgen",                    # a binary built on //go/bench/harness
+        args = ["-clients=1,10,100", "-duration=5s"],
+        tools = {"//go/routeguide/server": "-server"},
+    )
+
+declares two targets with the same pinned parameters:
+
+- `bench_results`: `bazel build` measures once, in a build action, and outputs bench_results.json
+  (schema //go/bench/schema, validated) and bench_results.txt (Go benchmark format, for benchstat).
+  A rebuild with unchanged inputs is a cache hit, locally and through a remote cache; a change to a
+  parameter or to any input re-measures. The action runs alone on the machine (it asks the local
+  scheduler for more CPUs than exist) and never remotely (no-remote-exec).
+- `bench`: `bazel run` runs the same benchmark live: progress on stderr, the table on stdout.
+  Arguments after `--` are appended, so they override pinned values.
+
+The results JSON is checked by //go/bench/cmd/benchvalidate in a validation action. Measurements
+are slow by nature, so give full-size benchmarks tags = ["manual"]: then `bazel test //...` leaves
+them alone and they run through their own targets. `bench_report` renders results as Markdown/SVG.
+"""
+
+load("//tools/bench/private:benchmark.bzl", "benchmark_results", "benchmark_runner")
+load("//tools/bench/private:report.bzl", _bench_report = "bench_report")
+
+bench_report = _bench_report
+
+_PLATFORM = select({
+    "@platforms//cpu:aarch64": "linux_arm64",
+    "//conditions:default": "linux_amd64",
+})
+
+def benchmark(name, binary, args = [], tools = {}, tags = [], **kwargs):
+    """A benchmark: NAME runs it live, NAME_results measures it as a cached build output.
+
+    Args:
+      name: the runnable target; the results target is NAME_results.
+      binary: the benchmark binary (harness flags: -out, -benchfmt, -platform, -build_config).
+      args: the pinned parameters.
+      tools: executables the benchmark starts, as {label: flag}; each is passed as flag=path.
+      tags: tags for both targets.
+      **kwargs: common attributes (visibility, ...).
+    """
+    benchmark_results(
+        name = name + "_results",
+        binary = binary,
+        params = args,
+        tools = tools,
+        platform = _PLATFORM,
+        tags = tags,
+        **kwargs
+    )
+    benchmark_runner(
+        name = name,
+        binary = binary,
+        params = args,
+        tools = tools,
+        platform = _PLATFORM,
+        tags = tags,
+        **kwargs
+    )
