@@ -1,0 +1,154 @@
+package inprocgrpc
+
+import (
+	"reflect"
+
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
+)
+
+// transfer carries messages between client and server so that the two never
+// share one, as they would not over a network.
+type transfer interface {
+	// copy makes dst an independent copy of src, replacing dst's contents.
+	// A unary RPC uses it: each message crosses once, in one step.
+	copy(dst, src any) error
+	// detach returns a private copy of m for a stream's queue; the sender
+	// may change m as soon as it returns. cache is the sending side's; with
+	// nil, the copy is not a pooled carrier.
+	detach(m any, cache *carrierCache) (frame, error)
+	// attach fills dst from a frame made by detach. A carrier's contents
+	// are taken over, and the frame is spent; any other frame may be
+	// attached again, until released.
+	attach(dst any, f frame) error
+}
+
+// frame is one entry of a stream's queue.
+type frame struct {
+	// msg is the message (a carrier or a clone), or, in the response queue,
+	// possibly a metadata.MD: the header, ahead of every message.
+	msg any
+	// carrier is the pool msg returns to once delivered, if it is a carrier.
+	carrier *carrierPool
+	// data is the message's encoding, with WithCodec.
+	data mem.BufferSlice
+}
+
+// release frees what the frame holds once it has been attached.
+func (f frame) release() { f.data.Free() }
+
+// protoTransfer copies protobuf messages with proto.Merge: no bytes, no
+// encoding, only the fields that are set.
+type protoTransfer struct{}
+
+// asProto returns m as a protobuf message: itself, or a view of a legacy
+// (github.com/golang/protobuf era) message, as grpc's codec sees it.
+func asProto(m any) (proto.Message, bool) {
+	switch m := m.(type) {
+	case proto.Message:
+		return m, true
+	case protoadapt.MessageV1:
+		return protoadapt.MessageV2Of(m), true
+	}
+	return nil, false
+}
+
+func (protoTransfer) copy(dst, src any) error {
+	if dst == src {
+		return nil
+	}
+	d, ok := asProto(dst)
+	if !ok {
+		return internalError("cannot copy into %T: not a proto.Message (use WithCodec)", dst)
+	}
+	s, ok := asProto(src)
+	if !ok {
+		return internalError("cannot copy %T: not a proto.Message (use WithCodec)", src)
+	}
+	dr, sr := d.ProtoReflect(), s.ProtoReflect()
+	if !dr.IsValid() {
+		return internalError("cannot copy into a nil %T", dst)
+	}
+	if dd, sd := dr.Descriptor(), sr.Descriptor(); dd != sd && dd.FullName() != sd.FullName() {
+		return internalError("cannot copy %v into %v", sd.FullName(), dd.FullName())
+	}
+	proto.Reset(d)
+	if sr.IsValid() { // a nil message arrives empty, as it would off the wire
+		proto.Merge(d, s)
+	}
+	return nil
+}
+
+func (protoTransfer) detach(m any, cache *carrierCache) (frame, error) {
+	pm, ok := m.(proto.Message)
+	if ok && cache != nil {
+		if cp := cache.get(pm); cp != nil {
+			c := cp.pool.Get().(proto.Message)
+			if pm.ProtoReflect().IsValid() { // a nil message travels empty
+				proto.Merge(c, pm)
+			}
+			return frame{msg: c, carrier: cp}, nil
+		}
+	}
+	if pm, ok = asProto(m); !ok {
+		return frame{}, internalError("cannot send %T: not a proto.Message (use WithCodec)", m)
+	}
+	if r := pm.ProtoReflect(); !r.IsValid() {
+		return frame{msg: r.Type().New().Interface()}, nil
+	}
+	return frame{msg: proto.Clone(pm)}, nil
+}
+
+// attach moves a carrier's contents into dst when dst has the carrier's
+// Go type (which, for a pooled type, names one message type): a struct
+// copy is all the receiver needs, so each streamed message is copied once
+// (by detach) instead of twice. The carrier is then emptied and recycled,
+// so nothing shares the fields it handed over. Other cases copy.
+func (t protoTransfer) attach(dst any, f frame) error {
+	if f.carrier == nil {
+		return t.copy(dst, f.msg)
+	}
+	c := f.msg.(proto.Message)
+	dv, cv := reflect.ValueOf(dst), reflect.ValueOf(c)
+	var err error
+	if dv.Type() == cv.Type() && !dv.IsNil() {
+		dv.Elem().Set(cv.Elem())
+	} else {
+		err = t.copy(dst, c)
+	}
+	f.carrier.put(c, cv)
+	return err
+}
+
+// codecTransfer round-trips every message through a codec, as a network
+// transport does.
+type codecTransfer struct{ codec encoding.CodecV2 }
+
+func (t codecTransfer) copy(dst, src any) error {
+	data, err := t.codec.Marshal(src)
+	if err != nil {
+		return internalError("marshalling %T: %v", src, err)
+	}
+	defer data.Free()
+	if err := t.codec.Unmarshal(data, dst); err != nil {
+		return internalError("unmarshalling %T: %v", dst, err)
+	}
+	return nil
+}
+
+func (t codecTransfer) detach(m any, _ *carrierCache) (frame, error) {
+	data, err := t.codec.Marshal(m)
+	if err != nil {
+		return frame{}, internalError("marshalling %T: %v", m, err)
+	}
+	return frame{data: data}, nil
+}
+
+func (t codecTransfer) attach(dst any, f frame) error {
+	if err := t.codec.Unmarshal(f.data, dst); err != nil {
+		return internalError("unmarshalling %T: %v", dst, err)
+	}
+	return nil
+}
