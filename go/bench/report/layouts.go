@@ -12,16 +12,16 @@ var DefaultLayout = Layout{Sections: []Section{
 // suite name. Each relies on the scenario parameters named in its comment;
 // a suite whose files lack them falls back to DefaultLayout.
 var BuiltinLayouts = map[string]Layout{
-	// CRI List vs Stream. Parameters: method (list|stream), containers,
-	// annotations, per_chunk (stream only), n.
+	// CRI List vs Stream. Parameters: method (list|stream|chunked),
+	// containers, annotations, per_chunk (chunked only), n.
 	"cri": {
 		Title: "CRI gRPC benchmark: List vs Stream",
 		Sections: []Section{
 			VariantComparison{
 				Title:   "Results",
 				GroupBy: []string{"containers", "annotations", "per_chunk"},
-				Variant: "method", Order: []string{"list", "stream"},
-				Names:   map[string]string{"list": "List", "stream": "Stream"},
+				Variant: "method", Order: []string{"list", "stream", "chunked"},
+				Names:   criNames,
 				Metrics: criMetrics,
 			},
 			VariantComparison{
@@ -33,7 +33,7 @@ var BuiltinLayouts = map[string]Layout{
 			ChartSection{
 				Title: "Latency p50", GroupBy: []string{"per_chunk"}, Kind: BarChart,
 				X: "containers", Series: "method", Metric: "latency_p50", LogY: true,
-				Names: map[string]string{"list": "List", "stream": "Stream"},
+				Names: criNames,
 			},
 		},
 	},
@@ -117,5 +117,7 @@ var BuiltinLayouts = map[string]Layout{
 }
 
 var criMetrics = Metrics("wall_time", "total_cpu", "cpu_per_wall", "latency_p50", "latency_p99", "bytes_per_op", "allocs_per_op")
+
+var criNames = map[string]string{"list": "List", "stream": "Stream", "chunked": "Chunked stream"}
 
 var implNames = map[string]string{"go": "Go", "lisp": "Lisp"}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/cri/mockcri"
+)
+
+// config is the parsed command line.
+type config struct {
+	modes       methodsFlag
+	containers  intsFlag
+	annotations intsFlag
+	perChunk    intsFlag // chunked only
+	labels      int
+	seed        uint64
+	n           int64
+	opTimeout   time.Duration
+
+	server    string           // the mockcri binary to start
+	endpoint  mockcri.Endpoint // or a running server
+	connect   bool             // endpoint is set: do not start a server
+	transport string           // "unix" or "tcp", for a started server
+
+	// explicit records the flags given on the command line, to tell a
+	// default from a choice where -endpoint makes them mean something else.
+	explicit map[string]bool
+
+	harness harness.Flags
+}
+
+// parseFlags parses args (args[0] is the program name). On a usage error it
+// has already printed the message and the usage to stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	name := filepath.Base(args[0])
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s [flags]\n\n"+
+			"Measures CRI container listing, ListContainers vs StreamContainers vs\n"+
+			"ListContainersChunked, against a mock runtime it starts (-server) or\n"+
+			"one that runs (-endpoint). Each repetition runs -n complete listings.\n\nFlags:\n", name)
+		fs.PrintDefaults()
+	}
+
+	cfg := config{
+		modes:       methodsFlag(slices.Clone(methods)),
+		containers:  intsFlag{32},
+		annotations: intsFlag{32},
+		perChunk:    intsFlag{16},
+		harness:     harness.Flags{Reps: 3, Warmup: harness.Warmup{Ops: 10}},
+	}
+	cfg.harness.Register(fs)
+	fs.Var(&cfg.modes, "mode", "listing `methods`, comma-separated: list (ListContainers), stream (StreamContainers), chunked (ListContainersChunked)")
+	fs.Int64Var(&cfg.n, "n", 100, "listings per repetition (fixed iteration count, so wall and CPU times compare)")
+	fs.Var(&cfg.containers, "containers", "container `counts`, comma-separated")
+	fs.Var(&cfg.annotations, "annotations", "annotations per container, comma-separated `counts`")
+	fs.Var(&cfg.perChunk, "per-chunk", "containers per message for -mode chunked, comma-separated `sizes`")
+	fs.IntVar(&cfg.labels, "labels", mockcri.DefaultLabels, "labels per container")
+	fs.Uint64Var(&cfg.seed, "seed", mockcri.DefaultSeed, "seed of the mock server's generated containers")
+	fs.DurationVar(&cfg.opTimeout, "op-timeout", 2*time.Minute, "deadline of one listing (kubelet's default runtime request timeout)")
+	fs.StringVar(&cfg.server, "server", "", "`path` of the mockcri binary to start (default: mockcri beside this program, then in $PATH)")
+	endpoint := fs.String("endpoint", "", "connect to the CRI server at this `endpoint` (unix:///PATH or tcp://127.0.0.1:PORT) instead of starting one")
+	fs.StringVar(&cfg.transport, "transport", "unix", "socket of a started server: unix or tcp (loopback)")
+
+	if err := cfg.harness.Parse(fs, args[1:]); err != nil {
+		return config{}, err
+	}
+	cfg.explicit = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { cfg.explicit[f.Name] = true })
+	if *endpoint != "" {
+		ep, err := mockcri.ParseEndpoint(*endpoint)
+		if err != nil {
+			return config{}, usageError(fs, "-endpoint: %v", err)
+		}
+		cfg.endpoint, cfg.connect = ep, true
+	}
+	if err := cfg.check(); err != nil {
+		return config{}, usageError(fs, "%v", err)
+	}
+	return cfg, nil
+}
+
+// check reports flag values that cannot make a run.
+func (c *config) check() error {
+	var errs []error
+	if len(c.modes) == 0 {
+		errs = append(errs, errors.New("-mode names no method"))
+	}
+	if c.n < 1 {
+		errs = append(errs, fmt.Errorf("-n must be at least 1, got %d", c.n))
+	}
+	for _, v := range c.containers {
+		if v < 1 || v > mockcri.MaxContainers {
+			errs = append(errs, fmt.Errorf("-containers must be between 1 and %d, got %d", mockcri.MaxContainers, v))
+		}
+	}
+	for _, v := range c.perChunk {
+		if v < 1 || v > 1<<20 {
+			errs = append(errs, fmt.Errorf("-per-chunk must be between 1 and %d, got %d", 1<<20, v))
+		}
+	}
+	inventory := mockcri.DefaultConfig(1)
+	inventory.Labels = c.labels
+	for _, a := range c.annotations {
+		inventory.Annotations = a
+		if err := inventory.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.opTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("-op-timeout must be positive, got %v", c.opTimeout))
+	}
+	if c.transport != "unix" && c.transport != "tcp" {
+		errs = append(errs, fmt.Errorf("-transport must be unix or tcp, got %q", c.transport))
+	}
+	if c.connect {
+		// A running server has one inventory: what it serves is measured,
+		// and the flags that would shape a started server's may only
+		// describe it.
+		if c.explicit["server"] || c.explicit["transport"] || c.explicit["seed"] || c.explicit["labels"] {
+			errs = append(errs, errors.New("-endpoint connects to a running server: -server, -transport, -seed and -labels do not apply"))
+		}
+		if len(c.containers) != 1 || len(c.annotations) != 1 {
+			errs = append(errs, errors.New("-endpoint connects to one server: give at most one -containers and one -annotations value"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// usageError reports a bad command line the way the flag package does for
+// its own errors: the message, then the usage text.
+func usageError(fs *flag.FlagSet, format string, a ...any) error {
+	err := fmt.Errorf(format, a...)
+	fmt.Fprintln(fs.Output(), err)
+	fs.Usage()
+	return err
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseFlagsDefaults(t *testing.T) {
+	var stderr strings.Builder
+	cfg, err := parseFlags([]string{"cri-bench"}, &stderr)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !slices.Equal(cfg.modes, methodsFlag(methods)) || cfg.n != 100 || !slices.Equal(cfg.containers, intsFlag{32}) ||
+		!slices.Equal(cfg.perChunk, intsFlag{16}) || cfg.transport != "unix" || cfg.connect || cfg.harness.Reps != 3 {
+		t.Errorf("defaults: %+v", cfg)
+	}
+}
+
+func TestParseFlagsLists(t *testing.T) {
+	cfg, err := parseFlags([]string{"cri-bench", "--mode=list,chunked", "-containers", "32,1024", "--per-chunk", "16,256", "-n", "7"}, &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.modes, methodsFlag{methodList, methodChunked}) || !slices.Equal(cfg.containers, intsFlag{32, 1024}) ||
+		!slices.Equal(cfg.perChunk, intsFlag{16, 256}) || cfg.n != 7 {
+		t.Errorf("got %+v", cfg)
+	}
+}
+
+// Bad flags print the problem and the usage, and exit with status 2.
+func TestBadFlagsExitWithUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"-mode", "batch"},
+		{"-mode", ""},
+		{"-n", "0"},
+		{"-n", "many"},
+		{"-containers", "0"},
+		{"-containers", "32,x"},
+		{"-per-chunk", "0"},
+		{"-annotations", "-3"},
+		{"-labels", "-1"},
+		{"-transport", "udp"},
+		{"-op-timeout", "0s"},
+		{"-reps", "0"},
+		{"-warmup", "soon"},
+		{"-endpoint", "tcp://192.0.2.1:80"},
+		{"-endpoint", "unix:///tmp/x.sock", "-server", "/bin/true"},
+		{"-endpoint", "unix:///tmp/x.sock", "-containers", "32,1024"},
+		{"-no-such-flag"},
+		{"positional"},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), append([]string{"cri-bench"}, args...), &stdout, &stderr)
+		if code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		}
+		if !strings.Contains(stderr.String(), "usage: cri-bench") {
+			t.Errorf("%q: no usage on stderr:\n%s", args, stderr.String())
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("%q: wrote to stdout: %s", args, stdout.String())
+		}
+	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	var stderr strings.Builder
+	if code := run(context.Background(), []string{"cri-bench", "-h"}, &strings.Builder{}, &stderr); code != exitOK {
+		t.Errorf("-h: exit %d", code)
+	}
+	if !strings.Contains(stderr.String(), "-per-chunk") {
+		t.Errorf("-h usage lacks -per-chunk:\n%s", stderr.String())
+	}
+}
+
+func TestMissingServerIsAUsageError(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	var stderr strings.Builder
+	if code := run(context.Background(), []string{"cri-bench"}, &strings.Builder{}, &stderr); code != exitUsage {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitUsage, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "-server PATH") {
+		t.Errorf("stderr does not say how to fix it:\n%s", stderr.String())
+	}
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+	"github.com/grpcbench/grpcbench/go/cri/mockcri"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // a scenario failed, or the results could not be written
+	exitUsage = 2
+)
+
+const (
+	suite   = "cri"
+	pkgPath = "github.com/grpcbench/grpcbench/go/cri/cribench"
+)
+
+// run is the whole program minus signal wiring: it parses args (args[0] is
+// the program name), runs every scenario, prints and writes the results,
+// and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	b := &bench{cfg: cfg, log: sharedLog(stderr)}
+	if !cfg.connect {
+		if b.serverPath, err = findServer(cfg.server); err != nil {
+			fmt.Fprintf(stderr, "cri-bench: %v\n", err)
+			return exitUsage
+		}
+	}
+
+	file := schema.NewFile(suite, cfg.harness.Environment())
+	if cfg.connect {
+		file.Results = b.runEndpoint(ctx)
+	} else {
+		for _, g := range plan(cfg) {
+			file.Results = append(file.Results, b.runStarted(ctx, g)...)
+		}
+	}
+
+	printTable(stdout, file.Results)
+	fmt.Fprintln(stdout)
+	if err := cfg.harness.Emit(stdout, file, pkgPath); err != nil {
+		fmt.Fprintf(stderr, "cri-bench: %v\n", err)
+		return exitError
+	}
+	for _, r := range file.Results {
+		if r.Status != schema.StatusOK {
+			fmt.Fprintf(stderr, "cri-bench: %s failed: %s\n", r.Scenario, r.Error)
+			err = errors.New("failed")
+		}
+	}
+	if err != nil {
+		return exitError
+	}
+	return exitOK
+}
+
+// bench runs scenarios against servers.
+type bench struct {
+	cfg        config
+	serverPath string // the mockcri binary, unless -endpoint
+	log        io.Writer
+}
+
+// findServer returns the mockcri binary: the -server flag, else mockcri
+// beside this program (go install puts both in one directory), else $PATH.
+func findServer(flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(exe), "mockcri")
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return beside, nil
+		}
+	}
+	path, err := exec.LookPath("mockcri")
+	if err != nil {
+		return "", errors.New("no mockcri binary beside cri-bench or in $PATH: pass -server PATH, or -endpoint to use a running server")
+	}
+	return path, nil
+}
+
+// runStarted starts a mock server for g, runs g's scenarios against it and
+// stops it. A server that fails to start fails every scenario of g.
+func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
+	fail := func(err error) []schema.Result {
+		var out []schema.Result
+		for _, s := range g.scenarios {
+			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.n, b.cfg.transport), err))
+		}
+		return out
+	}
+	listen := "tcp://127.0.0.1:0"
+	if b.cfg.transport == "unix" {
+		dir, sock, err := mockcri.SocketDir("mockcri.sock")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(dir)
+		listen = "unix://" + sock
+	}
+	proc, err := startServer(ctx, []string{b.serverPath,
+		"-listen", listen,
+		"-containers", strconv.Itoa(g.containers),
+		"-annotations", strconv.Itoa(g.annotations),
+		"-labels", strconv.Itoa(b.cfg.labels),
+		"-seed", strconv.FormatUint(b.cfg.seed, 10),
+	}, b.log)
+	if err != nil {
+		return fail(fmt.Errorf("starting %s: %w", b.serverPath, err))
+	}
+	defer func() {
+		if err := proc.stop(); err != nil {
+			fmt.Fprintf(b.log, "cri-bench: %v\n", err)
+		}
+	}()
+	sess, err := openSession(ctx, proc.endpoint, proc)
+	if err != nil {
+		return fail(err)
+	}
+	defer sess.close()
+	if sess.containers != g.containers {
+		return fail(fmt.Errorf("the server lists %d containers, want %d", sess.containers, g.containers))
+	}
+	var out []schema.Result
+	for _, s := range g.scenarios {
+		out = append(out, b.runScenario(ctx, sess, s))
+	}
+	return out
+}
+
+// runEndpoint runs every scenario against the server at -endpoint. What it
+// serves is what is measured: -containers and -annotations, if given, must
+// agree with it.
+func (b *bench) runEndpoint(ctx context.Context) []schema.Result {
+	sess, err := openSession(ctx, b.cfg.endpoint, nil)
+	containers, annotations := b.cfg.containers[0], b.cfg.annotations[0]
+	if err == nil {
+		defer sess.close()
+		switch {
+		case b.cfg.explicit["containers"] && sess.containers != containers:
+			err = fmt.Errorf("%s lists %d containers, -containers says %d", b.cfg.endpoint, sess.containers, containers)
+		case b.cfg.explicit["annotations"] && sess.annotations != annotations:
+			err = fmt.Errorf("%s's containers have %d annotations, -annotations says %d", b.cfg.endpoint, sess.annotations, annotations)
+		}
+		containers, annotations = sess.containers, sess.annotations
+	}
+	scs := scenarios(b.cfg, containers, annotations)
+	if err != nil {
+		var out []schema.Result
+		for _, s := range scs {
+			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.n, b.cfg.endpoint.Network), err))
+		}
+		return out
+	}
+	var out []schema.Result
+	for _, s := range scs {
+		out = append(out, b.runScenario(ctx, sess, s))
+	}
+	return out
+}
+
+// runScenario measures one scenario: the harness's warm-up and
+// repetitions of -n listings by one client, as kubelet lists, with the
+// server's CPU and heap read around each repetition when it is a separate
+// mock server process.
+func (b *bench) runScenario(ctx context.Context, sess *session, s scenario) schema.Result {
+	var sampler *serverSampler
+	r := &harness.Runner{
+		Suite: suite, Scenario: s.name(), Progress: b.log,
+		Plan: harness.Plan{Workers: 1, Ops: b.cfg.n, Reps: b.cfg.harness.Reps, Warmup: b.cfg.harness.Warmup},
+	}
+	if sess.cpu != nil {
+		sampler = &serverSampler{cpu: sess.cpu, debug: sess.debug}
+		r.Server = sampler
+	}
+	reps, err := r.Run(ctx, newLister(sess.conn, s.containers, b.cfg.opTimeout).op(s))
+	if err == nil && sess.proc != nil {
+		err = sess.proc.exitedEarly()
+	}
+	res := harness.Result(s.name(), s.params(b.cfg.n, sess.transport), reps, err)
+	if sampler != nil {
+		res.Metrics = append(res.Metrics, sampler.metrics(reps)...)
+	}
+	return res
+}

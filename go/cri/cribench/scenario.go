@@ -1,0 +1,71 @@
+package main
+
+import "fmt"
+
+// scenario is one measured configuration: a method over a server's
+// containers.
+type scenario struct {
+	method      method
+	containers  int
+	annotations int
+	perChunk    int // chunked only; 0 otherwise
+}
+
+// name is the scenario's id in the results, e.g.
+// "chunked/containers=1024/annotations=32/per_chunk=16".
+func (s scenario) name() string {
+	n := fmt.Sprintf("%s/containers=%d/annotations=%d", s.method, s.containers, s.annotations)
+	if s.method == methodChunked {
+		n += fmt.Sprintf("/per_chunk=%d", s.perChunk)
+	}
+	return n
+}
+
+// params are the scenario's parameters in the results. per_chunk appears
+// only where it applies, so that the report's "cri" layout puts a list or
+// stream row next to each chunk size.
+func (s scenario) params(n int64, transport string) map[string]any {
+	p := map[string]any{
+		"method":      string(s.method),
+		"containers":  s.containers,
+		"annotations": s.annotations,
+		"n":           n,
+		"transport":   transport,
+	}
+	if s.method == methodChunked {
+		p["per_chunk"] = s.perChunk
+	}
+	return p
+}
+
+// serverGroup is the scenarios that share one server: the same containers.
+type serverGroup struct {
+	containers, annotations int
+	scenarios               []scenario
+}
+
+// plan expands the flags into server groups, containers and annotations
+// outermost, each method in flag order, each chunk size for chunked.
+func plan(cfg config) []serverGroup {
+	var groups []serverGroup
+	for _, c := range cfg.containers {
+		for _, a := range cfg.annotations {
+			groups = append(groups, serverGroup{containers: c, annotations: a, scenarios: scenarios(cfg, c, a)})
+		}
+	}
+	return groups
+}
+
+func scenarios(cfg config, containers, annotations int) []scenario {
+	var out []scenario
+	for _, m := range cfg.modes {
+		if m != methodChunked {
+			out = append(out, scenario{method: m, containers: containers, annotations: annotations})
+			continue
+		}
+		for _, per := range cfg.perChunk {
+			out = append(out, scenario{method: m, containers: containers, annotations: annotations, perChunk: per})
+		}
+	}
+	return out
+}

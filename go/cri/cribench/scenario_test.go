@@ -1,0 +1,49 @@
+package main
+
+import (
+	"testing"
+)
+
+func TestPlan(t *testing.T) {
+	cfg := config{
+		modes:       methodsFlag{methodList, methodStream, methodChunked},
+		containers:  intsFlag{32, 1024},
+		annotations: intsFlag{32},
+		perChunk:    intsFlag{16, 256},
+	}
+	groups := plan(cfg)
+	if len(groups) != 2 || groups[0].containers != 32 || groups[1].containers != 1024 {
+		t.Fatalf("groups: %+v", groups)
+	}
+	var names []string
+	for _, s := range groups[1].scenarios {
+		names = append(names, s.name())
+	}
+	want := []string{
+		"list/containers=1024/annotations=32",
+		"stream/containers=1024/annotations=32",
+		"chunked/containers=1024/annotations=32/per_chunk=16",
+		"chunked/containers=1024/annotations=32/per_chunk=256",
+	}
+	if len(names) != len(want) {
+		t.Fatalf("scenarios %q, want %q", names, want)
+	}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Errorf("scenario %d is %q, want %q", i, names[i], want[i])
+		}
+	}
+}
+
+// per_chunk is a parameter of chunked scenarios only: the report's "cri"
+// layout then shows list and stream next to every chunk size.
+func TestParams(t *testing.T) {
+	list := scenario{method: methodList, containers: 32, annotations: 32}.params(1300, "unix")
+	if _, ok := list["per_chunk"]; ok || list["method"] != "list" || list["containers"] != 32 || list["n"] != int64(1300) {
+		t.Errorf("list params: %v", list)
+	}
+	chunked := scenario{method: methodChunked, containers: 32, annotations: 32, perChunk: 16}.params(1300, "unix")
+	if chunked["per_chunk"] != 16 || chunked["method"] != "chunked" {
+		t.Errorf("chunked params: %v", chunked)
+	}
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/cri/mockcri"
+)
+
+// config is the parsed command line.
+type config struct {
+	endpoint        mockcri.Endpoint
+	inventory       mockcri.Config
+	shutdownTimeout time.Duration
+}
+
+// parseFlags parses args (args[0] is the program name). On a usage error it
+// has already printed the message and usage to stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	name := filepath.Base(args[0])
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s [flags]\n\n"+
+			"Serves a mock CRI runtime with a generated set of containers. Prints\n"+
+			"\"listening on ENDPOINT\" to stdout once bound, and stops gracefully on\n"+
+			"SIGINT or SIGTERM.\n\nFlags:\n", name)
+		fs.PrintDefaults()
+	}
+
+	cfg := config{inventory: mockcri.DefaultConfig(32)}
+	inv := &cfg.inventory
+	listen := fs.String("listen", "unix:///tmp/mockcri.sock", "`endpoint` to serve: unix:///PATH or tcp://127.0.0.1:PORT (port 0 picks one)")
+	fs.IntVar(&inv.Containers, "containers", inv.Containers, "number of containers")
+	fs.IntVar(&inv.Annotations, "annotations", inv.Annotations, "annotations per container (the first 6 are kubelet's)")
+	fs.IntVar(&inv.Labels, "labels", inv.Labels, "labels per container (the first 4 are kubelet's)")
+	fs.IntVar(&inv.ContainersPerPod, "containers-per-pod", inv.ContainersPerPod, "containers per pod sandbox")
+	fs.Uint64Var(&inv.Seed, "seed", inv.Seed, "seed of the generated inventory; the same seed gives the same containers")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 5*time.Second,
+		"how long a graceful stop may wait for RPCs in flight before connections are closed")
+
+	if err := fs.Parse(args[1:]); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, usageError(fs, "unexpected arguments: %q", fs.Args())
+	}
+	ep, err := mockcri.ParseEndpoint(*listen)
+	if err != nil {
+		return config{}, usageError(fs, "-listen: %v", err)
+	}
+	cfg.endpoint = ep
+	if err := inv.Validate(); err != nil {
+		return config{}, usageError(fs, "%v", err)
+	}
+	if cfg.shutdownTimeout < 0 {
+		return config{}, usageError(fs, "-shutdown-timeout must not be negative")
+	}
+	return cfg, nil
+}
+
+// usageError reports a bad command line the way the flag package does for
+// its own errors: the message, then the usage text.
+func usageError(fs *flag.FlagSet, format string, a ...any) error {
+	err := fmt.Errorf(format, a...)
+	fmt.Fprintln(fs.Output(), err)
+	fs.Usage()
+	return err
+}

@@ -1,0 +1,54 @@
+package mockcri
+
+import (
+	"os"
+	"testing"
+
+	"google.golang.org/grpc"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	cripb "github.com/grpcbench/grpcbench/proto/cri"
+)
+
+// clients are the three services of a mock server, over one connection.
+type clients struct {
+	runtime runtimeapi.RuntimeServiceClient
+	images  runtimeapi.ImageServiceClient
+	chunked cripb.ChunkedRuntimeServiceClient
+	debug   cripb.MockRuntimeDebugClient
+}
+
+// serve starts a mock server over inv on a real socket of the given network
+// ("unix" or "tcp") and connects to it; both end with the test.
+func serve(t *testing.T, inv *Inventory, network string) clients {
+	t.Helper()
+	e := Endpoint{"tcp", "127.0.0.1:0"}
+	if network == "unix" {
+		dir, sock, err := SocketDir("cri.sock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		e = Endpoint{"unix", sock}
+	}
+	srv, err := Start(inv, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	conn, err := Dial(srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return newClients(conn)
+}
+
+func newClients(conn grpc.ClientConnInterface) clients {
+	return clients{
+		runtime: runtimeapi.NewRuntimeServiceClient(conn),
+		images:  runtimeapi.NewImageServiceClient(conn),
+		chunked: cripb.NewChunkedRuntimeServiceClient(conn),
+		debug:   cripb.NewMockRuntimeDebugClient(conn),
+	}
+}
