@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+)
+
+// Limits on the suite flags. They only reject values that are surely
+// mistakes (a client count that would exhaust file descriptors, a stream
+// that would take minutes per call), not unusual experiments.
+const (
+	maxClients    = 10_000
+	maxStreamMsgs = 100_000
+)
+
+// connMode says how the clients of a scenario reach the server.
+type connMode string
+
+const (
+	// perClient gives each client its own ClientConn, hence its own TCP
+	// connection and HTTP/2 session: clients contend only in the server.
+	perClient connMode = "per-client"
+	// shared multiplexes every client's calls as HTTP/2 streams over one
+	// connection, which measures the transport's multiplexing instead.
+	shared connMode = "shared"
+)
+
+// implPattern keeps -impl usable as the first segment of a scenario name
+// ("go/unary/clients=10"), which must not contain whitespace or a slash.
+var implPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// config is the parsed command line.
+type config struct {
+	bench harness.Flags // -out, -benchfmt, -reps, -warmup, -platform, ...
+
+	serverPath string // -server, resolved; empty when -addr is used
+	addr       string // -addr; empty when -server is used
+
+	impl       string
+	rpcs       []rpcKind
+	clients    []int
+	duration   time.Duration
+	conns      connMode
+	streamMsgs int
+}
+
+// parseFlags parses args (args[0] is the program name). On a usage error it
+// has printed the problem and the usage to stderr; -h gives flag.ErrHelp.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	name := filepath.Base(args[0])
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s (-server PATH | -addr HOST:PORT) [flags]\n\n"+
+			"Measures a RouteGuide server with unary, server-streaming, client-streaming\n"+
+			"and bidi calls at several client counts, over loopback TCP. Progress goes to\n"+
+			"stderr, a table to stdout, results to -out and -benchfmt.\n\nFlags:\n", name)
+		fs.PrintDefaults()
+	}
+
+	// A 1s warm-up lets connections, pools and both peers' heaps settle
+	// before the first measured repetition.
+	cfg := config{bench: harness.Flags{Reps: 3, Warmup: harness.Warmup{Duration: time.Second}}}
+	cfg.bench.Register(fs)
+	var rpcs, clients, conns string
+	fs.StringVar(&cfg.serverPath, "server", "", "RouteGuide server `executable` to start with -addr 127.0.0.1:0 (its CPU time is measured too)")
+	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
+	fs.StringVar(&cfg.impl, "impl", "go", "server implementation `label` recorded in the results (go, lisp)")
+	fs.StringVar(&rpcs, "rpcs", defaultRPCs, "comma `list` of RPC kinds: unary, server_streaming, client_streaming, bidi")
+	fs.StringVar(&clients, "clients", "1,10,100", "comma `list` of concurrent client counts, one scenario each")
+	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per repetition")
+	fs.StringVar(&conns, "conns", string(perClient), "connection `mode`: per-client (each client its own HTTP/2 connection) or shared (all clients multiplex one)")
+	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
+
+	if err := cfg.bench.Parse(fs, args[1:]); err != nil {
+		return config{}, err // Parse has printed the problem and the usage
+	}
+	if err := cfg.complete(rpcs, clients, conns); err != nil {
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return config{}, err
+	}
+	return cfg, nil
+}
+
+// complete parses the list flags into cfg and checks every suite flag,
+// reporting all problems at once.
+func (cfg *config) complete(rpcs, clients, conns string) error {
+	var errs []error
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
+	switch {
+	case (cfg.serverPath == "") == (cfg.addr == ""):
+		fail("exactly one of -server and -addr is required")
+	case cfg.serverPath != "":
+		// LookPath accepts a path with a slash as is and searches PATH
+		// for a bare name; either way the file must be executable.
+		path, err := exec.LookPath(cfg.serverPath)
+		if err != nil {
+			fail("-server: %v", err)
+		}
+		cfg.serverPath = path
+	default:
+		if err := checkLoopback(cfg.addr); err != nil {
+			fail("-addr: %v", err)
+		}
+	}
+	if !implPattern.MatchString(cfg.impl) {
+		fail("-impl %q: want letters, digits, '_', '.' or '-' (it starts each scenario name)", cfg.impl)
+	}
+	var err error
+	if cfg.rpcs, err = parseRPCKinds(rpcs); err != nil {
+		fail("-rpcs: %v", err)
+	}
+	if cfg.clients, err = parseClientCounts(clients); err != nil {
+		fail("-clients: %v", err)
+	}
+	if cfg.duration <= 0 {
+		fail("-duration must be positive, got %v", cfg.duration)
+	}
+	switch connMode(conns) {
+	case perClient, shared:
+		cfg.conns = connMode(conns)
+	default:
+		fail("-conns %q: want per-client or shared", conns)
+	}
+	if cfg.streamMsgs < 1 || cfg.streamMsgs > maxStreamMsgs {
+		fail("-stream_msgs must be from 1 to %d, got %d", maxStreamMsgs, cfg.streamMsgs)
+	}
+	return errors.Join(errs...)
+}
+
+// parseClientCounts parses a -clients value: distinct counts from 1 to
+// maxClients, run in the order given.
+func parseClientCounts(s string) ([]int, error) {
+	items, err := splitList(s)
+	if err != nil {
+		return nil, err
+	}
+	var counts []int
+	seen := map[int]bool{}
+	for _, item := range items {
+		n, err := strconv.Atoi(item)
+		if err != nil || n < 1 || n > maxClients {
+			return nil, fmt.Errorf("%q is not a client count from 1 to %d", item, maxClients)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("client count %d given twice", n)
+		}
+		seen[n] = true
+		counts = append(counts, n)
+	}
+	return counts, nil
+}

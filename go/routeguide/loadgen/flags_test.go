@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlagsDefaults(t *testing.T) {
+	cfg, err := parseFlags([]string{"loadgen", "-addr", "127.0.0.1:10000"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []rpcKind{unary, serverStreaming, clientStreaming, bidiStreaming}; !slices.Equal(cfg.rpcs, want) {
+		t.Errorf("rpcs = %v, want %v", cfg.rpcs, want)
+	}
+	if want := []int{1, 10, 100}; !slices.Equal(cfg.clients, want) {
+		t.Errorf("clients = %v, want %v", cfg.clients, want)
+	}
+	if cfg.impl != "go" || cfg.duration != 5*time.Second || cfg.conns != perClient || cfg.streamMsgs != 10 {
+		t.Errorf("impl %q, duration %v, conns %q, stream_msgs %d; want go, 5s, per-client, 10",
+			cfg.impl, cfg.duration, cfg.conns, cfg.streamMsgs)
+	}
+	if cfg.bench.Reps != 3 || cfg.bench.Warmup.Duration != time.Second {
+		t.Errorf("reps %d, warm-up %v; want 3, 1s", cfg.bench.Reps, cfg.bench.Warmup)
+	}
+}
+
+func TestParseFlagsAcceptsEveryValue(t *testing.T) {
+	server := writeScript(t, "server", "exit 0")
+	cfg, err := parseFlags([]string{"loadgen", "-server", server, "-impl", "lisp",
+		"-rpcs", "bidi_streaming, unary", "-clients", "100,1", "-duration", "250ms",
+		"-conns", "shared", "-stream_msgs", "3", "-reps", "1", "-warmup", "0"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.serverPath != server || cfg.addr != "" || cfg.impl != "lisp" || cfg.conns != shared || cfg.streamMsgs != 3 {
+		t.Errorf("parsed %+v", cfg)
+	}
+	if !slices.Equal(cfg.rpcs, []rpcKind{bidiStreaming, unary}) || !slices.Equal(cfg.clients, []int{100, 1}) {
+		t.Errorf("rpcs %v, clients %v: want the order given", cfg.rpcs, cfg.clients)
+	}
+}
+
+func TestParseFlagsRejects(t *testing.T) {
+	notExecutable := filepath.Join(t.TempDir(), "server")
+	if err := os.WriteFile(notExecutable, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := []string{"-addr", "127.0.0.1:10000"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "exactly one of -server and -addr"},
+		{[]string{"-addr", "127.0.0.1:1", "-server", "/bin/true"}, "exactly one of -server and -addr"},
+		{[]string{"-server", filepath.Join(t.TempDir(), "missing")}, "-server:"},
+		{[]string{"-server", notExecutable}, "-server:"},
+		{[]string{"-addr", "10.1.2.3:10000"}, "loopback"},
+		{[]string{"-addr", "localhost:10000"}, "loopback"},
+		{[]string{"-addr", "127.0.0.1"}, "not HOST:PORT"},
+		{[]string{"-addr", "127.0.0.1:0"}, "port must be"},
+		{append([]string{"-rpcs", "unary,chat"}, addr...), `unknown RPC kind "chat"`},
+		{append([]string{"-rpcs", "bidi,bidi_streaming"}, addr...), "given twice"},
+		{append([]string{"-rpcs", ""}, addr...), "-rpcs: empty list"},
+		{append([]string{"-rpcs", "unary,,bidi"}, addr...), "empty item"},
+		{append([]string{"-clients", "0"}, addr...), "-clients:"},
+		{append([]string{"-clients", "1,x"}, addr...), "-clients:"},
+		{append([]string{"-clients", "10,10"}, addr...), "given twice"},
+		{append([]string{"-clients", "100000"}, addr...), "-clients:"},
+		{append([]string{"-conns", "pooled"}, addr...), `-conns "pooled"`},
+		{append([]string{"-duration", "0s"}, addr...), "-duration must be positive"},
+		{append([]string{"-stream_msgs", "0"}, addr...), "-stream_msgs"},
+		{append([]string{"-impl", "go 1.26"}, addr...), "-impl"},
+		{append([]string{"-impl", "go/grpc"}, addr...), "-impl"},
+		{append([]string{"-reps", "0"}, addr...), "-reps"},
+		{append([]string{"-warmup", "soon"}, addr...), "warm-up"},
+		{append([]string{"-bogus"}, addr...), "not defined"},
+		{append(addr, "extra"), "unexpected arguments"},
+	} {
+		var stderr bytes.Buffer
+		_, err := parseFlags(append([]string{"loadgen"}, tc.args...), &stderr)
+		if err == nil || errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%q: error %v, want a usage error", tc.args, err)
+			continue
+		}
+		if !strings.Contains(stderr.String(), tc.want) || !strings.Contains(stderr.String(), "usage: loadgen") {
+			t.Errorf("%q: stderr lacks %q or the usage:\n%s", tc.args, tc.want, &stderr)
+		}
+	}
+}
+
+func TestParseFlagsReportsEveryProblem(t *testing.T) {
+	var stderr bytes.Buffer
+	_, err := parseFlags([]string{"loadgen", "-rpcs", "nope", "-conns", "nope"}, &stderr)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"-server and -addr", "-rpcs", "-conns"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+}
+
+func TestRunExitCodesForUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"loadgen"}, exitUsage},
+		{[]string{"loadgen", "-addr", "127.0.0.1:1", "-conns", "x"}, exitUsage},
+		{[]string{"loadgen", "-h"}, exitOK},
+	} {
+		var stdout, stderr bytes.Buffer
+		if got := run(context.Background(), tc.args, &stdout, &stderr); got != tc.want {
+			t.Errorf("run %q = %d, want %d; stderr:\n%s", tc.args, got, tc.want, &stderr)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("run %q wrote to stdout: %s", tc.args, &stdout)
+		}
+	}
+}
+
+// writeScript writes an executable shell script with the given body and
+// returns its path.
+func writeScript(t *testing.T, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -1,0 +1,30 @@
+// Command loadgen is the RouteGuide load generator: the first suite of the
+// benchmark mechanism (go/bench/harness). It drives one RouteGuide server,
+// Go or Common Lisp, with the four RPC kinds at several client counts and
+// records one schema result per scenario, so that the report's "routeguide"
+// layout can put the two implementations side by side.
+//
+// It either starts the server itself (-server PATH, run with
+// -addr 127.0.0.1:0, whose CPU time it then measures too) or uses a running
+// one (-addr HOST:PORT). All traffic stays on the loopback interface.
+//
+// Each operation checks its answer against the standard feature database,
+// so a broken server shows up as errors rather than as a fast run.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	// A signal cancels the run instead of killing the process, so the
+	// server it started is still stopped and the results so far are
+	// still written.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A second signal kills the process the default way.
+	context.AfterFunc(ctx, stop)
+	os.Exit(run(ctx, os.Args, os.Stdout, os.Stderr))
+}

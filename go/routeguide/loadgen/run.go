@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // a scenario failed, or the results could not be written
+	exitUsage  = 2
+)
+
+// importPath names the benchmark in Go benchmark format output.
+const importPath = "github.com/grpcbench/grpcbench/go/routeguide/loadgen"
+
+// run is the whole program minus signal wiring: args[0] is the program name,
+// and the return value is the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+
+	stderr = &lockedWriter{w: stderr}
+	file := measure(ctx, cfg, stderr)
+
+	code := exitOK
+	if err := cfg.bench.Emit(stdout, file, importPath); err != nil {
+		fmt.Fprintf(stderr, "[%s] writing results: %v\n", suite, err)
+		code = exitFailed
+	}
+	fmt.Fprintf(stdout, "\n### Scenarios\n\n%s", summaryTable(file.Results).Markdown())
+	for _, r := range file.Results {
+		if r.Status != schema.StatusOK {
+			fmt.Fprintf(stderr, "[%s] %s failed: %s\n", suite, r.Scenario, r.Error)
+			code = exitFailed
+		}
+	}
+	return code
+}
+
+// measure runs every scenario, against the server it starts (-server) or
+// the given one (-addr), and returns the results, one per scenario whether
+// it succeeded or not.
+func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
+	env := cfg.bench.Environment()
+	env.Extra = map[string]string{"server": "external, at -addr"}
+	if cfg.serverPath != "" {
+		env.Extra["server"] = filepath.Base(cfg.serverPath)
+	}
+	file := schema.NewFile(suite, env)
+	scenarios := cfg.scenarios()
+	ss := &session{cfg: cfg, addr: cfg.addr, progress: log, stallGrace: stallGrace}
+	// fail records every scenario as failed, so that the report shows
+	// why the run measured nothing.
+	fail := func(err error) *schema.File {
+		for _, s := range scenarios {
+			var params map[string]any
+			if ss.work != nil {
+				params = ss.params(s)
+			}
+			file.Results = append(file.Results, harness.ErrorResult(s.name(cfg.impl), params, err))
+		}
+		return file
+	}
+
+	var err error
+	if ss.work, err = newWorkload(cfg.streamMsgs, newChatSpots()); err != nil {
+		return fail(err)
+	}
+	if cfg.serverPath != "" {
+		srv, err := startServer(ctx, serverSpec{
+			argv:         []string{cfg.serverPath, "-addr", "127.0.0.1:0"},
+			readyTimeout: serverReadyTimeout,
+			stopGrace:    serverStopGrace,
+			log:          log,
+		})
+		if err != nil {
+			return fail(fmt.Errorf("starting %s: %w", cfg.serverPath, err))
+		}
+		// Deferred as well as called below, so that no path, a panic
+		// included, leaves the server running.
+		defer srv.stop()
+		fmt.Fprintf(log, "[%s] server %s (pid %d) listening on %s\n", suite, cfg.serverPath, srv.pid(), srv.addr)
+		ss.server, ss.addr, ss.cpu = srv, srv.addr, harness.NewProcessCPU(srv.pid())
+	}
+
+	for _, s := range scenarios {
+		file.Results = append(file.Results, ss.run(ctx, s))
+	}
+
+	if ss.server != nil {
+		if err := ss.server.stop(); err != nil {
+			fmt.Fprintf(log, "[%s] %v\n", suite, err)
+		}
+	}
+	return file
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+	"github.com/grpcbench/grpcbench/go/routeguide/features"
+)
+
+// loadgenRun is what one run of the whole program produced.
+type loadgenRun struct {
+	code     int
+	stdout   string
+	file     *schema.File // the -out file, validated
+	benchfmt string       // the -benchfmt file
+}
+
+// runLoadgen runs the whole program with args after the program name and a
+// short plan, and reads what it wrote.
+func runLoadgen(t *testing.T, args ...string) loadgenRun {
+	t.Helper()
+	dir := t.TempDir()
+	out, benchfmt := filepath.Join(dir, "results.json"), filepath.Join(dir, "results.txt")
+	args = append([]string{"loadgen", "-out", out, "-benchfmt", benchfmt, "-reps", "1", "-warmup", "0"}, args...)
+	var stdout, stderr bytes.Buffer
+	code := run(testContext(t), args, &stdout, &stderr)
+	t.Logf("stderr:\n%s", &stderr)
+
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("exit %d, no results file: %v", code, err)
+	}
+	if err := schema.Validate(data); err != nil {
+		t.Fatalf("results file is invalid: %v\n%s", err, data)
+	}
+	file, err := schema.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bf, err := os.ReadFile(benchfmt)
+	if err != nil {
+		t.Errorf("no benchfmt file: %v", err)
+	}
+	return loadgenRun{code: code, stdout: stdout.String(), file: file, benchfmt: string(bf)}
+}
+
+func TestRunMeasuresEveryRPCKind(t *testing.T) {
+	addr := startTestServer(t, features.Default())
+	res := runLoadgen(t, "-addr", addr, "-clients", "2", "-duration", "200ms")
+	code, stdout, file := res.code, res.stdout, res.file
+	if code != exitOK {
+		t.Fatalf("exit code %d; stdout:\n%s", code, stdout)
+	}
+	if !strings.Contains(res.benchfmt, "BenchmarkRouteguide") {
+		t.Errorf("benchfmt file has no benchmark line:\n%s", res.benchfmt)
+	}
+	if file.Suite != "routeguide" || len(file.Results) != 4 {
+		t.Fatalf("suite %q with %d results, want routeguide with 4", file.Suite, len(file.Results))
+	}
+	for i, kind := range []rpcKind{unary, serverStreaming, clientStreaming, bidiStreaming} {
+		r := file.Results[i]
+		if want := "go/" + string(kind) + "/clients=2"; r.Scenario != want || r.Status != schema.StatusOK {
+			t.Errorf("result %d: %s %s (%s), want %s ok", i, r.Scenario, r.Status, r.Error, want)
+			continue
+		}
+		wantParams := map[string]any{"impl": "go", "rpc": string(kind), "clients": 2.0,
+			"duration": "200ms", "conns": "per-client"}
+		for k, v := range wantParams {
+			if r.Parameters[k] != v {
+				t.Errorf("%s: parameter %s = %v, want %v", r.Scenario, k, r.Parameters[k], v)
+			}
+		}
+		if _, ok := r.Parameters["stream_msgs"]; !ok {
+			t.Errorf("%s: no stream_msgs parameter", r.Scenario)
+		}
+		if m, ok := r.Metric(harness.MetricReqPerSec); !ok || m.Median <= 0 {
+			t.Errorf("%s: req/s %v", r.Scenario, m.Reps)
+		}
+		if m, ok := r.Metric(harness.MetricErrors); !ok || m.Max != 0 {
+			t.Errorf("%s: errors %v", r.Scenario, m.Reps)
+		}
+		if _, ok := r.Metric(harness.MetricMsgPerSec); ok != (kind != unary) {
+			t.Errorf("%s: has msg/s = %v", r.Scenario, ok)
+		}
+	}
+	for _, want := range []string{"### Scenarios", "| go/bidi_streaming/clients=2 | ok |", "p99"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestRunRecordsAFailedScenarioAndGoesOn(t *testing.T) {
+	addr := startBrokenServer(t)
+	res := runLoadgen(t, "-addr", addr, "-impl", "lisp", "-rpcs", "bidi,unary",
+		"-clients", "1", "-duration", "100ms", "-conns", "shared")
+	code, stdout, file := res.code, res.stdout, res.file
+	if code != exitFailed {
+		t.Errorf("exit code %d, want %d", code, exitFailed)
+	}
+	if len(file.Results) != 2 {
+		t.Fatalf("%d results, want 2", len(file.Results))
+	}
+	for _, r := range file.Results {
+		if r.Status != schema.StatusError || r.Error == "" {
+			t.Errorf("%s: status %s (%q), want error", r.Scenario, r.Status, r.Error)
+		}
+	}
+	if r := file.Results[0]; r.Scenario != "lisp/bidi_streaming/clients=1" || !strings.Contains(r.Error, "want 45") {
+		t.Errorf("first result %s: %s", r.Scenario, r.Error)
+	}
+	if !strings.Contains(stdout, "| lisp/unary/clients=1 | error: ") {
+		t.Errorf("stdout does not show the failure:\n%s", stdout)
+	}
+}
+
+func TestRunStartsAndStopsTheServer(t *testing.T) {
+	// The "server" announces the address of an in-process one and then
+	// sleeps: enough for the load generator to measure against, read the
+	// process's CPU time, and stop it.
+	addr := startTestServer(t, features.Default())
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	t.Setenv("FAKE_SERVER_ADDR", addr)
+	t.Setenv("FAKE_SERVER_PID_FILE", pidFile)
+	server := writeScript(t, "server",
+		`echo $$ > "$FAKE_SERVER_PID_FILE"; echo "listening on $FAKE_SERVER_ADDR"; exec sleep 30`)
+
+	res := runLoadgen(t, "-server", server, "-rpcs", "unary", "-clients", "1", "-duration", "100ms")
+	code, stdout, file := res.code, res.stdout, res.file
+	if code != exitOK {
+		t.Fatalf("exit code %d; stdout:\n%s", code, stdout)
+	}
+	r := file.Results[0]
+	if r.Status != schema.StatusOK {
+		t.Fatalf("%s: %s %s", r.Scenario, r.Status, r.Error)
+	}
+	if _, ok := r.Metric(harness.MetricServerCPU); !ok {
+		t.Errorf("no server CPU metric although the load generator started the server")
+	}
+	if got := file.Environment.Extra["server"]; got != "server" {
+		t.Errorf("environment records server %q", got)
+	}
+	expectGone(t, readPids(t, pidFile))
+}
+
+func TestRunRecordsAServerThatDoesNotStart(t *testing.T) {
+	server := writeScript(t, "server", "echo 'no database' >&2; exit 3")
+	res := runLoadgen(t, "-server", server, "-rpcs", "unary,bidi", "-clients", "1,10")
+	code, file := res.code, res.file
+	if code != exitFailed {
+		t.Errorf("exit code %d, want %d", code, exitFailed)
+	}
+	if len(file.Results) != 4 {
+		t.Fatalf("%d results, want one per scenario (4)", len(file.Results))
+	}
+	for _, r := range file.Results {
+		if r.Status != schema.StatusError || !strings.Contains(r.Error, "exit status 3") {
+			t.Errorf("%s: %s %q, want an error with the exit status", r.Scenario, r.Status, r.Error)
+		}
+		if r.Parameters["rpc"] == nil || r.Parameters["clients"] == nil {
+			t.Errorf("%s: parameters %v, want them for the report's tables", r.Scenario, r.Parameters)
+		}
+	}
+}
