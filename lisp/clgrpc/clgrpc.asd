@@ -12,6 +12,15 @@
   :components ((:file "package")
                (:file "octets")
                (:file "utf8")
+               (:module "util"
+                :serial t
+                :components ((:file "clock")
+                             (:file "fifo")
+                             (:file "worker-pool")
+                             (:file "scheduler")))
+               (:module "net"
+                :serial t
+                :components ((:file "socket")))
                (:module "hpack"
                 :serial t
                 :components ((:file "errors")
@@ -26,7 +35,8 @@
                 :serial t
                 :components ((:file "errors")
                              (:file "encode")
-                             (:file "decode")))
+                             (:file "decode")
+                             (:file "message")))
                (:module "http2"
                 :serial t
                 :components ((:file "errors")
@@ -34,11 +44,32 @@
                              (:file "frame-header")
                              (:file "settings")
                              (:file "frame-encode")
-                             (:file "frame-decode")))
+                             (:file "frame-decode")
+                             (:file "stream")
+                             (:file "connection")
+                             (:file "semantics")
+                             (:file "output")
+                             (:file "input")
+                             (:file "lifecycle")))
+               (:module "grpc"
+                :serial t
+                :components ((:file "status")
+                             (:file "timeout")
+                             (:file "metadata")
+                             (:file "call")
+                             (:file "framing")
+                             (:file "call-ops")
+                             (:file "server")
+                             (:file "client")))
                (:module "descriptor"
                 :serial t
                 :components ((:file "model")
-                             (:file "reader"))))
+                             (:file "reader")))
+               (:module "codegen"
+                :serial t
+                :components ((:file "names")
+                             (:file "messages")
+                             (:file "services"))))
   :in-order-to ((test-op (test-op "clgrpc/tests"))))
 
 (defsystem "clgrpc/tests"
@@ -55,5 +86,18 @@
                (:static-file "data/route_guide.pb")
                (:static-file "data/test_types.pb")
                (:file "descriptor-tests")
+               (:file "h2-peer")
+               (:file "connection-tests")
+               (:file "grpc-tests")
+               (:file "generated")
+               (:static-file "data/messages/clgrpc.test.Everything.full.bin")
+               (:static-file "data/messages/clgrpc.test.Everything.sparse.bin")
+               (:static-file "data/messages/routeguide.Feature.named.bin")
+               (:static-file "data/messages/routeguide.Point.basic.bin")
+               (:static-file "data/messages/routeguide.Point.zero.bin")
+               (:static-file "data/messages/routeguide.Rectangle.area.bin")
+               (:static-file "data/messages/routeguide.RouteNote.unicode.bin")
+               (:static-file "data/messages/routeguide.RouteSummary.full.bin")
+               (:file "codegen-tests")
                (:file "run"))
   :perform (test-op (o c) (uiop:symbol-call '#:clgrpc.tests '#:run-tests-or-fail)))

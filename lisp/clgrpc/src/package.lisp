@@ -80,7 +80,33 @@ fixed-width, length-delimited and packed fields, unknown-field preservation.")
    #:read-length-delimited #:read-bytes #:read-utf8-string
    #:read-packed
    ;; unknown fields
-   #:skip-field #:collect-unknown-field))
+   #:skip-field #:collect-unknown-field
+   ;; generated messages (see codegen)
+   #:encode-message #:message-size #:decode-message #:serialize #:deserialize
+   #:begin-length-prefix #:end-length-prefix
+   #:define-messages-from-descriptor-set))
+
+(defpackage #:clgrpc.util
+  (:use #:cl)
+  (:documentation "Threading utilities the connection and gRPC layers share: a
+monotonic microsecond clock, condition waits with deadlines, a ring FIFO, an
+elastic worker pool and a deadline scheduler.")
+  (:export
+   #:now-us #:wait-on
+   #:fifo #:make-fifo #:fifo-push #:fifo-pop #:fifo-peek #:fifo-empty-p #:fifo-count
+   #:fifo-clear
+   #:worker-pool #:make-worker-pool #:pool-submit #:pool-shutdown #:pool-thread-count
+   #:pool-idle-count
+   #:timer #:schedule-timer #:cancel-timer #:timer-deadline))
+
+(defpackage #:clgrpc.net
+  (:use #:cl #:clgrpc.octets)
+  (:documentation "TCP sockets on sb-bsd-sockets, with reads and writes done on
+the file descriptor so the hot path neither conses nor goes through streams.")
+  (:export
+   #:tcp-listen #:tcp-accept #:tcp-connect #:socket-local-port #:socket-fd
+   #:socket-close #:fd-read #:fd-write #:fd-shutdown #:fd-wait-readable
+   #:resolve-host))
 
 (defpackage #:clgrpc.http2
   (:use #:cl #:clgrpc.octets)
@@ -129,7 +155,56 @@ fixed-width, length-delimited and packed fields, unknown-field preservation.")
    #:frame-last-stream-id #:frame-promised-stream-id #:frame-increment
    #:frame-settings #:frame-priority-exclusive #:frame-priority-dependency
    #:frame-priority-weight #:frame-pad-length #:frame-opaque-data
-   #:decode-frame))
+   #:decode-frame
+   ;; streams (section 5.1)
+   #:h2-stream #:h2-stream-id #:h2-stream-state #:h2-stream-user
+   #:h2-stream-send-window #:h2-stream-recv-window
+   ;; connections
+   #:connection #:make-connection #:connection-start #:connection-role
+   #:connection-user #:connection-closed-p #:connection-lock
+   #:connection-goaway-received-p #:connection-goaway-sent-p
+   #:connection-stream-count #:connection-peer-max-concurrent-streams
+   #:connection-peer-max-frame-size #:connection-send-window
+   #:connection-close #:connection-shutdown #:connection-send-goaway #:connection-wait-closed #:connection-ping
+   #:with-connection-lock
+   ;; sending, lock held (the % functions) or not
+   #:%open-stream #:%write-headers #:%write-data #:%reset-stream
+   #:%stream-consumed #:%request-flush #:%stream-send-window
+   #:flush-connection #:reset-stream #:stream-consumed
+   ;; header validation (section 8)
+   #:malformed-field-block))
+
+(defpackage #:clgrpc.grpc
+  (:use #:cl #:clgrpc.octets #:clgrpc.util)
+  (:documentation "gRPC over HTTP/2: length-prefixed messages, status codes,
+metadata, deadlines and cancellation; a server with handlers for the four
+kinds of method, and a client channel.")
+  (:export
+   ;; status
+   #:+ok+ #:+cancelled+ #:+unknown+ #:+invalid-argument+ #:+deadline-exceeded+
+   #:+not-found+ #:+already-exists+ #:+permission-denied+ #:+resource-exhausted+
+   #:+failed-precondition+ #:+aborted+ #:+out-of-range+ #:+unimplemented+
+   #:+internal+ #:+unavailable+ #:+data-loss+ #:+unauthenticated+
+   #:status-code-name #:grpc-error #:grpc-error-code #:grpc-error-message
+   #:grpc-error-metadata #:raise-grpc-error
+   #:percent-encode-message #:percent-decode-message
+   ;; deadlines and metadata
+   #:parse-grpc-timeout #:format-grpc-timeout
+   #:base64-encode #:base64-decode
+   ;; codecs
+   #:raw-encoder #:raw-decoder
+   ;; calls (both sides)
+   #:call #:call-metadata #:call-deadline #:call-cancelled-p #:call-method-path
+   #:call-peer-trailers #:call-response-metadata #:call-status-code #:call-status-message
+   #:call-send #:call-recv #:call-close-send #:call-cancel #:call-close-and-recv
+   #:call-set-response-metadata #:call-set-trailer-metadata #:call-send-headers
+   ;; server
+   #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
+   #:server-connection-count
+   ;; client
+   #:channel #:make-channel #:channel-close
+   #:unary-call #:server-streaming-call #:client-streaming-call #:bidi-streaming-call))
+
 
 (defpackage #:clgrpc.descriptor
   (:use #:cl #:clgrpc.octets #:clgrpc.protobuf)
@@ -161,3 +236,12 @@ structures for code generation.")
    #:descriptor-pool #:make-descriptor-pool #:pool-files #:find-descriptor
    #:field-repeated-p #:field-packed-p #:field-map-entry #:field-scalar-p
    #:all-messages #:all-enums))
+
+(defpackage #:clgrpc.codegen
+  (:use #:cl #:clgrpc.octets #:clgrpc.protobuf #:clgrpc.descriptor)
+  (:documentation "Lisp message structures, their encoders and decoders, and
+gRPC service stubs, generated from a FileDescriptorSet at macroexpansion
+time.")
+  (:export #:define-messages-from-descriptor-set #:define-services-from-descriptor-set
+           #:message-definitions-form #:service-definitions-form
+           #:lisp-name))

@@ -20,3 +20,8 @@
   `(let ((,var (make-obuf 16)))
      ,@body
      (obuf-hex ,var)))
+
+(defpackage #:clgrpc.tests.pb
+  (:use #:cl)
+  (:documentation "Code generated from tests/data/test_types.pb (which imports
+route_guide.proto), for the codegen tests."))

@@ -1,0 +1,90 @@
+;;;; gRPC service code from a FileDescriptorSet: client stubs calling the
+;;;; four kinds of method with the generated codecs, and a function
+;;;; registering handlers on a server.  Needs the message definitions
+;;;; (DEFINE-MESSAGES-FROM-DESCRIPTOR-SET) in the same package.
+;;;;
+;;;; For service routeguide.RouteGuide:
+;;;;   (route-guide-get-feature channel point &key timeout metadata) => feature
+;;;;   (route-guide-list-features channel rectangle &key ...) => call (CALL-RECV)
+;;;;   (route-guide-record-route channel &key ...) => call (CALL-SEND, CALL-CLOSE-AND-RECV)
+;;;;   (route-guide-route-chat channel &key ...) => call (CALL-SEND, CALL-RECV)
+;;;;   (register-route-guide server :get-feature fn :list-features fn ...)
+
+(in-package #:clgrpc.codegen)
+
+(defun method-kind (m)
+  (cond ((and (method-descriptor-client-streaming-p m) (method-descriptor-server-streaming-p m))
+         :bidi)
+        ((method-descriptor-client-streaming-p m) :client-streaming)
+        ((method-descriptor-server-streaming-p m) :server-streaming)
+        (t :unary)))
+
+(defun service-definitions (gen service package-name)
+  (let* ((base (type-base-name (service-descriptor-full-name service) package-name))
+         (methods (service-descriptor-methods service)))
+    `(,@(loop for m in methods
+              for stub = (sym gen base "-" (lisp-name (method-descriptor-name m)))
+              for path = (method-descriptor-path m)
+              for encoder = `#',(encoder-symbol gen (method-descriptor-input-type m))
+              for decoder = `#',(decoder-symbol gen (method-descriptor-output-type m))
+              collect
+              (ecase (method-kind m)
+                (:unary
+                 `(defun ,stub (channel request &key timeout metadata)
+                    ,(format nil "Call ~A; returns the response (and the call)." path)
+                    (clgrpc.grpc:unary-call channel ,path request :encoder ,encoder :decoder ,decoder
+                                                                  :timeout timeout :metadata metadata)))
+                (:server-streaming
+                 `(defun ,stub (channel request &key timeout metadata)
+                    ,(format nil "Start ~A; read the responses with CALL-RECV." path)
+                    (clgrpc.grpc:server-streaming-call channel ,path request
+                                                       :encoder ,encoder :decoder ,decoder
+                                                       :timeout timeout :metadata metadata)))
+                (:client-streaming
+                 `(defun ,stub (channel &key timeout metadata)
+                    ,(format nil "Start ~A; CALL-SEND requests, then CALL-CLOSE-AND-RECV." path)
+                    (clgrpc.grpc:client-streaming-call channel ,path
+                                                       :encoder ,encoder :decoder ,decoder
+                                                       :timeout timeout :metadata metadata)))
+                (:bidi
+                 `(defun ,stub (channel &key timeout metadata)
+                    ,(format nil "Start ~A; CALL-SEND, CALL-RECV, CALL-CLOSE-SEND." path)
+                    (clgrpc.grpc:bidi-streaming-call channel ,path
+                                                     :encoder ,encoder :decoder ,decoder
+                                                     :timeout timeout :metadata metadata)))))
+      (defun ,(sym gen "REGISTER-" base) (server &key ,@(loop for m in methods
+                                                               collect (sym gen (lisp-name (method-descriptor-name m)))))
+        ,(format nil "Register handlers for ~A on SERVER; a method given no handler stays
+UNIMPLEMENTED.  See CLGRPC.GRPC:REGISTER-METHOD for the handler signatures."
+                 (service-descriptor-full-name service))
+        ,@(loop for m in methods
+                for var = (sym gen (lisp-name (method-descriptor-name m)))
+                collect `(when ,var
+                           (clgrpc.grpc:register-method
+                            server ,(method-descriptor-path m) ,var
+                            :kind ,(method-kind m)
+                            :request-decoder #',(decoder-symbol gen (method-descriptor-input-type m))
+                            :response-encoder #',(encoder-symbol gen (method-descriptor-output-type m)))))
+        server))))
+
+(defun service-definitions-form (files &key (package *package*) only-files export)
+  "Stubs and registration functions for the services of FILES, exported
+from PACKAGE if EXPORT."
+  (let* ((gen (make-gen files package))
+         (definitions
+           (loop for file in files
+                 when (or (null only-files)
+                          (member (file-descriptor-name file) only-files :test #'string=))
+                   append (loop for s in (file-descriptor-services file)
+                                append (service-definitions gen s (file-descriptor-package file)))))
+         (names (loop for d in definitions when (eq (first d) 'defun) collect (second d))))
+    `(progn
+       ,@(when (and export names) (list (export-form names)))
+       ,@definitions)))
+
+(defmacro define-services-from-descriptor-set (path &key package only-files export)
+  "Client stubs and server registration for the services of the descriptor
+set at PATH (see DEFINE-MESSAGES-FROM-DESCRIPTOR-SET)."
+  (service-definitions-form (load-file-descriptor-set (resolve-descriptor-path path))
+                            :package (or package *package*)
+                            :only-files only-files :export export))

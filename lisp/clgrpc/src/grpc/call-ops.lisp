@@ -1,0 +1,70 @@
+;;;; Sending and receiving messages on a call, from handler or client
+;;;; threads (both sides).
+
+(in-package #:clgrpc.grpc)
+
+(declaim (ftype function %send-response-headers))
+
+(defun %call-ended-error (call)
+  "Signal the GRPC-ERROR for a call that has ended (lock held)."
+  (let ((code (or (call-status call) +cancelled+)))
+    (error 'grpc-error :code (if (= code +ok+) +cancelled+ code)
+                       :message (if (= code +ok+) "call already finished" (call-status-message call))
+                       :metadata (call-trailers call))))
+
+(defun call-send (call message)
+  "Send MESSAGE on a streaming call.  Waits for flow-control window; the
+frames are written by the connection's writer thread, batched with whatever
+else is ready.  Signals GRPC-ERROR if the call has ended."
+  (let* ((buf (encode-message-frame call message))
+         (conn (call-conn call))
+         (stream (call-stream call)))
+    (clgrpc.http2:with-connection-lock (conn)
+      (when (or (call-status call) (call-send-closed call))
+        (%call-ended-error call))
+      (when (and (eq (call-role call) :server) (not (call-headers-sent call)))
+        (%send-response-headers call))
+      (unless (clgrpc.http2:%write-data conn stream (obuf-data buf) 0 (obuf-fill buf))
+        (%call-ended-error call))
+      (clgrpc.http2:%request-flush conn))
+    nil))
+
+(defun call-recv (call)
+  "The next message from the peer, or NIL when it has finished sending
+(on a client: the call ended with status OK).  Signals GRPC-ERROR when the
+call ended otherwise (cancelled, deadline, error status)."
+  (let ((conn (call-conn call)))
+    (clgrpc.http2:with-connection-lock (conn)
+      (loop
+        (let ((inbox (call-inbox call)))
+          (when (and inbox (not (fifo-empty-p inbox)))
+            (let ((message (fifo-pop inbox))
+                  (window (fifo-pop inbox)))
+              (clgrpc.http2:%stream-consumed conn (call-stream call) window)
+              (return message))))
+        (cond ((eq (call-role call) :client)
+               (when (call-status call)
+                 (if (= (the fixnum (call-status call)) +ok+)
+                     (return nil)
+                     (%call-ended-error call))))
+              ((call-status call) (%call-ended-error call))
+              ((call-inbound-done call) (return nil)))
+        (wait-on (call-cv call) (clgrpc.http2:connection-lock conn))))))
+
+(defun call-set-response-metadata (call metadata)
+  "Server: custom metadata for the response HEADERS (before the first send)."
+  (setf (call-%response-metadata call) metadata))
+
+(defun call-set-trailer-metadata (call metadata)
+  "Server: custom metadata for the trailers."
+  (setf (call-trailer-metadata call) metadata))
+
+(defun call-send-headers (call)
+  "Server: send the response HEADERS (with their metadata) now, before any
+message."
+  (let ((conn (call-conn call)))
+    (clgrpc.http2:with-connection-lock (conn)
+      (unless (call-status call)
+        (%send-response-headers call)
+        (clgrpc.http2:%request-flush conn)))
+    nil))

@@ -1,0 +1,81 @@
+;;;; The call: one RPC on one HTTP/2 stream, on either side.
+;;;;
+;;;; A call's mutable state is guarded by its connection's lock (see
+;;;; http2/connection.lisp), the same lock the reader thread holds when it
+;;;; delivers frames, so delivering a message, finishing a call and waking the
+;;;; thread waiting for it never take a second lock.  CV is the call's own
+;;;; wait queue, used with that lock.
+;;;;
+;;;; STATUS is NIL while the call runs.  On a server it is set when the call
+;;;; finishes (trailers sent, deadline, client cancel); on a client when the
+;;;; trailers arrive or the call fails locally.  Whoever sets it first wins.
+
+(in-package #:clgrpc.grpc)
+
+(deftype method-kind () '(member :unary :server-streaming :client-streaming :bidi))
+
+(defun raw-encoder (message buf)
+  "The identity codec: MESSAGE is an octet vector, written as is."
+  (obuf-write-bytes buf message))
+
+(defun raw-decoder (octets start end)
+  "The identity codec: a fresh octet vector of the message."
+  (subseq octets start end))
+
+(defstruct (call (:constructor %make-call))
+  (role :server :type (member :server :client))
+  (kind :unary :type method-kind)
+  (conn nil)
+  (stream nil)
+  (path "" :type string)
+  (encoder #'raw-encoder :type function)
+  (decoder #'raw-decoder :type function)
+  (cv (sb-thread:make-waitqueue :name "grpc call") :type sb-thread:waitqueue)
+  (max-receive-size 4194304 :type fixnum)
+  (max-send-size most-positive-fixnum :type fixnum)
+  ;; ---- inbound messages: message, flow-control octets, message, ...
+  (inbox nil :type (or null fifo))
+  (inbound-done nil)                    ; the peer half-closed
+  (received 0 :type fixnum)             ; messages received
+  (request nil)                         ; server: the request of a unary-request call
+  ;; message assembly (framing.lisp)
+  (asm-prefix 0 :type (integer 0 5))   ; prefix octets seen for the current message
+  (asm-flag 0 :type (unsigned-byte 8))
+  (asm-length 0 :type (unsigned-byte 32))
+  (asm-buf nil :type (or null obuf))
+  ;; ---- outbound
+  (headers-sent nil)                    ; server: response HEADERS written
+  (head-received nil)                   ; client: response HEADERS received
+  (send-closed nil)                     ; client: END_STREAM sent
+  ;; ---- outcome
+  (status nil :type (or null fixnum))
+  (status-message "" :type string)
+  (trailers nil :type list)             ; client: trailing metadata received
+  ;; ---- metadata
+  (%metadata nil :type list)            ; server: request metadata; client: sent
+  (%response-metadata nil :type list)   ; server: to send; client: received
+  (trailer-metadata nil :type list)     ; server: to send in trailers
+  ;; ---- deadline
+  (%deadline nil :type (or null fixnum)) ; NOW-US time
+  (timer nil)
+  ;; ---- server side
+  (handler nil)
+  (user nil))
+
+;;; Public accessors under exported names.
+(defun call-metadata (call)
+  "Server: the request's custom metadata.  Client: the metadata sent."
+  (call-%metadata call))
+(defun call-response-metadata (call) (call-%response-metadata call))
+(defun call-peer-trailers (call) (call-trailers call))
+(defun call-status-code (call) (call-status call))
+(defun call-method-path (call) (call-path call))
+(defun call-deadline (call)
+  "The deadline in seconds from now (a real), or NIL."
+  (let ((d (call-%deadline call)))
+    (and d (/ (- d (now-us)) 1d6))))
+
+(defun call-cancelled-p (call)
+  "True once the call can no longer succeed: on a server, the client
+cancelled, the deadline passed or the call already finished."
+  (not (null (call-status call))))

@@ -1,0 +1,283 @@
+;;;; The gRPC client: a channel (one HTTP/2 connection, reopened when it
+;;;; closes or receives GOAWAY) and the four kinds of call.
+;;;;
+;;;; Calls from any number of threads share the connection as concurrent
+;;;; streams.  A unary call writes HEADERS and its DATA in one lock hold and
+;;;; one send(2), then waits on its own queue; the connection's reader thread
+;;;; decodes the response and trailers and wakes it.  Deadlines are enforced
+;;;; here too: the scheduler cancels the stream (RST_STREAM CANCEL) and ends
+;;;; the call with DEADLINE_EXCEEDED, whatever the server does.
+
+(in-package #:clgrpc.grpc)
+
+(defstruct (channel (:constructor %make-channel))
+  (host "127.0.0.1")
+  (port 0 :type fixnum)
+  (authority "" :type string)
+  (lock (sb-thread:make-mutex :name "grpc channel") :type sb-thread:mutex)
+  (conn nil)
+  (max-receive-message-size 4194304 :type fixnum)
+  (max-send-message-size most-positive-fixnum :type fixnum)
+  (connection-options '() :type list)
+  (closed nil))
+
+(defun make-channel (host port &key (max-receive-message-size 4194304)
+                                    (max-send-message-size most-positive-fixnum)
+                                    (initial-window-size 1048576)
+                                    (connection-window-size 4194304))
+  "A channel to HOST:PORT.  Connects on first use."
+  (%make-channel :host host :port port
+                 :authority (format nil "~A:~D" host port)
+                 :max-receive-message-size max-receive-message-size
+                 :max-send-message-size max-send-message-size
+                 :connection-options (list :initial-window-size initial-window-size
+                                           :connection-window-size connection-window-size)))
+
+(defun channel-close (channel)
+  "Close the channel's connection; calls in flight fail with UNAVAILABLE."
+  (let ((conn (sb-thread:with-mutex ((channel-lock channel))
+                (setf (channel-closed channel) t)
+                (shiftf (channel-conn channel) nil))))
+    (when conn
+      (clgrpc.http2:connection-close conn)
+      (clgrpc.http2:connection-wait-closed conn 5))
+    nil))
+
+(declaim (ftype function client-on-headers client-on-data client-on-reset))
+
+(defun channel-connection (channel &optional stale)
+  "A connection that can take new streams (not STALE, the one that just
+could not)."
+  (sb-thread:with-mutex ((channel-lock channel))
+    (when (channel-closed channel)
+      (raise-grpc-error +unavailable+ "channel closed"))
+    (let ((conn (channel-conn channel)))
+      (if (and conn (not (eq conn stale))
+               (not (clgrpc.http2:connection-closed-p conn))
+               (not (clgrpc.http2:connection-goaway-received-p conn)))
+          conn
+          (let ((socket (handler-case (clgrpc.net:tcp-connect (channel-host channel)
+                                                              (channel-port channel))
+                          (error (e)
+                            (raise-grpc-error +unavailable+ "cannot connect to ~A: ~A"
+                                              (channel-authority channel) e)))))
+            (setf (channel-conn channel)
+                  (clgrpc.http2:connection-start
+                   (apply #'clgrpc.http2:make-connection socket :client
+                          :on-headers #'client-on-headers :on-data #'client-on-data
+                          :on-reset #'client-on-reset :user channel
+                          (channel-connection-options channel)))))))))
+
+;;; ------------------------------------------------------------------
+;;; Ending calls (connection lock held)
+
+(defun %client-complete (call code message trailers)
+  (unless (call-status call)
+    (let ((deadline (call-%deadline call)))
+      (when (and deadline (/= code +ok+) (>= (now-us) deadline))
+        ;; Past our deadline, whatever the server did about it (grpc-go
+        ;; resets the stream with CANCEL) the outcome is DEADLINE_EXCEEDED.
+        (setf code +deadline-exceeded+ message "deadline exceeded")))
+    (setf (call-status call) code
+          (call-status-message call) message
+          (call-trailers call) trailers)
+    (when (call-timer call)
+      (cancel-timer (call-timer call)))
+    (sb-thread:condition-broadcast (call-cv call))))
+
+(defun %client-fail (call code message)
+  "End CALL locally: cancel its stream so the server stops too."
+  (unless (call-status call)
+    (%client-complete call code message nil)
+    (let ((stream (call-stream call)))
+      (when stream
+        (clgrpc.http2:%reset-stream (call-conn call) stream clgrpc.http2:+cancel+)
+        (clgrpc.http2:%request-flush (call-conn call))))))
+
+(defun %fail-call (call code message)
+  (if (eq (call-role call) :server)
+      (%server-fail call code message)
+      (%client-fail call code message)))
+
+(defun client-deadline-expired (call)
+  (clgrpc.http2:with-connection-lock ((call-conn call))
+    (%client-fail call +deadline-exceeded+ "deadline exceeded")))
+
+(defun call-cancel (call)
+  "Cancel a client call: RST_STREAM CANCEL, status CANCELLED."
+  (let ((conn (call-conn call)))
+    (when conn
+      (clgrpc.http2:with-connection-lock (conn)
+        (%client-fail call +cancelled+ "cancelled")))
+    nil))
+
+;;; ------------------------------------------------------------------
+;;; Reader-thread callbacks (connection lock held)
+
+(defun status-from-trailers (headers)
+  "(values code message) from grpc-status and grpc-message."
+  (let ((status (cdr (assoc "grpc-status" headers :test #'string=)))
+        (message (cdr (assoc "grpc-message" headers :test #'string=))))
+    (let ((code (and status (every #'digit-char-p status) (plusp (length status))
+                     (parse-integer status))))
+      (if code
+          (values code (if message (percent-decode-message message) ""))
+          (values +unknown+ "missing grpc-status in trailers")))))
+
+(defun client-on-headers (conn stream headers end-stream)
+  (let ((call (clgrpc.http2:h2-stream-user stream)))
+    (when (and call (not (call-status call)))
+      (if (not (call-head-received call))
+          ;; First block: the response head (maybe trailers-only).
+          (let ((status (cdr (assoc ":status" headers :test #'string=)))
+                (content-type (cdr (assoc "content-type" headers :test #'string=))))
+            (setf (call-head-received call) t)
+            (cond ((string/= status "200")
+                   (if (assoc "grpc-status" headers :test #'string=)
+                       (multiple-value-bind (code message) (status-from-trailers headers)
+                         (%client-complete call code message (headers-to-metadata headers)))
+                       (%client-fail call (status-from-http-status
+                                           (or (ignore-errors (parse-integer status)) 0))
+                                     (format nil "HTTP status ~A" status))))
+                  ((not (grpc-content-type-p content-type))
+                   (%client-fail call +unknown+
+                                 (format nil "invalid content-type ~S" content-type)))
+                  (end-stream
+                   (multiple-value-bind (code message) (status-from-trailers headers)
+                     (%client-complete call code message (headers-to-metadata headers))))
+                  (t
+                   (setf (call-%response-metadata call) (headers-to-metadata headers)))))
+          ;; Trailers.
+          (multiple-value-bind (code message) (status-from-trailers headers)
+            (when (and (= code +ok+) (plusp (call-asm-prefix call)))
+              (setf code +internal+ message "stream ended inside a message"))
+            (%client-complete call code message (headers-to-metadata headers))))
+      (when (and end-stream (call-status call)
+                 (clgrpc.http2::stream-can-send-p stream))
+        ;; The server finished while we were still sending: stop.
+        (clgrpc.http2:%reset-stream conn stream clgrpc.http2:+no-error+)
+        (clgrpc.http2:%request-flush conn)))))
+
+(defun client-on-data (conn stream octets start end end-stream)
+  (let ((call (clgrpc.http2:h2-stream-user stream)))
+    (when (and call (not (call-status call)))
+      (%feed call conn stream octets start end)
+      (when (and end-stream (not (call-status call)))
+        (%client-fail call +internal+ "server ended the stream without trailers")))))
+
+(defun client-on-reset (conn stream code origin)
+  (declare (ignore conn))
+  (let ((call (clgrpc.http2:h2-stream-user stream)))
+    (when call
+      (%client-complete call
+                        (case origin
+                          (:peer (status-from-http2-error code))
+                          (:local +internal+)
+                          (t +unavailable+))
+                        (case origin
+                          (:peer (format nil "stream reset by the server (~A)"
+                                         (clgrpc.http2:error-code-name code)))
+                          (:local (format nil "protocol error on the stream (~A)"
+                                          (clgrpc.http2:error-code-name code)))
+                          (:goaway "not processed before the server's GOAWAY")
+                          (t "connection closed"))
+                        nil))))
+
+;;; ------------------------------------------------------------------
+;;; Starting calls
+
+(defun request-headers (channel call deadline metadata)
+  (list* '(":method" . "POST") '(":scheme" . "http")
+         (cons ":path" (call-path call))
+         (cons ":authority" (channel-authority channel))
+         '("content-type" . "application/grpc")
+         '("te" . "trailers")
+         '("user-agent" . "grpc-common-lisp/clgrpc")
+         (nconc (when deadline
+                  ;; Not indexed: every call has a different value.
+                  (list (list "grpc-timeout" (format-grpc-timeout (- deadline (now-us))) :without)))
+                (when metadata (metadata-to-headers metadata)))))
+
+(defun start-call (channel path kind encoder decoder timeout metadata request)
+  "Open the stream and send HEADERS (and REQUEST, half-closing, if given)."
+  (let* ((deadline (and timeout (+ (now-us) (max 1 (round (* timeout 1000000))))))
+         (call (%make-call :role :client :kind kind :path path
+                           :encoder encoder :decoder decoder
+                           :max-receive-size (channel-max-receive-message-size channel)
+                           :max-send-size (channel-max-send-message-size channel)
+                           :%metadata metadata :%deadline deadline))
+         (buf (and request (encode-message-frame call request)))
+         (headers (request-headers channel call deadline metadata))
+         (conn nil))
+    (loop repeat 3
+          do (setf conn (channel-connection channel conn))
+             (clgrpc.http2:with-connection-lock (conn)
+               (let ((stream (clgrpc.http2:%open-stream conn call)))
+                 (when stream
+                   (setf (call-conn call) conn
+                         (call-stream call) stream
+                         (call-headers-sent call) t)
+                   (clgrpc.http2:%write-headers conn stream headers)
+                   (when deadline
+                     (setf (call-timer call)
+                           (schedule-timer #'client-deadline-expired call deadline)))
+                   (when buf
+                     (setf (call-send-closed call) t)
+                     (clgrpc.http2:%write-data conn stream (obuf-data buf) 0 (obuf-fill buf)
+                                               :end-stream t))
+                   (return)))))
+    (unless (call-stream call)
+      (raise-grpc-error +unavailable+ "no connection could take the call"))
+    (clgrpc.http2:flush-connection conn)
+    call))
+
+(defun await-status (call)
+  (let ((conn (call-conn call)))
+    (clgrpc.http2:with-connection-lock (conn)
+      (loop until (call-status call)
+            do (wait-on (call-cv call) (clgrpc.http2:connection-lock conn)))
+      (unless (= (the fixnum (call-status call)) +ok+)
+        (%call-ended-error call))
+      (let ((inbox (call-inbox call)))
+        (if (and inbox (not (fifo-empty-p inbox)))
+            (fifo-pop inbox)
+            (raise-grpc-error +internal+ "no response message"))))))
+
+(defun unary-call (channel path request &key (encoder #'raw-encoder) (decoder #'raw-decoder)
+                                             timeout metadata)
+  "Call the unary method PATH with REQUEST.  Returns (values response call);
+signals GRPC-ERROR for any status but OK.  TIMEOUT is in seconds."
+  (let ((call (start-call channel path :unary encoder decoder timeout metadata request)))
+    (values (await-status call) call)))
+
+(defun server-streaming-call (channel path request &key (encoder #'raw-encoder)
+                                                       (decoder #'raw-decoder) timeout metadata)
+  "Start a server-streaming call; read responses with CALL-RECV until NIL."
+  (start-call channel path :server-streaming encoder decoder timeout metadata request))
+
+(defun client-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
+                                               timeout metadata)
+  "Start a client-streaming call: CALL-SEND requests, then CALL-CLOSE-AND-RECV."
+  (start-call channel path :client-streaming encoder decoder timeout metadata nil))
+
+(defun bidi-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
+                                             timeout metadata)
+  "Start a bidi call: CALL-SEND, CALL-RECV, CALL-CLOSE-SEND in any order."
+  (start-call channel path :bidi encoder decoder timeout metadata nil))
+
+(defparameter +no-octets+ (make-octets 0))
+
+(defun call-close-send (call)
+  "Half-close: tell the server no more messages are coming."
+  (let ((conn (call-conn call)))
+    (clgrpc.http2:with-connection-lock (conn)
+      (unless (or (call-send-closed call) (call-status call))
+        (setf (call-send-closed call) t)
+        (clgrpc.http2:%write-data conn (call-stream call) +no-octets+ 0 0 :end-stream t)))
+    (clgrpc.http2:flush-connection conn)
+    nil))
+
+(defun call-close-and-recv (call)
+  "Client streaming: half-close and return the single response."
+  (call-close-send call)
+  (await-status call))

@@ -1,0 +1,132 @@
+;;;; Length-Prefixed-Message (PROTOCOL-HTTP2.md):
+;;;;
+;;;;   Compressed-Flag (1 octet) | Message-Length (4 octets, big-endian) | Message
+;;;;
+;;;; Outbound, a message is encoded once into a per-thread scratch buffer
+;;;; behind a 5-octet prefix that is patched afterwards, then copied into DATA
+;;;; frames.  Inbound, the assembler walks DATA payloads in place: a message
+;;;; wholly inside one frame (the usual case) is decoded straight from the
+;;;; read buffer; only messages split across frames are copied.
+;;;;
+;;;; Flow control: octets of a message decoded from its frame are returned to
+;;;; the peer when the application takes the message (backpressure); octets
+;;;; copied into a partial message are returned at once, since a message is
+;;;; bounded by the maximum message size and holding them back could stall a
+;;;; message larger than the window.
+
+(in-package #:clgrpc.grpc)
+
+(declaim (optimize (speed 3) (safety 1) (debug 0)))
+
+(defvar *scratch* nil
+  "This thread's encoding buffer.  Worker threads bind one; elsewhere each
+send allocates.")
+
+(declaim (ftype function %fail-call %server-got-request))
+
+(defun encode-message-frame (call message)
+  "MESSAGE serialized behind its gRPC prefix, in an OBUF (the scratch
+buffer: valid until this thread encodes again)."
+  (let ((buf (or *scratch* (make-obuf 256))))
+    (declare (type obuf buf))
+    (obuf-reset buf)
+    (obuf-write-u8 buf 0)               ; never compressed
+    (obuf-write-u32 buf 0)
+    (funcall (call-encoder call) message buf)
+    (let ((n (- (obuf-fill buf) 5)))
+      (when (> n (call-max-send-size call))
+        (raise-grpc-error +resource-exhausted+ "message of ~D octets exceeds the limit of ~D"
+                          n (call-max-send-size call)))
+      (obuf-set-u32 buf 1 n))
+    buf))
+
+(defun %deliver (call octets start end window)
+  "A complete message OCTETS[START,END) (lock held).  WINDOW is the number
+of flow-control octets to return when the application takes it."
+  (declare (type call call) (type octets octets) (type index start end) (type fixnum window))
+  (let ((message (handler-case (funcall (call-decoder call) octets start end)
+                   (error (e)
+                     (%fail-call call +internal+
+                                 (format nil "failed to decode message: ~A" e))
+                     (return-from %deliver nil)))))
+    (incf (call-received call))
+    (if (and (eq (call-role call) :server)
+             (member (call-kind call) '(:unary :server-streaming)))
+        (%server-got-request call message window)
+        (let ((inbox (or (call-inbox call)
+                         (setf (call-inbox call) (make-fifo 8)))))
+          (fifo-push inbox message)
+          (fifo-push inbox window)
+          (sb-thread:condition-broadcast (call-cv call))))))
+
+(defun %check-prefix (call)
+  "Validate a complete prefix; returns true to go on."
+  (let ((flag (call-asm-flag call))
+        (length (call-asm-length call)))
+    (cond ((= flag 1)
+           ;; We accept only identity encoding: a server rejects other
+           ;; grpc-encodings before any message (UNIMPLEMENTED), so a
+           ;; compressed message here came without a usable grpc-encoding.
+           (%fail-call call +internal+ "compressed message without a supported grpc-encoding")
+           nil)
+          ((/= flag 0)
+           (%fail-call call +internal+ (format nil "invalid compressed flag ~D" flag))
+           nil)
+          ((> length (call-max-receive-size call))
+           (%fail-call call +resource-exhausted+
+                       (format nil "message of ~D octets exceeds the limit of ~D"
+                               length (call-max-receive-size call)))
+           nil)
+          (t t))))
+
+(defun %feed (call conn stream octets start end)
+  "Run the DATA payload OCTETS[START,END) through CALL's message assembler
+(lock held)."
+  (declare (type call call) (type octets octets) (type index start end))
+  (let ((immediate 0))                  ; flow-control octets to return now
+    (declare (type fixnum immediate))
+    (loop while (and (< start end) (null (call-status call)))
+          do (if (< (call-asm-prefix call) 5)
+                 (if (and (zerop (call-asm-prefix call)) (>= (- end start) 5))
+                     ;; Fast path: a whole prefix, and maybe the whole message.
+                     (let ((length (read-u32 octets (1+ start))))
+                       (setf (call-asm-flag call) (aref octets start)
+                             (call-asm-length call) length
+                             (call-asm-prefix call) 5)
+                       (unless (%check-prefix call) (return))
+                       (let ((body (+ start 5)))
+                         (if (<= (+ body length) end)
+                             (progn
+                               (setf (call-asm-prefix call) 0)
+                               (%deliver call octets body (+ body length) (+ 5 length))
+                               (setf start (+ body length)))
+                             (progn (incf immediate 5)
+                                    (setf start body)))))
+                     ;; A prefix split across frames, one octet at a time.
+                     (let ((b (aref octets start))
+                           (k (call-asm-prefix call)))
+                       (if (zerop k)
+                           (setf (call-asm-flag call) b (call-asm-length call) 0)
+                           (setf (call-asm-length call)
+                                 (logior (ash (logand (call-asm-length call) #xffffff) 8) b)))
+                       (setf (call-asm-prefix call) (1+ k))
+                       (incf start)
+                       (incf immediate)
+                       (when (and (= k 4) (not (%check-prefix call)))
+                         (return))
+                       (when (and (= k 4) (zerop (call-asm-length call)))
+                         (setf (call-asm-prefix call) 0)
+                         (%deliver call octets start start 0))))
+                 ;; Payload of a message that did not fit in one frame.
+                 (let* ((buf (or (call-asm-buf call) (setf (call-asm-buf call) (make-obuf 1024))))
+                        (need (- (call-asm-length call) (obuf-fill buf)))
+                        (n (min need (- end start))))
+                   (obuf-write-bytes buf octets start (+ start n))
+                   (incf start n)
+                   (incf immediate n)
+                   (when (= n need)
+                     (setf (call-asm-prefix call) 0)
+                     (%deliver call (obuf-data buf) 0 (obuf-fill buf) 0)
+                     (obuf-reset buf)))))
+    (when (plusp immediate)
+      (clgrpc.http2:%stream-consumed conn stream immediate))))

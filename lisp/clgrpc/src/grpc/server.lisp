@@ -1,0 +1,381 @@
+;;;; The gRPC server: method registry, request validation, dispatch to
+;;;; worker pools, responses and trailers, deadlines.
+;;;;
+;;;; Per connection, the HTTP/2 reader thread parses requests and runs the
+;;;; callbacks below (lock held).  Handlers never run there: unary calls (and
+;;;; server-streaming ones, which also start from one request) are submitted
+;;;; once their request is complete; client-streaming and bidi calls start at
+;;;; once and receive messages as they come.  A unary response -- HEADERS,
+;;;; DATA and trailers -- is appended in one lock hold and written by the
+;;;; worker itself with one send(2), or batched with other responses when
+;;;; another thread is already writing.
+
+(in-package #:clgrpc.grpc)
+
+(defstruct (method-entry (:constructor make-method-entry (path kind handler encoder decoder)))
+  (path "" :type string)
+  (kind :unary :type method-kind)
+  (handler nil :type function)
+  (encoder nil :type function)
+  (decoder nil :type function))
+
+(defstruct (server (:constructor %make-server))
+  (methods (make-hash-table :test 'equal) :type hash-table)
+  (services (make-hash-table :test 'equal) :type hash-table)
+  (lock (sb-thread:make-mutex :name "grpc server") :type sb-thread:mutex)
+  (listener nil)
+  (port nil)
+  (accept-thread nil)
+  (connections '() :type list)
+  (unary-pool nil)
+  (stream-pool nil)
+  (max-receive-message-size 4194304 :type fixnum)
+  (max-send-message-size most-positive-fixnum :type fixnum)
+  (connection-options '() :type list)
+  (state :new :type (member :new :running :stopping :stopped)))
+
+(defun scratch-wrapper (thunk)
+  (let ((*scratch* (make-obuf 4096)))
+    (funcall thunk)))
+
+(defun make-server (&key (max-receive-message-size 4194304)
+                         (max-send-message-size most-positive-fixnum)
+                         (unary-threads 16) (stream-threads 4096)
+                         (max-concurrent-streams 1000)
+                         (initial-window-size 1048576)
+                         (connection-window-size 4194304)
+                         (max-header-list-size 65536))
+  "A server with no methods yet.  UNARY-THREADS bounds the pool that runs
+unary and server-streaming handlers; STREAM-THREADS the pool for
+client-streaming and bidi handlers, which wait for messages and so need a
+thread each while they run."
+  (%make-server
+   :max-receive-message-size max-receive-message-size
+   :max-send-message-size max-send-message-size
+   :unary-pool (make-worker-pool :name "grpc unary" :max-threads unary-threads
+                                 :wrapper #'scratch-wrapper)
+   :stream-pool (make-worker-pool :name "grpc stream" :max-threads stream-threads
+                                  :wrapper #'scratch-wrapper)
+   :connection-options (list :max-concurrent-streams max-concurrent-streams
+                             :initial-window-size initial-window-size
+                             :connection-window-size connection-window-size
+                             :max-header-list-size max-header-list-size)))
+
+(defun register-method (server path handler &key (kind :unary)
+                                                 (request-decoder #'raw-decoder)
+                                                 (response-encoder #'raw-encoder))
+  "Serve PATH (\"/package.Service/Method\") with HANDLER:
+  :UNARY             (handler request call) => response
+  :SERVER-STREAMING  (handler request call), sending with CALL-SEND
+  :CLIENT-STREAMING  (handler call) => response, receiving with CALL-RECV
+  :BIDI              (handler call), with CALL-RECV and CALL-SEND
+Signalling GRPC-ERROR ends the call with its status; any other error ends
+it with UNKNOWN."
+  (check-type kind method-kind)
+  (let ((slash (position #\/ path :start 1)))
+    (unless (and (> (length path) 1) (char= (char path 0) #\/) slash)
+      (error "method path ~S is not /service/method" path))
+    (setf (gethash (subseq path 1 slash) (server-services server)) t))
+  (setf (gethash path (server-methods server))
+        (make-method-entry path kind handler response-encoder request-decoder))
+  path)
+
+;;; ------------------------------------------------------------------
+;;; Writing responses (connection lock held)
+
+(defparameter +response-headers+
+  '((":status" . "200") ("content-type" . "application/grpc")))
+
+(defun %send-response-headers (call)
+  (unless (call-headers-sent call)
+    (setf (call-headers-sent call) t)
+    (clgrpc.http2:%write-headers
+     (call-conn call) (call-stream call)
+     (if (call-%response-metadata call)
+         (append +response-headers+ (metadata-to-headers (call-%response-metadata call)))
+         +response-headers+))))
+
+(defun trailer-headers (code message metadata)
+  (let ((tail (when metadata (metadata-to-headers metadata))))
+    (when (plusp (length message))
+      ;; Not indexed: messages vary and would churn the HPACK table.
+      (push (list "grpc-message" (percent-encode-message message) :without) tail))
+    (cons (cons "grpc-status" (svref *status-strings* code)) tail)))
+
+(defun %send-trailers (call code message metadata &key (reset-code clgrpc.http2:+no-error+))
+  "End the call with status CODE: trailers (a trailers-only response if no
+headers went out yet), then RST_STREAM if the client is still sending, so
+it stops (RFC 9113 8.1)."
+  (let ((conn (call-conn call))
+        (stream (call-stream call)))
+    (setf (call-status call) code
+          (call-status-message call) message)
+    (when (call-timer call)
+      (cancel-timer (call-timer call)))
+    (when (clgrpc.http2::stream-can-send-p stream)
+      (let ((trailers (handler-case (trailer-headers code message metadata)
+                        (grpc-error (e)
+                          (trailer-headers +internal+ (grpc-error-message e) nil)))))
+        (clgrpc.http2:%write-headers conn stream
+                                     (if (call-headers-sent call)
+                                         trailers
+                                         (append +response-headers+ trailers))
+                                     :end-stream t))
+      (setf (call-headers-sent call) t))
+    (when (clgrpc.http2::stream-can-receive-p stream)
+      (clgrpc.http2:%reset-stream conn stream reset-code))
+    (sb-thread:condition-broadcast (call-cv call))))
+
+(defun %trailers-only (conn stream http-status code message &optional extra)
+  "Refuse a request before any call exists."
+  (clgrpc.http2:%write-headers
+   conn stream
+   (list* (cons ":status" http-status) '("content-type" . "application/grpc")
+          (cons "grpc-status" (svref *status-strings* code))
+          (list "grpc-message" (percent-encode-message message) :without)
+          extra)
+   :end-stream t)
+  (when (clgrpc.http2::stream-can-receive-p stream)
+    (clgrpc.http2:%reset-stream conn stream clgrpc.http2:+no-error+))
+  (clgrpc.http2:%request-flush conn))
+
+(defun %server-fail (call code message)
+  (unless (call-status call)
+    (%send-trailers call code message nil)
+    (clgrpc.http2:%request-flush (call-conn call))))
+
+(defun server-finish (call code message response metadata)
+  "A handler returned (or failed): send RESPONSE, if any, and the trailers,
+then write them out from this thread."
+  (let ((buf nil)
+        (conn (call-conn call)))
+    (when response
+      (handler-case (setf buf (encode-message-frame call response))
+        (grpc-error (e) (setf code (grpc-error-code e) message (grpc-error-message e)))
+        (error (e) (setf code +internal+
+                         message (format nil "failed to encode response: ~A" e)))))
+    (clgrpc.http2:with-connection-lock (conn)
+      (block send
+        (unless (call-status call)
+          (when buf
+            (%send-response-headers call)
+            (unless (clgrpc.http2:%write-data conn (call-stream call)
+                                              (obuf-data buf) 0 (obuf-fill buf))
+              (return-from send)))
+          ;; Waiting for window released the lock: maybe finished meanwhile.
+          (unless (call-status call)
+            (%send-trailers call code message metadata)))))
+    (clgrpc.http2:flush-connection conn)))
+
+;;; ------------------------------------------------------------------
+;;; Running handlers (worker threads)
+
+(defun run-server-call (call)
+  (let* ((entry (call-handler call))
+         (handler (method-entry-handler entry))
+         (code +ok+) (message "") (response nil) (metadata nil))
+    (handler-case
+        (ecase (call-kind call)
+          (:unary (setf response (funcall handler (call-request call) call)))
+          (:server-streaming (funcall handler (call-request call) call))
+          (:client-streaming (setf response (funcall handler call)))
+          (:bidi (funcall handler call)))
+      (grpc-error (e)
+        (setf code (grpc-error-code e) message (grpc-error-message e)
+              metadata (grpc-error-metadata e)))
+      (error (e)
+        (setf code +unknown+ message (or (ignore-errors (princ-to-string e)) "handler error"))))
+    (when (and (= code +ok+) (null response)
+               (member (call-kind call) '(:unary :client-streaming)))
+      (setf code +internal+ message "handler returned no response"))
+    (server-finish call code message
+                   (and (= code +ok+) response)
+                   (or metadata (call-trailer-metadata call)))))
+
+(defun %dispatch (call pool)
+  (unless (pool-submit pool #'run-server-call call)
+    (%server-fail call +unavailable+ "server is shutting down")))
+
+;;; ------------------------------------------------------------------
+;;; Reader-thread callbacks (connection lock held)
+
+(defun %server-got-request (call message window)
+  "The request of a unary or server-streaming call."
+  (declare (ignore window))
+  (if (> (call-received call) 1)
+      (%server-fail call +internal+ "more than one request message for a unary request")
+      (setf (call-request call) message)))
+
+(defun %server-inbound-end (call)
+  (setf (call-inbound-done call) t)
+  (unless (call-status call)
+    (case (call-kind call)
+      ((:unary :server-streaming)
+       (if (= (call-received call) 1)
+           (let ((server (clgrpc.http2:connection-user (call-conn call))))
+             (%dispatch call (if (eq (call-kind call) :unary)
+                                 (server-unary-pool server)
+                                 (server-stream-pool server))))
+           (%server-fail call +internal+ "no request message")))
+      (t (sb-thread:condition-broadcast (call-cv call))))))
+
+(defun server-deadline-expired (call)
+  "Scheduler thread: the client's deadline passed."
+  (let ((conn (call-conn call)))
+    (clgrpc.http2:with-connection-lock (conn)
+      (unless (call-status call)
+        (%send-trailers call +deadline-exceeded+ "deadline exceeded" nil
+                        :reset-code clgrpc.http2:+cancel+)
+        (clgrpc.http2:%request-flush conn)))))
+
+(defun grpc-content-type-p (value)
+  "application/grpc, optionally +subtype or ;parameters."
+  (and value
+       (>= (length value) 16)
+       (string-equal "application/grpc" value :end2 16)
+       (or (= (length value) 16) (member (char value 16) '(#\+ #\;)))))
+
+(defun start-server-call (server conn stream headers end-stream)
+  (let ((method nil) (path nil) (content-type nil) (timeout nil) (encoding nil))
+    (dolist (h headers)
+      (let ((name (car h)))
+        (declare (type simple-string name))
+        (cond ((char= (char name 0) #\:)
+               (cond ((string= name ":path") (setf path (cdr h)))
+                     ((string= name ":method") (setf method (cdr h)))))
+              ((string= name "content-type") (setf content-type (cdr h)))
+              ((string= name "grpc-timeout") (setf timeout (parse-grpc-timeout (cdr h))))
+              ((string= name "grpc-encoding") (setf encoding (cdr h))))))
+    (cond
+      ((not (string= method "POST"))
+       (%trailers-only conn stream "405" +internal+ (format nil "method ~A not allowed" method)))
+      ((not (grpc-content-type-p content-type))
+       (%trailers-only conn stream "415" +internal+
+                       (format nil "invalid gRPC content-type ~S" content-type)))
+      ((and encoding (string/= encoding "identity"))
+       (%trailers-only conn stream "200" +unimplemented+
+                       (format nil "grpc-encoding ~A is not supported" encoding)
+                       '(("grpc-accept-encoding" . "identity"))))
+      (t
+       (let ((entry (gethash path (server-methods server))))
+         (if (null entry)
+             (let* ((slash (position #\/ path :start 1))
+                    (service (and slash (subseq path 1 slash))))
+               (%trailers-only conn stream "200" +unimplemented+
+                               (if (and service (gethash service (server-services server)))
+                                   (format nil "unknown method ~A for service ~A"
+                                           (subseq path (1+ slash)) service)
+                                   (format nil "unknown service ~A" (or service path)))))
+             (let ((call (%make-call :role :server :kind (method-entry-kind entry)
+                                     :conn conn :stream stream :path path
+                                     :encoder (method-entry-encoder entry)
+                                     :decoder (method-entry-decoder entry)
+                                     :handler entry
+                                     :max-receive-size (server-max-receive-message-size server)
+                                     :max-send-size (server-max-send-message-size server)
+                                     :%metadata (headers-to-metadata headers))))
+               (setf (clgrpc.http2:h2-stream-user stream) call)
+               (when timeout
+                 (let ((deadline (+ (now-us) timeout)))
+                   (setf (call-%deadline call) deadline
+                         (call-timer call) (schedule-timer #'server-deadline-expired call
+                                                           deadline))))
+               (when (member (call-kind call) '(:client-streaming :bidi))
+                 (%dispatch call (server-stream-pool server)))
+               (when end-stream
+                 (%server-inbound-end call)))))))))
+
+(defun server-on-headers (conn stream headers end-stream)
+  (let ((call (clgrpc.http2:h2-stream-user stream)))
+    (cond ((null call)
+           (start-server-call (clgrpc.http2:connection-user conn) conn stream headers end-stream))
+          (end-stream                   ; trailers from the client end its messages
+           (%server-inbound-end call)))))
+
+(defun server-on-data (conn stream octets start end end-stream)
+  (let ((call (clgrpc.http2:h2-stream-user stream)))
+    (when call
+      (unless (call-status call)
+        (%feed call conn stream octets start end))
+      (when end-stream
+        (unless (or (call-status call) (zerop (call-asm-prefix call)))
+          (%server-fail call +internal+ "stream ended inside a message"))
+        (%server-inbound-end call)))))
+
+(defun server-on-reset (conn stream code origin)
+  (declare (ignore conn))
+  (let ((call (clgrpc.http2:h2-stream-user stream)))
+    (when (and call (not (call-status call)))
+      (setf (call-status call) (if (eq origin :peer) (status-from-http2-error code) +unavailable+)
+            (call-status-message call) (case origin
+                                         (:peer "cancelled by the client")
+                                         (:connection "connection closed")
+                                         (t "stream reset")))
+      (when (call-timer call)
+        (cancel-timer (call-timer call)))
+      (sb-thread:condition-broadcast (call-cv call)))))
+
+;;; ------------------------------------------------------------------
+;;; Lifecycle
+
+(defun server-on-close (conn)
+  (let ((server (clgrpc.http2:connection-user conn)))
+    (sb-thread:with-mutex ((server-lock server))
+      (setf (server-connections server) (delete conn (server-connections server))))))
+
+(defun accept-loop (server)
+  (let ((listener (server-listener server)))
+    (loop
+      (let ((socket (clgrpc.net:tcp-accept listener)))
+        (unless socket
+          (return))
+        (let ((conn (apply #'clgrpc.http2:make-connection socket :server
+                           :on-headers #'server-on-headers :on-data #'server-on-data
+                           :on-reset #'server-on-reset :on-close #'server-on-close
+                           :user server
+                           (server-connection-options server))))
+          (sb-thread:with-mutex ((server-lock server))
+            (if (eq (server-state server) :running)
+                (push conn (server-connections server))
+                (setf conn (clgrpc.http2:connection-close conn))))
+          (when conn
+            (handler-case (clgrpc.http2:connection-start conn)
+              (error () (clgrpc.http2:connection-close conn)))))))))
+
+(defun server-start (server &key (host "127.0.0.1") (port 0))
+  "Listen on HOST:PORT (0 picks a free port) and serve.  Returns the port."
+  (unless (eq (server-state server) :new)
+    (error "server already started"))
+  (let ((listener (clgrpc.net:tcp-listen host port)))
+    (setf (server-listener server) listener
+          (server-port server) (clgrpc.net:socket-local-port listener)
+          (server-state server) :running
+          (server-accept-thread server)
+          (sb-thread:make-thread #'accept-loop :name "grpc accept" :arguments (list server)))
+    (server-port server)))
+
+(defun server-connection-count (server)
+  (sb-thread:with-mutex ((server-lock server))
+    (length (server-connections server))))
+
+(defun server-stop (server &key (grace 5))
+  "Stop accepting, send GOAWAY on every connection, let calls in flight
+finish for up to GRACE seconds, then close everything."
+  (when (eq (server-state server) :running)
+    (setf (server-state server) :stopping)
+    (let ((listener (server-listener server)))
+      (clgrpc.net:fd-shutdown (clgrpc.net:socket-fd listener) :both)
+      (sb-thread:join-thread (server-accept-thread server) :default nil :timeout 5)
+      (clgrpc.net:socket-close listener))
+    (let ((connections (sb-thread:with-mutex ((server-lock server))
+                         (copy-list (server-connections server))))
+          (deadline (+ (now-us) (round (* grace 1000000)))))
+      (dolist (conn connections)
+        (clgrpc.http2:connection-send-goaway conn))
+      (dolist (conn connections)
+        (clgrpc.http2:connection-shutdown
+         conn :timeout (max 0.1 (/ (- deadline (now-us)) 1d6)))))
+    (pool-shutdown (server-unary-pool server) :timeout 1)
+    (pool-shutdown (server-stream-pool server) :timeout 1)
+    (setf (server-state server) :stopped))
+  nil)

@@ -1,0 +1,461 @@
+;;;; Receiving: the reader thread's frame loop and what each frame does to
+;;;; connection and stream state (RFC 9113 sections 4-6).
+;;;;
+;;;; The loop reads as much as the socket has into one large buffer and
+;;;; processes every complete frame in it in place: payloads are slices of
+;;;; that buffer, never copied (CONTINUATION fragments excepted).  A stream
+;;;; error (5.4.2) is answered with RST_STREAM and the loop goes on; a
+;;;; connection error (5.4.1) unwinds out of the loop to GOAWAY and close
+;;;; (lifecycle.lisp).  Control frames the reader must answer (SETTINGS ACK,
+;;;; PING ACK, WINDOW_UPDATE) go to the writer thread, never written inline:
+;;;; the reader must keep reading whatever the peer does.
+
+(in-package #:clgrpc.http2)
+
+(declaim (optimize (speed 3) (safety 1) (debug 0)))
+
+(defconstant +read-buffer-size+ (* 256 1024))
+
+;;; ------------------------------------------------------------------
+;;; Frames on streams that are not open
+
+(defun %frame-on-absent-stream (conn type id)
+  "TYPE arrived for stream ID, which is not in the table: idle or closed."
+  (declare (type fixnum type id))
+  (cond ((%stream-idle-p conn id)
+         ;; 5.1: only HEADERS (and PRIORITY) may be received on an idle stream.
+         (unless (= type +frame-priority+)
+           (connection-error +protocol-error+ "~A on idle stream ~D" (frame-type-name type) id)))
+        ((eq (%recently-closed conn id) :reset-sent)
+         ;; 5.4.2: frames the peer sent before it saw our RST_STREAM.
+         nil)
+        ((= type +frame-data+)
+         (stream-error* id +stream-closed+ "DATA on closed stream ~D" id))
+        (t nil)))                       ; WINDOW_UPDATE, RST_STREAM, PRIORITY: ignore
+
+;;; ------------------------------------------------------------------
+;;; DATA (6.1)
+
+(defun %consume-connection-window (conn n)
+  "Account N received octets against the connection window; give them back
+at once in batches of a quarter window.  Streams bound what each may buffer,
+so the connection window only needs to stay open."
+  (declare (type fixnum n))
+  (when (> n (conn-recv-window conn))
+    (connection-error +flow-control-error+ "DATA of ~D octets exceeds the connection window ~D"
+                      n (conn-recv-window conn)))
+  (decf (conn-recv-window conn) n)
+  (let ((unacked (+ (conn-recv-unacked conn) n)))
+    (if (>= unacked (ash (conn-local-connection-window conn) -2))
+        (progn (write-window-update-frame (conn-out conn) 0 unacked)
+               (incf (conn-recv-window conn) unacked)
+               (setf (conn-recv-unacked conn) 0)
+               (%request-flush conn))
+        (setf (conn-recv-unacked conn) unacked))))
+
+(defun on-data-frame (conn flags id octets start end)
+  (declare (type octet flags) (type fixnum id) (type octets octets) (type index start end))
+  (multiple-value-bind (ds de) (decode-data-payload octets start end flags id)
+    (declare (type index ds de))
+    (let ((length (- end start))
+          (end-stream (logtest flags +flag-end-stream+)))
+      (with-connection-lock (conn)
+        (%consume-connection-window conn length)
+        (let ((stream (gethash id (conn-streams conn))))
+          (cond ((null stream)
+                 (%frame-on-absent-stream conn +frame-data+ id))
+                ((not (stream-can-receive-p stream))
+                 (stream-error* id +stream-closed+ "DATA after END_STREAM on stream ~D" id))
+                ((> length (h2-stream-recv-window stream))
+                 (stream-error* id +flow-control-error+
+                                "DATA of ~D octets exceeds stream ~D's window ~D"
+                                length id (h2-stream-recv-window stream)))
+                (t
+                 (decf (h2-stream-recv-window stream) length)
+                 ;; Padding is flow-controlled but never reaches the
+                 ;; application: consumed as soon as it arrives.
+                 (let ((padding (- length (- de ds))))
+                   (when (plusp padding)
+                     (%stream-consumed conn stream padding)))
+                 (let ((expected (h2-stream-content-length stream)))
+                   (when expected
+                     (let ((total (+ (h2-stream-data-received stream) (- de ds))))
+                       (setf (h2-stream-data-received stream) total)
+                       (when (or (> total (the integer expected))
+                                 (and end-stream (/= total (the integer expected))))
+                         (stream-error* id +protocol-error+
+                                        "DATA does not match content-length")))))
+                 (when end-stream
+                   (%stream-end-remote conn stream))
+                 (funcall (the function (conn-on-data conn))
+                          conn stream octets ds de end-stream)))))))
+  nil)
+
+;;; ------------------------------------------------------------------
+;;; HEADERS (6.2), CONTINUATION (6.10) and header blocks
+
+(defun header-value (headers name)
+  (cdr (assoc name headers :test #'string=)))
+
+(defun parse-content-length (headers id)
+  (let ((value (header-value headers "content-length")))
+    (when value
+      (let ((n (and (plusp (length (the string value)))
+                    (every #'digit-char-p (the string value))
+                    (parse-integer value))))
+        (or n (stream-error* id +protocol-error+ "malformed content-length"))))))
+
+(defun check-field-block (headers kind id)
+  (let ((why (malformed-field-block headers kind)))
+    (when why
+      (stream-error* id +protocol-error+ "malformed ~(~A~) on stream ~D: ~A" kind id why))))
+
+(defun %open-peer-stream (conn id headers end-stream)
+  "A client opens stream ID with a request (server side)."
+  (declare (type fixnum id))
+  (setf (conn-max-remote-id conn) id)
+  (when (conn-goaway-sent conn)
+    ;; 6.8: streams above the last identifier in our GOAWAY are ignored.
+    (return-from %open-peer-stream nil))
+  (let ((limit (conn-local-max-concurrent conn)))
+    (when (and limit (>= (conn-active-remote conn) limit))
+      (stream-error* id +refused-stream+ "SETTINGS_MAX_CONCURRENT_STREAMS (~D) reached" limit)))
+  (check-field-block headers :request id)
+  (let ((stream (make-h2-stream id (if end-stream :half-closed-remote :open)
+                                (conn-peer-initial-window conn)
+                                (conn-local-initial-window conn) nil)))
+    (setf (h2-stream-header-blocks stream) 1
+          (h2-stream-content-length stream) (parse-content-length headers id))
+    (when (and end-stream (h2-stream-content-length stream)
+               (/= 0 (the integer (h2-stream-content-length stream))))
+      (stream-error* id +protocol-error+ "content-length without DATA"))
+    (setf (gethash id (conn-streams conn)) stream)
+    (incf (conn-active-remote conn))
+    (funcall (the function (conn-on-headers conn)) conn stream headers end-stream)))
+
+(defun %headers-on-stream (conn stream headers end-stream)
+  "A further header block on an open stream: a response head (client) or
+trailers (8.1)."
+  (let ((id (h2-stream-id stream))
+        (n (incf (h2-stream-header-blocks stream))))
+    (declare (type fixnum n))
+    (unless (stream-can-receive-p stream)
+      (stream-error* id +stream-closed+ "HEADERS after END_STREAM on stream ~D" id))
+    (let ((kind (if (and (eq (conn-role conn) :client) (= n 1)) :response :trailers)))
+      (when (and (eq kind :trailers) (not end-stream))
+        (stream-error* id +protocol-error+ "trailers without END_STREAM on stream ~D" id))
+      (check-field-block headers kind id)
+      (when end-stream
+        (%stream-end-remote conn stream))
+      (funcall (the function (conn-on-headers conn)) conn stream headers end-stream))))
+
+(defun process-header-block (conn id octets start end end-stream pending-error)
+  "A complete header block for stream ID.  It is decoded first in every
+case, so the HPACK state stays in step with the peer's even when the frame
+is then refused."
+  (declare (type fixnum id) (type octets octets) (type index start end))
+  (multiple-value-bind (headers list-size)
+      (handler-case (clgrpc.hpack:decode-header-block (conn-decoder conn) octets start end)
+        (clgrpc.hpack:hpack-error (e)
+          (connection-error +compression-error+ "~A" (clgrpc.hpack:hpack-error-message e))))
+    (declare (type fixnum list-size))
+    (when pending-error
+      (when (and (peer-initiated-p conn id) (> id (conn-max-remote-id conn)))
+        ;; The refused stream still used up its identifier.
+        (setf (conn-max-remote-id conn) id))
+      (error pending-error))
+    (with-connection-lock (conn)
+      (let ((stream (gethash id (conn-streams conn))))
+        (when (> list-size (conn-local-max-header-list-size conn))
+          (stream-error* id +protocol-error+ "header list of ~D octets exceeds ~D"
+                         list-size (conn-local-max-header-list-size conn)))
+        (cond (stream
+               (%headers-on-stream conn stream headers end-stream))
+              ((not (peer-initiated-p conn id))
+               (if (%stream-idle-p conn id)
+                   (connection-error +protocol-error+ "HEADERS on idle stream ~D" id)
+                   (case (%recently-closed conn id)
+                     (:reset-sent nil)
+                     (t (connection-error +stream-closed+ "HEADERS on closed stream ~D" id)))))
+              ((eq (conn-role conn) :client)
+               ;; A server can only open streams by PUSH_PROMISE (8.4).
+               (connection-error +protocol-error+ "HEADERS on server stream ~D" id))
+              ((> id (conn-max-remote-id conn))
+               (%open-peer-stream conn id headers end-stream))
+              (t
+               (case (%recently-closed conn id)
+                 (:reset-sent nil)
+                 ((:ended :reset-received)
+                  (connection-error +stream-closed+ "HEADERS on closed stream ~D" id))
+                 (t (connection-error +protocol-error+
+                                      "stream ~D not above the last opened stream ~D"
+                                      id (conn-max-remote-id conn))))))))))
+
+(defun header-block-limit (conn)
+  "Bound on an assembled header block.  HPACK can expand a block at most
+about 3x below its decoded size, so this is generous; it stops a
+CONTINUATION flood from growing memory without limit."
+  (+ 16384 (* 2 (conn-local-max-header-list-size conn))))
+
+(defun on-headers-frame (conn flags id octets start end)
+  (declare (type octet flags) (type fixnum id) (type octets octets) (type index start end))
+  (let ((pending nil) (bs 0) (be 0))
+    (declare (type index bs be))
+    (handler-case (multiple-value-setq (bs be) (decode-headers-payload octets start end flags id))
+      (http2-error (e)
+        (when (http2-error-connection-p e)
+          (error e))
+        ;; A stream depending on itself: answered after the block is decoded.
+        (setf pending e)
+        (multiple-value-bind (s e2) (strip-padding +frame-headers+ octets start end flags)
+          (setf bs (+ s 5) be e2))))
+    (let ((end-stream (logtest flags +flag-end-stream+)))
+      (if (logtest flags +flag-end-headers+)
+          (process-header-block conn id octets bs be end-stream pending)
+          (let ((buf (conn-cont-buf conn)))
+            (obuf-reset buf)
+            (obuf-write-bytes buf octets bs be)
+            (setf (conn-cont-active conn) t
+                  (conn-cont-stream-id conn) id
+                  (conn-cont-end-stream conn) end-stream
+                  (conn-cont-pending-error conn) pending))))))
+
+(defun on-continuation-frame (conn flags id octets start end)
+  (declare (type octet flags) (type fixnum id) (type octets octets) (type index start end))
+  (unless (conn-cont-active conn)
+    (connection-error +protocol-error+ "CONTINUATION without a HEADERS frame on stream ~D" id))
+  (multiple-value-bind (s e) (decode-continuation-payload octets start end id)
+    (let ((buf (conn-cont-buf conn)))
+      (obuf-write-bytes buf octets s e)
+      (when (> (obuf-fill buf) (the fixnum (header-block-limit conn)))
+        (connection-error +enhance-your-calm+ "header block over ~D octets"
+                          (header-block-limit conn)))
+      (when (logtest flags +flag-end-headers+)
+        (setf (conn-cont-active conn) nil)
+        (process-header-block conn id (obuf-data buf) 0 (obuf-fill buf)
+                              (conn-cont-end-stream conn) (conn-cont-pending-error conn))))))
+
+;;; ------------------------------------------------------------------
+;;; PRIORITY (6.3), RST_STREAM (6.4)
+
+(defun on-priority-frame (conn id octets start end)
+  (declare (ignore conn))
+  ;; Validated (length, self-dependency) and otherwise ignored: RFC 9113
+  ;; deprecates the priority scheme and gRPC does not use it.
+  (decode-priority-payload octets start end id)
+  nil)
+
+(defun on-rst-stream-frame (conn id octets start end)
+  (declare (type fixnum id))
+  (let ((code (decode-rst-stream-payload octets start end id)))
+    (with-connection-lock (conn)
+      (let ((stream (gethash id (conn-streams conn))))
+        (if stream
+            (progn
+              (%close-stream conn stream :reset-received)
+              (funcall (the function (conn-on-reset conn)) conn stream code :peer))
+            (%frame-on-absent-stream conn +frame-rst-stream+ id))))))
+
+;;; ------------------------------------------------------------------
+;;; SETTINGS (6.5)
+
+(defun %apply-peer-setting (conn id value)
+  (declare (type fixnum id value))
+  (case id
+    (#.+settings-header-table-size+
+     (clgrpc.hpack:encoder-set-max-table-size (conn-encoder conn) value))
+    (#.+settings-enable-push+
+     (when (and (eq (conn-role conn) :client) (/= value 0))
+       (connection-error +protocol-error+ "server sent SETTINGS_ENABLE_PUSH ~D" value)))
+    (#.+settings-max-concurrent-streams+
+     (setf (conn-peer-max-concurrent conn) value))
+    (#.+settings-initial-window-size+
+     ;; 6.9.2: the change applies to every stream's send window, which may
+     ;; go negative; exceeding 2^31-1 is a connection FLOW_CONTROL_ERROR.
+     (let ((delta (- value (conn-peer-initial-window conn))))
+       (setf (conn-peer-initial-window conn) value)
+       (unless (zerop delta)
+         (loop for stream being the hash-values of (conn-streams conn)
+               do (let ((w (+ (h2-stream-send-window stream) delta)))
+                    (when (> w +max-window-size+)
+                      (connection-error +flow-control-error+
+                                        "SETTINGS_INITIAL_WINDOW_SIZE overflows stream ~D's window"
+                                        (h2-stream-id stream)))
+                    (setf (h2-stream-send-window stream) w))))))
+    (#.+settings-max-frame-size+
+     (setf (conn-peer-max-frame-size conn) value))
+    (#.+settings-max-header-list-size+
+     (setf (conn-peer-max-header-list-size conn) value))))
+
+(defun on-settings-frame (conn flags id octets start end)
+  (let ((settings (decode-settings-payload octets start end flags id)))
+    (with-connection-lock (conn)
+      (if (logtest flags +flag-ack+)
+          (setf (conn-local-settings-acked conn) t)
+          (progn
+            (loop for (sid . value) in settings
+                  do (%apply-peer-setting conn sid value))
+            (setf (conn-peer-settings-seen conn) t)
+            (write-settings-ack (conn-out conn))
+            (%request-flush conn)
+            (sb-thread:condition-broadcast (conn-window-cv conn)))))))
+
+;;; ------------------------------------------------------------------
+;;; PING (6.7), GOAWAY (6.8), WINDOW_UPDATE (6.9)
+
+(defun on-ping-frame (conn flags id octets start end)
+  (let ((opaque (decode-ping-payload octets start end id)))
+    (with-connection-lock (conn)
+      (if (logtest flags +flag-ack+)
+          (progn (incf (conn-ping-acks conn))
+                 (sb-thread:condition-broadcast (conn-window-cv conn)))
+          (progn (write-ping-frame (conn-out conn) opaque :ack t)
+                 (%request-flush conn))))))
+
+(defun on-goaway-frame (conn id octets start end)
+  (multiple-value-bind (last-id code) (decode-goaway-payload octets start end id)
+    (declare (type fixnum last-id))
+    (with-connection-lock (conn)
+      (setf (conn-goaway-received conn) t
+            (conn-peer-last-stream-id conn) (min last-id (conn-peer-last-stream-id conn))
+            (conn-close-code conn) code)
+      ;; Our streams above LAST-ID were never processed: fail them now so the
+      ;; application may retry them elsewhere (8.1.4).
+      (let ((refused '()))
+        (loop for stream being the hash-values of (conn-streams conn)
+              when (and (not (peer-initiated-p conn (h2-stream-id stream)))
+                        (> (h2-stream-id stream) last-id))
+                do (push stream refused))
+        (dolist (stream refused)
+          (%close-stream conn stream :reset-received)
+          (funcall (the function (conn-on-reset conn)) conn stream +refused-stream+ :goaway)))
+      (sb-thread:condition-broadcast (conn-window-cv conn)))))
+
+(defun on-window-update-frame (conn id octets start end)
+  (declare (type fixnum id))
+  (let ((increment (decode-window-update-payload octets start end id)))
+    (declare (type fixnum increment))
+    (with-connection-lock (conn)
+      (if (zerop id)
+          (let ((w (+ (conn-send-window conn) increment)))
+            (when (> w +max-window-size+)
+              (connection-error +flow-control-error+ "connection window overflow"))
+            (setf (conn-send-window conn) w))
+          (let ((stream (gethash id (conn-streams conn))))
+            (if (null stream)
+                (%frame-on-absent-stream conn +frame-window-update+ id)
+                (let ((w (+ (h2-stream-send-window stream) increment)))
+                  (when (> w +max-window-size+)
+                    (stream-error* id +flow-control-error+ "stream ~D window overflow" id))
+                  (setf (h2-stream-send-window stream) w)))))
+      (sb-thread:condition-broadcast (conn-window-cv conn)))))
+
+;;; ------------------------------------------------------------------
+;;; Dispatch
+
+(defun process-frame (conn type flags id octets start end)
+  (declare (type octet type flags) (type fixnum id) (type index start end))
+  ;; 6.10: a header block is contiguous; anything else in between, on any
+  ;; stream, is a connection error.
+  (when (and (conn-cont-active conn)
+             (not (and (= type +frame-continuation+) (= id (conn-cont-stream-id conn)))))
+    (connection-error +protocol-error+ "~A frame inside the header block of stream ~D"
+                      (frame-type-name type) (conn-cont-stream-id conn)))
+  ;; 3.4: the preface ends with a SETTINGS frame.
+  (unless (conn-peer-settings-seen conn)
+    (unless (and (= type +frame-settings+) (not (logtest flags +flag-ack+)))
+      (connection-error +protocol-error+ "first frame is ~A, not SETTINGS"
+                        (frame-type-name type))))
+  (case type
+    (#.+frame-data+ (on-data-frame conn flags id octets start end))
+    (#.+frame-headers+ (on-headers-frame conn flags id octets start end))
+    (#.+frame-priority+ (on-priority-frame conn id octets start end))
+    (#.+frame-rst-stream+ (on-rst-stream-frame conn id octets start end))
+    (#.+frame-settings+ (on-settings-frame conn flags id octets start end))
+    (#.+frame-push-promise+
+     ;; We never enable push (clients send ENABLE_PUSH 0) and clients cannot
+     ;; push (8.4).
+     (connection-error +protocol-error+ "PUSH_PROMISE received"))
+    (#.+frame-ping+ (on-ping-frame conn flags id octets start end))
+    (#.+frame-goaway+ (on-goaway-frame conn id octets start end))
+    (#.+frame-window-update+ (on-window-update-frame conn id octets start end))
+    (#.+frame-continuation+ (on-continuation-frame conn flags id octets start end))
+    (t nil)))                           ; 4.1: unknown types are ignored
+
+(defun handle-stream-error (conn e)
+  "Answer a stream error with RST_STREAM and tell the application."
+  (let ((id (http2-error-stream-id e))
+        (code (http2-error-code e)))
+    (with-connection-lock (conn)
+      (let ((stream (gethash id (conn-streams conn))))
+        (write-rst-stream-frame (conn-out conn) id code)
+        (if stream
+            (progn (%close-stream conn stream :reset-sent)
+                   (when (h2-stream-user stream)
+                     (funcall (the function (conn-on-reset conn)) conn stream code :local)))
+            (%remember-closed conn id :reset-sent))
+        (%request-flush conn)))))
+
+(defun read-preface (conn buf)
+  "Server side: read and check the 24-octet client preface (3.4).  Returns
+how many octets past it are already in BUF."
+  (declare (type octets buf))
+  (let ((fill 0) (n (length +connection-preface+)))
+    (declare (type fixnum fill))
+    (loop while (< fill n)
+          do (let ((got (clgrpc.net:fd-read (conn-fd conn) buf fill (length buf))))
+               (when (or (null got) (zerop got))
+                 (return-from read-preface nil))
+               (let ((check (min (+ fill got) n)))
+                 (unless (loop for i from fill below check
+                               always (= (aref buf i) (aref +connection-preface+ i)))
+                   (connection-error +protocol-error+ "invalid connection preface"))
+                 (incf fill got))))
+    (replace buf buf :start2 n :end2 fill)
+    (- fill n)))
+
+(defun read-loop (conn)
+  "Read and process frames until the peer closes or a connection error.
+Returns when the socket reaches end of file or fails."
+  (let* ((buf (make-octets (max +read-buffer-size+
+                                (* 2 (+ 9 (conn-local-max-frame-size conn))))))
+         (fill 0)
+         (pos 0)
+         (fd (conn-fd conn))
+         (max-frame (conn-local-max-frame-size conn)))
+    (declare (type fixnum fill pos fd max-frame))
+    (when (eq (conn-role conn) :server)
+      (let ((extra (read-preface conn buf)))
+        (unless extra
+          (return-from read-loop nil))
+        (setf fill extra)))
+    (loop
+      ;; Every complete frame in [POS, FILL).
+      (loop
+        (when (< (- fill pos) 9)
+          (return))
+        (multiple-value-bind (length type flags id) (decode-frame-header buf pos)
+          (declare (type fixnum length id))
+          (check-frame-size length type max-frame)
+          (let ((frame-end (+ pos 9 length)))
+            (when (> frame-end fill)
+              (return))
+            (handler-case (process-frame conn type flags id buf (+ pos 9) frame-end)
+              (http2-error (e)
+                (if (http2-error-connection-p e)
+                    (error e)
+                    (handle-stream-error conn e))))
+            (setf pos frame-end))))
+      ;; 6.8: after the peer's GOAWAY, the connection ends with its last stream.
+      (when (and (conn-goaway-received conn)
+                 (zerop (hash-table-count (conn-streams conn))))
+        (return nil))
+      ;; Keep the partial frame at the front, then read more behind it.
+      (cond ((= pos fill) (setf pos 0 fill 0))
+            ((plusp pos)
+             (replace buf buf :start2 pos :end2 fill)
+             (setf fill (- fill pos) pos 0)))
+      (let ((n (clgrpc.net:fd-read fd buf fill (length buf))))
+        (when (or (null n) (zerop n))
+          (return nil))
+        (incf fill n)))))

@@ -1,0 +1,43 @@
+;;;; HTTP/2 stream state (RFC 9113 section 5.1).
+;;;;
+;;;; Only the states gRPC can reach exist: idle streams are not materialized
+;;;; (an identifier above the highest one seen is idle by definition, 5.1.1),
+;;;; and the reserved states need PUSH_PROMISE, which we never send and refuse
+;;;; to receive.  A stream object lives in its connection's table from open to
+;;;; closed; after that only its identifier is remembered (see connection.lisp)
+;;;; to tell "closed" from "idle" for late frames.
+
+(in-package #:clgrpc.http2)
+
+(declaim (optimize (speed 3) (safety 1) (debug 0)))
+
+(deftype stream-state () '(member :open :half-closed-local :half-closed-remote :closed))
+
+(defstruct (h2-stream (:constructor make-h2-stream (id state send-window recv-window user)))
+  (id 0 :type stream-id)                ; 0 until a client stream's HEADERS are written
+  (state :open :type stream-state)
+  ;; Send window: signed, because a smaller SETTINGS_INITIAL_WINDOW_SIZE can
+  ;; make it negative (6.9.2).
+  (send-window 0 :type fixnum)
+  ;; What the peer may still send, and what the application consumed but we
+  ;; have not yet returned with WINDOW_UPDATE.
+  (recv-window 0 :type fixnum)
+  (recv-unacked 0 :type fixnum)
+  ;; Header blocks received: the first is the request or response head, the
+  ;; next must be trailers (8.1).
+  (header-blocks 0 :type fixnum)
+  ;; content-length, when the peer sent one, and DATA octets seen (8.1.1).
+  (content-length nil :type (or null (integer 0)))
+  (data-received 0 :type (integer 0))
+  ;; The application's object for this stream (the gRPC call).
+  (user nil))
+
+(declaim (inline stream-can-receive-p stream-can-send-p))
+(defun stream-can-receive-p (stream)
+  "The peer may still send DATA or HEADERS on STREAM."
+  (let ((state (h2-stream-state stream)))
+    (or (eq state :open) (eq state :half-closed-local))))
+
+(defun stream-can-send-p (stream)
+  (let ((state (h2-stream-state stream)))
+    (or (eq state :open) (eq state :half-closed-remote))))

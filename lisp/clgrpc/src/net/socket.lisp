@@ -1,0 +1,118 @@
+;;;; TCP sockets.
+;;;;
+;;;; sb-bsd-sockets creates, binds, accepts and connects; after that the
+;;;; connection layer only needs the file descriptor.  Reads and writes are
+;;;; direct read(2)/send(2) calls on pinned octet vectors: no Lisp stream, no
+;;;; intermediate buffer, nothing consed per call.  Writes use MSG_NOSIGNAL so
+;;;; a peer that went away yields EPIPE instead of a SIGPIPE.  Every accepted or
+;;;; connected socket gets TCP_NODELAY: gRPC writes whole frames in one send,
+;;;; and Nagle's algorithm would only hold small responses back.
+
+(eval-when (:compile-toplevel :load-toplevel :execute)
+  (require :sb-bsd-sockets))
+
+(in-package #:clgrpc.net)
+
+(declaim (optimize (speed 3) (safety 1) (debug 0)))
+
+(defconstant +msg-nosignal+ #x4000 "Linux MSG_NOSIGNAL.")
+(defconstant +shut-rd+ 0)
+(defconstant +shut-wr+ 1)
+(defconstant +shut-rdwr+ 2)
+
+(defun resolve-host (host)
+  "An IPv4 address vector for HOST (dotted quad, \"localhost\" or a name)."
+  (cond ((vectorp host) (if (stringp host)
+                            (resolve-host-string host)
+                            host))
+        (t (error "bad host ~S" host))))
+
+(defun resolve-host-string (host)
+  (cond ((string= host "localhost") (vector 127 0 0 1))
+        ((every (lambda (c) (or (digit-char-p c) (char= c #\.))) host)
+         (sb-bsd-sockets:make-inet-address host))
+        (t (sb-bsd-sockets:host-ent-address (sb-bsd-sockets:get-host-by-name host)))))
+
+(defun socket-fd (socket)
+  (sb-bsd-sockets:socket-file-descriptor socket))
+
+(defun socket-local-port (socket)
+  (nth-value 1 (sb-bsd-sockets:socket-name socket)))
+
+(defun tcp-listen (host port &key (backlog 1024))
+  "A listening socket on HOST:PORT (port 0 picks a free one)."
+  (let ((socket (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp)))
+    (handler-bind ((error (lambda (e) (declare (ignore e)) (sb-bsd-sockets:socket-close socket))))
+      (setf (sb-bsd-sockets:sockopt-reuse-address socket) t)
+      (sb-bsd-sockets:socket-bind socket (resolve-host host) port)
+      (sb-bsd-sockets:socket-listen socket backlog))
+    socket))
+
+(defun tcp-accept (listener)
+  "The next connection on LISTENER, with TCP_NODELAY set, or NIL once the
+listener is shut down or closed."
+  (loop
+    (handler-case
+        (let ((socket (sb-bsd-sockets:socket-accept listener)))
+          (when socket
+            (setf (sb-bsd-sockets:sockopt-tcp-nodelay socket) t)
+            (return socket)))
+      (sb-bsd-sockets:interrupted-error () nil)
+      (error () (return nil)))))
+
+(defun tcp-connect (host port)
+  "A connected socket to HOST:PORT with TCP_NODELAY set."
+  (let ((socket (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp)))
+    (handler-bind ((error (lambda (e) (declare (ignore e)) (sb-bsd-sockets:socket-close socket))))
+      (sb-bsd-sockets:socket-connect socket (resolve-host host) port)
+      (setf (sb-bsd-sockets:sockopt-tcp-nodelay socket) t))
+    socket))
+
+(defun socket-close (socket)
+  (ignore-errors (sb-bsd-sockets:socket-close socket))
+  nil)
+
+(defun fd-shutdown (fd &optional (how :both))
+  "shutdown(2).  :BOTH also wakes a thread blocked reading (or accepting on) FD."
+  (declare (type fixnum fd))
+  (sb-alien:alien-funcall
+   (sb-alien:extern-alien "shutdown" (function sb-alien:int sb-alien:int sb-alien:int))
+   fd (ecase how (:input +shut-rd+) (:output +shut-wr+) (:both +shut-rdwr+)))
+  nil)
+
+(defun fd-read (fd buffer start end)
+  "Read into BUFFER[START,END).  Returns the octet count, 0 at end of file,
+or NIL on an error (reset connection, descriptor shut down)."
+  (declare (type fixnum fd) (type octets buffer) (type index start end))
+  (loop
+    (multiple-value-bind (n errno)
+        (sb-sys:with-pinned-objects (buffer)
+          (sb-unix:unix-read fd (sb-sys:sap+ (sb-sys:vector-sap buffer) start)
+                             (- end start)))
+      (cond (n (return n))
+            ((= errno sb-unix:eintr))   ; a GC stop or other signal: retry
+            (t (return nil))))))
+
+(defun fd-write (fd buffer start end)
+  "Write all of BUFFER[START,END), blocking as needed.  Returns T, or NIL if
+the connection failed."
+  (declare (type fixnum fd) (type octets buffer) (type index start end))
+  (loop while (< start end)
+        do (let ((n (sb-sys:with-pinned-objects (buffer)
+                      (sb-alien:alien-funcall
+                       (sb-alien:extern-alien "send" (function sb-alien:long sb-alien:int
+                                                               sb-sys:system-area-pointer
+                                                               sb-alien:unsigned-long
+                                                               sb-alien:int))
+                       fd (sb-sys:sap+ (sb-sys:vector-sap buffer) start) (- end start)
+                       +msg-nosignal+))))
+             (declare (type fixnum n))
+             (if (minusp n)
+                 (unless (= (sb-alien:get-errno) sb-unix:eintr)
+                   (return-from fd-write nil))
+                 (incf start n))))
+  t)
+
+(defun fd-wait-readable (fd timeout-seconds)
+  "True when FD has input (or EOF) within TIMEOUT-SECONDS."
+  (sb-sys:wait-until-fd-usable fd :input timeout-seconds nil))

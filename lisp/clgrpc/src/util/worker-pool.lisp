@@ -1,0 +1,110 @@
+;;;; An elastic pool of worker threads.
+;;;;
+;;;; A task is a function and one argument (no closure per task).  Submitting
+;;;; wakes an idle worker if there is one, else starts a thread up to
+;;;; MAX-THREADS, else queues.  Idle workers exit after IDLE-TIMEOUT seconds,
+;;;; so a burst leaves no threads behind but steady load never pays for
+;;;; thread creation.  The gRPC server runs unary handlers on a small pool
+;;;; (they are short, and more runnable threads than cores only adds context
+;;;; switches) and streaming handlers, which block waiting for messages, on a
+;;;; large one so a long-lived stream cannot starve others.
+
+(in-package #:clgrpc.util)
+
+(declaim (optimize (speed 3) (safety 1) (debug 0)))
+
+(defstruct (worker-pool (:constructor %make-worker-pool))
+  (name "clgrpc worker" :type string)
+  (lock (sb-thread:make-mutex :name "worker pool") :type sb-thread:mutex)
+  (cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
+  (done-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
+  (tasks (make-fifo 64) :type fifo)     ; function, argument, function, ...
+  (threads 0 :type fixnum)
+  (idle 0 :type fixnum)
+  (max-threads 16 :type fixnum)
+  (idle-timeout-us 30000000 :type fixnum)
+  (wrapper nil :type (or null function)) ; (lambda (thunk)) around each worker
+  (shutdown nil))
+
+(defun make-worker-pool (&key (name "clgrpc worker") (max-threads 16) (idle-timeout 30)
+                              wrapper)
+  "WRAPPER, if given, is called with a thunk in each new worker thread and
+must call it: the place to bind per-thread specials such as scratch buffers."
+  (%make-worker-pool :name name :max-threads max-threads
+                     :idle-timeout-us (round (* idle-timeout 1000000))
+                     :wrapper wrapper))
+
+(defun pool-thread-count (pool) (worker-pool-threads pool))
+(defun pool-idle-count (pool) (worker-pool-idle pool))
+
+(defun worker-loop (pool)
+  (declare (type worker-pool pool))
+  (let ((lock (worker-pool-lock pool))
+        (tasks (worker-pool-tasks pool)))
+    (loop
+      (let ((fn nil) (arg nil))
+        (sb-thread:with-mutex (lock)
+          (loop while (and (fifo-empty-p tasks) (not (worker-pool-shutdown pool)))
+                do (incf (worker-pool-idle pool))
+                   (let ((woken (wait-on (worker-pool-cv pool) lock
+                                         (+ (now-us) (worker-pool-idle-timeout-us pool)))))
+                     (decf (worker-pool-idle pool))
+                     (when (and (not woken) (fifo-empty-p tasks))
+                       (return))))
+          (when (fifo-empty-p tasks)    ; idle timeout or shutdown
+            (decf (worker-pool-threads pool))
+            (sb-thread:condition-broadcast (worker-pool-done-cv pool))
+            (return-from worker-loop))
+          (setf fn (fifo-pop tasks) arg (fifo-pop tasks)))
+        ;; Tasks handle their own errors; this only keeps a bug in one task
+        ;; from killing the worker (and, with the debugger disabled, the
+        ;; whole process).
+        (handler-case (funcall (the function fn) arg)
+          (serious-condition () nil))))))
+
+(defun start-worker (pool)
+  (sb-thread:make-thread
+   (lambda ()
+     (let ((wrapper (worker-pool-wrapper pool)))
+       (if wrapper
+           (funcall wrapper (lambda () (worker-loop pool)))
+           (worker-loop pool))))
+   :name (worker-pool-name pool)))
+
+(defun pool-submit (pool function argument)
+  "Run (FUNCTION ARGUMENT) on a worker.  Returns NIL if the pool is shut down."
+  (declare (type worker-pool pool))
+  (let ((spawn nil))
+    (sb-thread:with-mutex ((worker-pool-lock pool))
+      (when (worker-pool-shutdown pool)
+        (return-from pool-submit nil))
+      (let ((tasks (worker-pool-tasks pool)))
+        (fifo-push tasks function)
+        (fifo-push tasks argument)
+        ;; Compare queued tasks with idle workers rather than just testing
+        ;; for one idle worker: a worker that was notified stays counted as
+        ;; idle until it runs, and must not absorb a second task's wakeup.
+        (cond ((<= (ash (fifo-count tasks) -1) (worker-pool-idle pool))
+               (sb-thread:condition-notify (worker-pool-cv pool)))
+              ((< (worker-pool-threads pool) (worker-pool-max-threads pool))
+               (incf (worker-pool-threads pool))
+               (setf spawn t)))))
+    ;; Thread creation takes long enough not to do it holding the lock.
+    (when spawn
+      (handler-case (start-worker pool)
+        (error ()
+          (sb-thread:with-mutex ((worker-pool-lock pool))
+            (decf (worker-pool-threads pool))))))
+    t))
+
+(defun pool-shutdown (pool &key (timeout 5))
+  "Stop accepting tasks, let queued ones finish, and wait up to TIMEOUT
+seconds for the workers to exit.  Returns true if they all did."
+  (let ((deadline (+ (now-us) (round (* timeout 1000000)))))
+    (sb-thread:with-mutex ((worker-pool-lock pool))
+      (setf (worker-pool-shutdown pool) t)
+      (sb-thread:condition-broadcast (worker-pool-cv pool))
+      (loop while (plusp (worker-pool-threads pool))
+            do (unless (wait-on (worker-pool-done-cv pool) (worker-pool-lock pool) deadline)
+                 (return)))
+      (zerop (worker-pool-threads pool)))))
