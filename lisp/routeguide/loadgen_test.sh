@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The Lisp load generator's behaviour (not its speed): it measures the Go and
+# the Lisp server with every RPC kind, writes results that the repository's
+# validator accepts, reports a server that fails as failed scenarios, and
+# rejects a bad command line:
+#   loadgen_test.sh LOADGEN GO_SERVER LISP_SERVER BENCHVALIDATE
+set -euo pipefail
+loadgen="$1" go_server="$2" lisp_server="$3" validate="$4"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+quick=(-clients 1,3 -duration 200ms -reps 2 -warmup 20)
+
+# measure NAME SERVER IMPL: a quick grid against SERVER, which must succeed
+# and give 8 valid "ok" results named IMPL/KIND/clients=N.
+measure() {
+  local name="$1" server="$2" impl="$3"
+  "$loadgen" -server "$server" -impl "$impl" "${quick[@]}" -out "$tmp/$name.json" \
+    >"$tmp/$name.out" 2>"$tmp/$name.err" || fail "$name: exit $?: $(cat "$tmp/$name.err")"
+  "$validate" "$tmp/$name.json" || fail "$name: invalid results"
+  for kind in unary server_streaming client_streaming bidi_streaming; do
+    for n in 1 3; do
+      grep -q "| $impl/$kind/clients=$n | ok |" "$tmp/$name.out" ||
+        fail "$name: no ok row for $impl/$kind/clients=$n in: $(cat "$tmp/$name.out")"
+    done
+  done
+  [[ $(grep -o '"status":"ok"' "$tmp/$name.json" | wc -l) == 8 ]] || fail "$name: want 8 ok results"
+  grep -q '"client":"lisp"' "$tmp/$name.json" || fail "$name: the client is not recorded"
+}
+measure go "$go_server" go
+measure lisp "$lisp_server" lisp
+
+# A server that exits at once: every scenario is reported as failed, exit 1,
+# and the results are still a valid file.
+status=0
+"$loadgen" -server /bin/false "${quick[@]}" -out "$tmp/false.json" >"$tmp/false.out" 2>"$tmp/false.err" || status=$?
+[[ $status == 1 ]] || fail "a dead server: exit $status, want 1"
+"$validate" "$tmp/false.json" || fail "a dead server: invalid results"
+[[ $(grep -o '"status":"error"' "$tmp/false.json" | wc -l) == 8 ]] || fail "a dead server: want 8 error results"
+
+# Bad command lines: exit 2, the problem and the usage on stderr.
+for args in "-bogus" "-server $go_server -addr 127.0.0.1:1" "-addr 10.0.0.1:80" \
+            "-server $go_server -rpcs unary,nope" "-server $go_server -clients 0" \
+            "-server $go_server -conns many" ""; do
+  status=0
+  # shellcheck disable=SC2086 # split on purpose
+  "$loadgen" $args >/dev/null 2>"$tmp/usage.err" || status=$?
+  [[ $status == 2 ]] || fail "'$args': exit $status, want 2"
+  grep -q "^usage: loadgen (-server PATH | -addr HOST:PORT) \[flags\]" "$tmp/usage.err" ||
+    fail "'$args': no usage in: $(cat "$tmp/usage.err")"
+done
+echo PASS

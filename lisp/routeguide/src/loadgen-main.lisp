@@ -1,0 +1,226 @@
+;;;; The Lisp RouteGuide load generator, with the command line and the
+;;;; results of go/routeguide/loadgen, so that issue 8's matrix can put the
+;;;; Lisp client where the Go one is:
+;;;;
+;;;;   loadgen (-server PATH | -addr HOST:PORT) [-impl LABEL] [-rpcs LIST]
+;;;;           [-clients 1,10,100] [-duration 5s] [-conns per-client|shared]
+;;;;           [-stream_msgs 10] [-reps 3] [-warmup 1s|500|0] [-out FILE] ...
+;;;;
+;;;; With -server it starts PATH -addr 127.0.0.1:0, waits for its
+;;;; "listening on HOST:PORT" line, measures, and stops it (SIGTERM).
+;;;; Progress goes to stderr, the table to stdout, results JSON to -out.
+;;;; Exit 0 when every scenario succeeded, 1 otherwise, 2 on a bad command
+;;;; line.
+
+(in-package #:routeguide)
+
+(defun default-platform ()
+  (format nil "linux_~A" (if (search "ARM64" (machine-type)) "arm64" "amd64")))
+
+(defparameter *loadgen-flags*
+  (list (flag-spec "server" :string "" "RouteGuide server `executable` to start with -addr 127.0.0.1:0 (its CPU time is measured too)")
+        (flag-spec "addr" :string "" "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
+        (flag-spec "impl" :string "go" "server implementation `label` recorded in the results (go, lisp)")
+        (flag-spec "rpcs" :string "unary,server_streaming,client_streaming,bidi"
+                   "comma `list` of RPC kinds: unary, server_streaming, client_streaming, bidi")
+        (flag-spec "clients" :string "1,10,100" "comma `list` of concurrent client counts, one scenario each")
+        (flag-spec "duration" :duration 5 "measured time per repetition")
+        (flag-spec "conns" :string "per-client"
+                   "connection `mode`: per-client (each client its own HTTP/2 connection) or shared (all clients multiplex one)")
+        (flag-spec "stream_msgs" :int 10
+                   "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
+        (flag-spec "out" :string "" "write the results `file` (JSON, schema grpcbench.results/v1); if empty, only print the table")
+        (flag-spec "reps" :int 3 "measured repetitions per scenario")
+        (flag-spec "warmup" :string "1s" "unmeasured warm-up before each scenario: an operation count (500), a duration (2s) or 0")
+        (flag-spec "platform" :string (default-platform) "platform to record, GOOS_GOARCH")
+        (flag-spec "build_config" :string "dev" "build configuration to record (fastbuild, opt, dbg)")
+        (flag-spec "revision" :string "" "source revision to record, when stamped")))
+
+(defun split-list (flag text)
+  (let ((items (mapcar (lambda (s) (string-trim " " s)) (split-on #\, text))))
+    (when (some (lambda (s) (zerop (length s))) items)
+      (flag-fail "-~A: empty item in ~S" flag text))
+    (unless (= (length items) (length (remove-duplicates items :test #'string=)))
+      (flag-fail "-~A: an item is given twice in ~S" flag text))
+    items))
+
+(defun split-on (char string)
+  (loop with start = 0
+        for end = (position char string :start start)
+        collect (subseq string start end)
+        while end
+        do (setf start (1+ end))))
+
+(defun loopback-host-p (host)
+  (or (string= host "localhost") (string= host "::1")
+      (and (> (length host) 4) (string= "127." host :end2 4))))
+
+(defun check-loadgen-options (options rest)
+  (let ((server (getf options :server))
+        (addr (getf options :addr)))
+    (when rest (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
+    (when (eq (zerop (length server)) (zerop (length addr)))
+      (flag-fail "exactly one of -server and -addr is required"))
+    (when (plusp (length addr))
+      (unless (loopback-host-p (split-host-port addr))
+        (flag-fail "-addr: ~A is not a loopback address" addr)))
+    (unless (every (lambda (c) (or (alphanumericp c) (find c "_.-"))) (getf options :impl))
+      (flag-fail "-impl ~S: want letters, digits, '_', '.' or '-'" (getf options :impl)))
+    (let ((kinds (mapcar (lambda (k)
+                           (cond ((string= k "bidi") "bidi_streaming")
+                                 ((member k *rpc-kinds* :test #'string=) k)
+                                 (t (flag-fail "-rpcs: unknown RPC kind ~S (want unary, server_streaming, client_streaming or bidi)" k))))
+                         (split-list "rpcs" (getf options :rpcs))))
+          (clients (mapcar (lambda (c)
+                             (let ((n (ignore-errors (parse-integer c))))
+                               (unless (and n (<= 1 n 10000))
+                                 (flag-fail "-clients: ~S is not a client count from 1 to 10000" c))
+                               n))
+                           (split-list "clients" (getf options :clients))))
+          (warmup (let ((w (getf options :warmup)))
+                    (cond ((every #'digit-char-p w) (let ((n (parse-integer w))) (and (plusp n) n)))
+                          ((parse-duration w))
+                          (t (flag-fail "-warmup ~S: want an operation count, a duration or 0" w))))))
+      (unless (plusp (getf options :duration)) (flag-fail "-duration must be positive"))
+      (unless (member (getf options :conns) '("per-client" "shared") :test #'string=)
+        (flag-fail "-conns ~S: want per-client or shared" (getf options :conns)))
+      (unless (<= 1 (getf options :stream-msgs) 100000)
+        (flag-fail "-stream_msgs must be from 1 to 100000, got ~D" (getf options :stream-msgs)))
+      (unless (plusp (getf options :reps)) (flag-fail "-reps must be at least 1, got ~D" (getf options :reps)))
+      (list* :kinds (remove-duplicates kinds :test #'string= :from-end t) :clients clients
+             :warmup warmup options))))
+
+;;; ------------------------------------------------------------------
+;;; The server process
+
+(defun start-server-process (path)
+  "Run PATH -addr 127.0.0.1:0; returns (values process host port) once it
+prints \"listening on HOST:PORT\", within 30 s (SBCL servers may be
+decompressing a core, or running under qemu)."
+  (let* ((process (sb-ext:run-program path '("-addr" "127.0.0.1:0")
+                                      :output :stream :error sb-sys:*stderr* :wait nil))
+         (reader (sb-thread:make-thread
+                  (lambda () (read-line (sb-ext:process-output process) nil nil))
+                  :name "server stdout"))
+         (line (sb-thread:join-thread reader :default nil :timeout 30))
+         (prefix "listening on "))
+    (unless (and (stringp line) (> (length line) (length prefix))
+                 (string= prefix line :end2 (length prefix)))
+      (stop-server-process process)
+      (error "~A printed no \"listening on HOST:PORT\" line within 30 s (got ~S)" path line))
+    ;; Whatever else it prints goes to our stderr; an unread pipe could
+    ;; fill and block it.
+    (sb-thread:make-thread (lambda ()
+                             (ignore-errors
+                              (loop for l = (read-line (sb-ext:process-output process) nil)
+                                    while l do (format *error-output* "~A~%" l))))
+                           :name "server stdout copy")
+    (multiple-value-bind (host port) (split-host-port (string-trim '(#\Return) (subseq line (length prefix))))
+      (values process host port))))
+
+(defun stop-server-process (process)
+  "SIGTERM, then SIGKILL after 10 s; returns NIL or a complaint."
+  (prog1 (when (sb-ext:process-alive-p process)
+           (sb-ext:process-kill process sb-unix:sigterm)
+           (loop repeat 200 while (sb-ext:process-alive-p process) do (sleep 0.05))
+           (when (sb-ext:process-alive-p process)
+             (sb-ext:process-kill process sb-unix:sigkill)
+             "server did not stop within 10 s of SIGTERM; killed it"))
+    (sb-ext:process-wait process)))
+
+;;; ------------------------------------------------------------------
+
+(defun measure-one (options scenario host port workload process name parameters)
+  "The result of SCENARIO, (kind . clients); whatever goes wrong becomes an
+error result, so the run goes on with the next scenario."
+  (handler-case
+      (let ((reps (measure-scenario :host host :port port :kind (car scenario) :clients (cdr scenario)
+                                    :mode (getf options :conns) :workload workload
+                                    :duration (getf options :duration)
+                                    :reps (getf options :reps) :warmup (getf options :warmup)
+                                    :server-pid (and process (sb-ext:process-pid process))
+                                    :progress *error-output*)))
+        ;; Calls fail once the server is gone, but a crash late in a
+        ;; repetition could leave too few failures to notice.
+        (scenario-result name parameters reps
+                         (and process (not (sb-ext:process-alive-p process))
+                              "server exited unexpectedly")))
+    (error (e) (scenario-result name parameters nil (princ-to-string e)))))
+
+(defun run-loadgen (options)
+  "Measure every scenario; returns the exit code."
+  (let* ((server-path (and (plusp (length (getf options :server))) (getf options :server)))
+         (impl (getf options :impl))
+         (workload (make-workload (getf options :stream-msgs)))
+         (process nil) host port
+         (results '())
+         (scenarios (loop for kind in (getf options :kinds)
+                          append (loop for n in (getf options :clients) collect (cons kind n)))))
+    (flet ((name (s) (format nil "~A/~A/clients=~D" impl (car s) (cdr s)))
+           (parameters (s)
+             (list :impl impl :rpc (car s) :clients (cdr s)
+                   :duration (format-duration (getf options :duration))
+                   :conns (getf options :conns) :stream-msgs (msgs-per-call workload (car s))
+                   :client "lisp")))
+      (let ((start-error
+              (handler-case
+                  (progn
+                    (if server-path
+                        (multiple-value-setq (process host port) (start-server-process server-path))
+                        (multiple-value-setq (host port) (split-host-port (getf options :addr))))
+                    (when process
+                      (format *error-output* "[routeguide] server ~A (pid ~D) listening on ~A:~D~%"
+                              server-path (sb-ext:process-pid process) host port))
+                    nil)
+                (error (e) (format nil "starting ~A: ~A" server-path e)))))
+        (dolist (s scenarios)
+          (format *error-output* "[routeguide] ~A~%" (name s))
+          (finish-output *error-output*)
+          (push (cond (start-error (scenario-result (name s) (parameters s) nil start-error))
+                      ((and process (not (sb-ext:process-alive-p process)))
+                       (scenario-result (name s) (parameters s) nil
+                                        (format nil "not run: server exited unexpectedly (status ~A)"
+                                                (sb-ext:process-exit-code process))))
+                      (t (measure-one options s host port workload process (name s) (parameters s))))
+                results)))
+      (when process
+        (let ((complaint (stop-server-process process)))
+          (when complaint (format *error-output* "[routeguide] ~A~%" complaint)))))
+    (setf results (nreverse results))
+    (let ((code 0)
+          (out (getf options :out)))
+      (when (plusp (length out))
+        (handler-case
+            (with-open-file (stream out :direction :output :if-exists :supersede :external-format :utf-8)
+              (write-json (results-file (environment :platform (getf options :platform)
+                                                     :build-config (getf options :build-config)
+                                                     :revision (getf options :revision)
+                                                     :server (if server-path
+                                                                 (subseq server-path (1+ (or (position #\/ server-path :from-end t) -1)))
+                                                                 "external, at -addr"))
+                                        results)
+                          stream)
+              (terpri stream))
+          (error (e)
+            (format *error-output* "[routeguide] writing results: ~A~%" e)
+            (setf code 1))))
+      (format t "~%### Scenarios~%~%")
+      (summary-table results *standard-output*)
+      (dolist (r results)
+        (unless (string= (getf r :status) "ok")
+          (format *error-output* "[routeguide] ~A failed: ~A~%" (getf r :scenario) (getf r :error))
+          (setf code 1)))
+      (finish-output)
+      code)))
+
+(defun loadgen-main ()
+  "Entry point of the load generator executable; returns the exit code."
+  (call-with-command-line
+   *loadgen-flags* (rest sb-ext:*posix-argv*)
+   (lambda (options rest given)
+     (declare (ignore given))
+     (run-loadgen (check-loadgen-options options rest)))
+   :synopsis "(-server PATH | -addr HOST:PORT) [flags]"
+   :description "Measures a RouteGuide server with unary, server-streaming, client-streaming
+and bidi calls at several client counts, over loopback TCP, with the Lisp
+client (clgrpc). Progress goes to stderr, a table to stdout, results to -out."))

@@ -1,0 +1,171 @@
+;;;; Measuring one scenario the way go/bench/harness does: N workers (one
+;;;; per client) call the operation back to back for a fixed time, after an
+;;;; unmeasured warm-up, for several repetitions.  Each repetition records
+;;;; wall time, successful operations, errors (and the first one),
+;;;; messages, every latency, the client's and the server's CPU time and
+;;;; the bytes the client consed.
+
+(in-package #:routeguide)
+
+(declaim (inline now-ns))
+(defun now-ns ()
+  "Nanoseconds on the monotonic clock."
+  (multiple-value-bind (seconds nanoseconds) (sb-unix::clock-gettime 1) ; CLOCK_MONOTONIC
+    (+ (* seconds 1000000000) nanoseconds)))
+
+(defstruct (rep (:constructor make-rep ()))
+  (wall 0d0 :type double-float)         ; seconds
+  (ops 0 :type integer)
+  (errors 0 :type integer)
+  (msgs 0 :type integer)
+  (first-error nil)
+  (client-cpu 0d0 :type double-float)   ; seconds
+  (server-cpu nil)                      ; seconds, or NIL when unknown
+  (bytes 0 :type integer)               ; consed by the client
+  (latencies #() :type vector))         ; nanoseconds, sorted
+
+(defstruct (worker (:constructor make-worker (id channel)))
+  id channel
+  (ops 0 :type fixnum) (errors 0 :type fixnum) (msgs 0 :type fixnum)
+  (first-error nil) (first-error-at 0)
+  (latencies (make-array 1024 :element-type 'fixnum :adjustable t :fill-pointer 0)))
+
+(defun worker-reset (w)
+  (setf (worker-ops w) 0 (worker-errors w) 0 (worker-msgs w) 0
+        (worker-first-error w) nil (fill-pointer (worker-latencies w)) 0))
+
+(defun worker-loop (w op workload deadline-ns tickets)
+  "Call OP until DEADLINE-NS (NIL: none) or until TICKETS (a cons counter,
+or NIL) runs out.  Errors are counted, never raised."
+  (loop
+    (when (and deadline-ns (>= (now-ns) deadline-ns)) (return))
+    (when (and tickets (minusp (sb-ext:atomic-decf (car tickets)))) (return))
+    (let ((start (now-ns)))
+      (handler-case
+          (let ((msgs (funcall op (worker-channel w) workload)))
+            (vector-push-extend (- (now-ns) start) (worker-latencies w))
+            (incf (worker-ops w))
+            (incf (worker-msgs w) msgs))
+        (error (e)
+          (incf (worker-errors w))
+          (unless (worker-first-error w)
+            (setf (worker-first-error w) (princ-to-string e)
+                  (worker-first-error-at w) (now-ns))))))))
+
+(defun run-workers (workers op workload &key duration tickets)
+  "Run every worker's loop in its own thread, released together; returns
+the wall time in seconds."
+  (let* ((gate (sb-thread:make-semaphore))
+         (deadline (list nil))
+         (threads (loop for w in workers
+                        collect (let ((w w))
+                                  (sb-thread:make-thread
+                                   (lambda ()
+                                     (sb-thread:wait-on-semaphore gate)
+                                     (worker-loop w op workload (car deadline) tickets))
+                                   :name "loadgen worker"))))
+         (start (now-ns)))
+    (when duration
+      (setf (car deadline) (+ start (round (* duration 1000000000)))))
+    (sb-thread:signal-semaphore gate (length workers))
+    (mapc #'sb-thread:join-thread threads)
+    (/ (- (now-ns) start) 1d9)))
+
+(defun self-cpu-seconds ()
+  (multiple-value-bind (ok user-us system-us) (sb-unix:unix-getrusage sb-unix:rusage_self)
+    (declare (ignore ok))
+    (/ (+ user-us system-us) 1d6)))
+
+(defun process-cpu-seconds (pid)
+  "User plus system CPU seconds of process PID, from /proc (NIL if gone).
+/proc counts clock ticks, 100 per second on Linux."
+  (let ((stat (ignore-errors
+               (with-open-file (in (format nil "/proc/~D/stat" pid)) (read-line in)))))
+    (when stat
+      ;; The fields after the command name, which is in parentheses and
+      ;; may contain spaces: state is field 3, utime 14 and stime 15.
+      (let ((fields (split-spaces (subseq stat (+ 2 (position #\) stat :from-end t))))))
+        (/ (+ (parse-integer (nth 11 fields)) (parse-integer (nth 12 fields))) 100d0)))))
+
+(defun split-spaces (string)
+  (loop with start = 0
+        for space = (position #\Space string :start start)
+        collect (subseq string start space)
+        while space
+        do (setf start (1+ space))))
+
+(defun measure-rep (workers op workload duration server-pid)
+  (mapc #'worker-reset workers)
+  (sb-ext:gc)
+  (let* ((rep (make-rep))
+         (bytes0 (sb-ext:get-bytes-consed))
+         (client0 (self-cpu-seconds))
+         (server0 (and server-pid (process-cpu-seconds server-pid)))
+         (wall (run-workers workers op workload :duration duration))
+         (server1 (and server-pid (process-cpu-seconds server-pid))))
+    (setf (rep-wall rep) wall
+          (rep-client-cpu rep) (- (self-cpu-seconds) client0)
+          (rep-server-cpu rep) (and server0 server1 (- server1 server0))
+          (rep-bytes rep) (- (sb-ext:get-bytes-consed) bytes0))
+    (let ((first-at nil))
+      (dolist (w workers)
+        (incf (rep-ops rep) (worker-ops w))
+        (incf (rep-errors rep) (worker-errors w))
+        (incf (rep-msgs rep) (worker-msgs w))
+        (when (and (worker-first-error w)
+                   (or (null first-at) (< (worker-first-error-at w) first-at)))
+          (setf (rep-first-error rep) (worker-first-error w)
+                first-at (worker-first-error-at w)))))
+    (setf (rep-latencies rep)
+          (sort (apply #'concatenate '(vector fixnum) (mapcar #'worker-latencies workers)) #'<))
+    rep))
+
+(defun open-channels (host port clients mode)
+  "One channel per client (per-client) or one shared by all (shared);
+connected before measuring, so no repetition pays for a handshake."
+  (let ((channels (if (string= mode "shared")
+                      (make-list clients :initial-element (clgrpc.grpc:make-channel host port))
+                      (loop repeat clients collect (clgrpc.grpc:make-channel host port)))))
+    (dolist (ch (remove-duplicates channels))
+      ;; A round trip to an unknown method connects without touching the
+      ;; service; a server that is not there shows up as errors later.
+      (ignore-errors (clgrpc.grpc:unary-call ch "/routeguide.RouteGuide/Connect"
+                                             (clgrpc.octets:octets-of) :timeout 10)))
+    channels))
+
+(defun measure-scenario (&key host port kind clients mode workload duration reps warmup server-pid progress)
+  "The repetitions (a list of REP) of KIND at CLIENTS clients.  WARMUP is
+seconds, an operation count (an integer), or NIL."
+  (let* ((channels (open-channels host port clients mode))
+         (workers (loop for ch in channels for i from 0 collect (make-worker i ch)))
+         (op (operation kind)))
+    (unwind-protect
+         (progn
+           (cond ((integerp warmup)
+                  (run-workers workers op workload :tickets (list warmup)))
+                 ((and warmup (plusp warmup))
+                  (run-workers workers op workload :duration warmup)))
+           (loop for i from 1 to reps
+                 collect (let ((rep (measure-rep workers op workload duration server-pid)))
+                           (when progress
+                             (format progress "[routeguide] ~A rep ~D/~D: ~D req/s~@[, ~D msg/s~], p99 ~A, ~D errors~%"
+                                     kind i reps (round (rep-ops rep) (rep-wall rep))
+                                     (and (> (rep-msgs rep) (rep-ops rep)) (round (rep-msgs rep) (rep-wall rep)))
+                                     (format-ns (percentile (rep-latencies rep) 99)) (rep-errors rep))
+                             (finish-output progress))
+                           rep)))
+      (mapc #'clgrpc.grpc:channel-close (remove-duplicates channels)))))
+
+(defun percentile (sorted p)
+  "The smallest latency that P percent of SORTED are at or below (0 if none)."
+  (let ((n (length sorted)))
+    (if (zerop n)
+        0
+        (aref sorted (max 0 (1- (ceiling (* p n) 100)))))))
+
+(defun format-ns (ns)
+  "A latency for the progress lines: 950ns, 812.3us, 1.2ms, 3.00s."
+  (cond ((< ns 1000) (format nil "~Dns" ns))
+        ((< ns 1000000) (format nil "~,1Fus" (/ ns 1d3)))
+        ((< ns 1000000000) (format nil "~,1Fms" (/ ns 1d6)))
+        (t (format nil "~,2Fs" (/ ns 1d9)))))

@@ -1,0 +1,89 @@
+;;;; The RouteGuide server program, with the command line of
+;;;; go/routeguide/server:
+;;;;
+;;;;   server [-addr HOST:PORT] [-db PATH] [-max_concurrent_streams N]
+;;;;          [-shutdown_timeout DURATION]
+;;;;
+;;;; It prints exactly one line to stdout, "listening on HOST:PORT", once the
+;;;; port is bound, and stops gracefully on SIGINT or SIGTERM.
+
+(in-package #:routeguide)
+
+(defun start-server (&key (host "127.0.0.1") (port 0) (db (default-features))
+                          (max-concurrent-streams 1000))
+  "A running clgrpc server with the RouteGuide service.  Returns (values
+server port)."
+  (let ((server (clgrpc.grpc:make-server :max-concurrent-streams max-concurrent-streams)))
+    (register-service server (make-service db))
+    (values server (clgrpc.grpc:server-start server :host host :port port))))
+
+;;; The flags of go/routeguide/server, with its defaults; a
+;;; -max_concurrent_streams of 0 keeps clgrpc's default, as 0 keeps
+;;; grpc-go's.
+(defparameter *server-flags*
+  (list (flag-spec "addr" :string "127.0.0.1:10000" "`host:port` to listen on; port 0 picks a free port")
+        (flag-spec "db" :string ""
+                   "`path` to a JSON feature database (default: the embedded standard database)")
+        (flag-spec "max_concurrent_streams" :int 0
+                   "limit on concurrent streams per HTTP/2 connection (0: the default, 1000)")
+        (flag-spec "shutdown_timeout" :duration 5
+                   "how long a graceful stop may wait for RPCs in flight before connections are closed")))
+
+(defun check-server-options (options rest)
+  (cond (rest (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
+        ((not (<= 0 (getf options :max-concurrent-streams) 4294967295))
+         (flag-fail "-max_concurrent_streams ~D is not from 0 to 4294967295"
+                    (getf options :max-concurrent-streams)))
+        ((minusp (getf options :shutdown-timeout))
+         (flag-fail "-shutdown_timeout must not be negative")))
+  (multiple-value-bind (host port) (split-host-port (getf options :addr))
+    (list :host host :port port
+          :db (let ((db (getf options :db))) (and (plusp (length db)) db))
+          :max-concurrent-streams (let ((n (getf options :max-concurrent-streams)))
+                                    (if (zerop n) 1000 (min n most-positive-fixnum)))
+          :shutdown-timeout (getf options :shutdown-timeout))))
+
+(defvar *stop-requested* nil)
+
+(defun server-main ()
+  "Entry point of the server executable; returns the exit code."
+  (call-with-command-line
+   *server-flags* (rest sb-ext:*posix-argv*)
+   (lambda (options rest given)
+     (declare (ignore given))
+     (serve (check-server-options options rest)))
+   :description "Serves the RouteGuide gRPC service. Prints \"listening on HOST:PORT\" to
+stdout once bound, and stops gracefully on SIGINT or SIGTERM."))
+
+(defun serve (options)
+  "Run the server OPTIONS describe until SIGINT or SIGTERM; returns the exit code."
+  ;; Bigger nurseries mean fewer collections under load; every request's
+  ;; garbage dies young.
+  (setf (sb-ext:bytes-consed-between-gcs) (* 64 1024 1024))
+  (handler-case
+      (multiple-value-bind (server port)
+          (start-server :host (getf options :host) :port (getf options :port)
+                        :db (if (getf options :db)
+                                (load-features (getf options :db))
+                                (default-features))
+                        :max-concurrent-streams (getf options :max-concurrent-streams))
+        ;; A signal handler only sets a flag: it may interrupt any thread,
+        ;; even one holding a lock the shutdown needs.
+        (flet ((request-stop (signal info context)
+                 (declare (ignore signal info context))
+                 (setf *stop-requested* t)))
+          (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
+          (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop))
+        (format t "listening on ~A:~D~%" (getf options :host) port)
+        (finish-output)
+        (loop until *stop-requested* do (sleep 0.1))
+        (format *error-output* "routeguide server: shutting down~%")
+        (clgrpc.grpc:server-stop server :grace (getf options :shutdown-timeout))
+        ;; Every call has finished and every connection is closed: exit
+        ;; now rather than have SBCL unwind the idle pool threads one by one.
+        (finish-output)
+        (finish-output *error-output*)
+        (sb-ext:exit :code 0 :abort t))
+    (error (e)
+      (format *error-output* "routeguide server: ~A~%" e)
+      1)))
