@@ -52,6 +52,11 @@ def benchmark(name, binary, args = [], tools = {}, tags = [], **kwargs):
         tools = tools,
         platform = _PLATFORM,
         tags = tags,
+        # A cross build cannot run what it measures (see //tools/bench:cross_building).
+        target_compatible_with = select({
+            "//tools/bench:is_cross_building": ["@platforms//:incompatible"],
+            "//conditions:default": [],
+        }),
         **kwargs
     )
     benchmark_runner(
