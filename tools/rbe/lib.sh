@@ -1,0 +1,12 @@
+# shellcheck shell=bash
+# Helpers shared by tools/rbe/{up,down,ci}.
+
+log() { printf '[tools/rbe] %s\n' "$*" >&2; }
+die() { printf '[tools/rbe] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# rbe_pointer PORT_BASE: the file that records the state directory of the farm on that port, so
+# that tools/rbe/down finds it from any shell. One per user and port.
+rbe_pointer() { printf '%s/grpcbench-rbe-%s-%s.state\n' "${TMPDIR:-/tmp}" "$(id -u)" "$1"; }
+
+# port_open PORT: whether something accepts TCP connections on 127.0.0.1:PORT.
+port_open() { (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
