@@ -86,6 +86,8 @@
                           (or (member :sb-core-compression *features*)
                               (fail "this SBCL was built without core compression"))
                           t)))
+    ;; The CPU time spent in GC so far would be saved in the image; it differs from run to run.
+    (setf sb-ext:*gc-run-time* 0)
     (sb-ext:save-lisp-and-die
      out
      :executable t
