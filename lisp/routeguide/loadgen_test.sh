@@ -11,20 +11,26 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 quick=(-clients 1,3 -duration 200ms -reps 2 -warmup 20)
 
 # measure NAME SERVER IMPL: a quick grid against SERVER, which must succeed
-# and give 8 valid "ok" results named IMPL/KIND/clients=N.
+# and give 8 valid "ok" results named IMPL/KIND/clients=N/client=lisp, and
+# the same in the Go benchmark format, one line per repetition.
 measure() {
   local name="$1" server="$2" impl="$3"
-  "$loadgen" -server "$server" -impl "$impl" "${quick[@]}" -out "$tmp/$name.json" \
+  "$loadgen" -server "$server" -impl "$impl" "${quick[@]}" -out "$tmp/$name.json" -benchfmt "$tmp/$name.txt" \
     >"$tmp/$name.out" 2>"$tmp/$name.err" || fail "$name: exit $?: $(cat "$tmp/$name.err")"
   "$validate" "$tmp/$name.json" || fail "$name: invalid results"
   for kind in unary server_streaming client_streaming bidi_streaming; do
     for n in 1 3; do
-      grep -q "| $impl/$kind/clients=$n | ok |" "$tmp/$name.out" ||
-        fail "$name: no ok row for $impl/$kind/clients=$n in: $(cat "$tmp/$name.out")"
+      grep -q "| $impl/$kind/clients=$n/client=lisp | ok |" "$tmp/$name.out" ||
+        fail "$name: no ok row for $impl/$kind/clients=$n/client=lisp in: $(cat "$tmp/$name.out")"
+      [[ $(grep -cE "^BenchmarkRouteguide/$impl/$kind/clients=$n/client=lisp(-[0-9]+)?"$'\t'" +[0-9]+"$'\t'".* ns/op"$'\t'".* B/op"$'\t'".* req/s"$'\t'".* latency-p99-ns" "$tmp/$name.txt") == 2 ]] ||
+        fail "$name: want 2 benchfmt lines for $impl/$kind/clients=$n in: $(cat "$tmp/$name.txt")"
     done
   done
   [[ $(grep -o '"status":"ok"' "$tmp/$name.json" | wc -l) == 8 ]] || fail "$name: want 8 ok results"
   grep -q '"client":"lisp"' "$tmp/$name.json" || fail "$name: the client is not recorded"
+  for header in "goos: linux" "goarch: amd64" "pkg: github.com/grpcbench/grpcbench/lisp/routeguide/loadgen" "cpu: "; do
+    grep -q "^$header" "$tmp/$name.txt" || fail "$name: no '$header' line in: $(cat "$tmp/$name.txt")"
+  done
 }
 measure go "$go_server" go
 measure lisp "$lisp_server" lisp

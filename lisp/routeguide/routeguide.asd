@@ -32,6 +32,7 @@
                (:file "loadgen-ops")
                (:file "loadgen-run")
                (:file "loadgen-results")
+               (:file "loadgen-benchfmt")
                (:file "loadgen-main"))
   :in-order-to ((test-op (test-op "routeguide/tests"))))
 

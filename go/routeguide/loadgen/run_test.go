@@ -69,7 +69,7 @@ func TestRunMeasuresEveryRPCKind(t *testing.T) {
 			continue
 		}
 		wantParams := map[string]any{"impl": "go", "rpc": string(kind), "clients": 2.0,
-			"duration": "200ms", "conns": "per-client"}
+			"duration": "200ms", "conns": "per-client", "client": "go"}
 		for k, v := range wantParams {
 			if r.Parameters[k] != v {
 				t.Errorf("%s: parameter %s = %v, want %v", r.Scenario, k, r.Parameters[k], v)

@@ -64,8 +64,9 @@ type session struct {
 	stallGrace time.Duration
 }
 
-// params are the scenario's parameters in the results. impl, rpc and
-// clients are what the report's "routeguide" layout pivots on.
+// params are the scenario's parameters in the results. impl (the server),
+// client, rpc and clients are what the report's "routeguide" layout pivots
+// on; the Lisp load generator (lisp/routeguide) records "client": "lisp".
 func (ss *session) params(s scenario) map[string]any {
 	return map[string]any{
 		"impl":        ss.cfg.impl,
@@ -74,6 +75,7 @@ func (ss *session) params(s scenario) map[string]any {
 		"duration":    ss.cfg.duration.String(),
 		"conns":       string(ss.cfg.conns),
 		"stream_msgs": ss.work.msgsPerCall(s.kind),
+		"client":      "go",
 	}
 }
 

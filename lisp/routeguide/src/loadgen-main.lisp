@@ -4,11 +4,15 @@
 ;;;;
 ;;;;   loadgen (-server PATH | -addr HOST:PORT) [-impl LABEL] [-rpcs LIST]
 ;;;;           [-clients 1,10,100] [-duration 5s] [-conns per-client|shared]
-;;;;           [-stream_msgs 10] [-reps 3] [-warmup 1s|500|0] [-out FILE] ...
+;;;;           [-stream_msgs 10] [-reps 3] [-warmup 1s|500|0] [-out FILE]
+;;;;           [-benchfmt FILE] ...
 ;;;;
 ;;;; With -server it starts PATH -addr 127.0.0.1:0, waits for its
 ;;;; "listening on HOST:PORT" line, measures, and stops it (SIGTERM).
-;;;; Progress goes to stderr, the table to stdout, results JSON to -out.
+;;;; Progress goes to stderr, the table to stdout, results JSON to -out, the
+;;;; Go benchmark format to -benchfmt.  Scenarios are named
+;;;; IMPL/KIND/clients=N/client=lisp: the Go loadgen's names plus the client,
+;;;; so that a report can merge the results of both clients.
 ;;;; Exit 0 when every scenario succeeded, 1 otherwise, 2 on a bad command
 ;;;; line.
 
@@ -30,6 +34,7 @@
         (flag-spec "stream_msgs" :int 10
                    "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
         (flag-spec "out" :string "" "write the results `file` (JSON, schema grpcbench.results/v1); if empty, only print the table")
+        (flag-spec "benchfmt" :string "" "also write the results in Go benchmark format to `file`, for benchstat")
         (flag-spec "reps" :int 3 "measured repetitions per scenario")
         (flag-spec "warmup" :string "1s" "unmeasured warm-up before each scenario: an operation count (500), a duration (2s) or 0")
         (flag-spec "platform" :string (default-platform) "platform to record, GOOS_GOARCH")
@@ -156,7 +161,7 @@ error result, so the run goes on with the next scenario."
          (results '())
          (scenarios (loop for kind in (getf options :kinds)
                           append (loop for n in (getf options :clients) collect (cons kind n)))))
-    (flet ((name (s) (format nil "~A/~A/clients=~D" impl (car s) (cdr s)))
+    (flet ((name (s) (format nil "~A/~A/clients=~D/client=lisp" impl (car s) (cdr s)))
            (parameters (s)
              (list :impl impl :rpc (car s) :clients (cdr s)
                    :duration (format-duration (getf options :duration))
@@ -188,22 +193,26 @@ error result, so the run goes on with the next scenario."
           (when complaint (format *error-output* "[routeguide] ~A~%" complaint)))))
     (setf results (nreverse results))
     (let ((code 0)
-          (out (getf options :out)))
-      (when (plusp (length out))
-        (handler-case
-            (with-open-file (stream out :direction :output :if-exists :supersede :external-format :utf-8)
-              (write-json (results-file (environment :platform (getf options :platform)
-                                                     :build-config (getf options :build-config)
-                                                     :revision (getf options :revision)
-                                                     :server (if server-path
-                                                                 (subseq server-path (1+ (or (position #\/ server-path :from-end t) -1)))
-                                                                 "external, at -addr"))
-                                        results)
-                          stream)
-              (terpri stream))
-          (error (e)
-            (format *error-output* "[routeguide] writing results: ~A~%" e)
-            (setf code 1))))
+          (environment (environment :platform (getf options :platform)
+                                    :build-config (getf options :build-config)
+                                    :revision (getf options :revision)
+                                    :server (if server-path
+                                                (subseq server-path (1+ (or (position #\/ server-path :from-end t) -1)))
+                                                "external, at -addr"))))
+      (flet ((emit (flag writer)
+               (let ((path (getf options flag)))
+                 (when (plusp (length path))
+                   (handler-case
+                       (with-open-file (stream path :direction :output :if-exists :supersede
+                                                    :external-format :utf-8)
+                         (funcall writer stream))
+                     (error (e)
+                       (format *error-output* "[routeguide] writing ~A: ~A~%" path e)
+                       (setf code 1)))))))
+        (emit :out (lambda (stream)
+                     (write-json (results-file environment results) stream)
+                     (terpri stream)))
+        (emit :benchfmt (lambda (stream) (write-benchfmt environment results stream))))
       (format t "~%### Scenarios~%~%")
       (summary-table results *standard-output*)
       (dolist (r results)
@@ -223,4 +232,5 @@ error result, so the run goes on with the next scenario."
    :synopsis "(-server PATH | -addr HOST:PORT) [flags]"
    :description "Measures a RouteGuide server with unary, server-streaming, client-streaming
 and bidi calls at several client counts, over loopback TCP, with the Lisp
-client (clgrpc). Progress goes to stderr, a table to stdout, results to -out."))
+client (clgrpc). Progress goes to stderr, a table to stdout, results to -out,
+the Go benchmark format to -benchfmt."))

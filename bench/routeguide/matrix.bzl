@@ -1,0 +1,52 @@
+"""The RouteGuide matrix: {Go, Lisp} server x {Go, Lisp} client, as benchmark() targets."""
+
+load("//tools/bench:defs.bzl", "benchmark")
+
+# The servers, started by the load generator on loopback (-server PATH -> PATH -addr 127.0.0.1:0).
+SERVERS = {
+    "go": "//go/routeguide/server",
+    "lisp": "//lisp/routeguide:server",
+}
+
+# The load generators, one per client implementation; both take the same flags and write the same
+# results, the client recorded in the parameter "client".
+CLIENTS = {
+    "go": "//go/routeguide/loadgen",
+    "lisp": "//lisp/routeguide:loadgen",
+}
+
+def _cell(name, server, client):
+    return "%s_%s_server_%s_client" % (name, server, client)
+
+def matrix_results(name):
+    """The results targets of routeguide_matrix(name), Go server and Go client first.
+
+    Args:
+      name: the matrix's name.
+
+    Returns:
+      the labels of the four NAME_*_results targets of this package.
+    """
+    return [
+        "//bench/routeguide:%s_results" % _cell(name, server, client)
+        for client in CLIENTS
+        for server in SERVERS
+    ]
+
+def routeguide_matrix(name, args, **kwargs):
+    """Four benchmarks of the same grid: NAME_{go,lisp}_server_{go,lisp}_client (and _results).
+
+    Args:
+      name: the prefix of the targets.
+      args: the pinned load generator flags (-clients, -duration, -reps, -warmup, ...).
+      **kwargs: common attributes (tags, visibility).
+    """
+    for client, loadgen in CLIENTS.items():
+        for server, server_binary in SERVERS.items():
+            benchmark(
+                name = _cell(name, server, client),
+                args = args + ["-impl=" + server],
+                binary = loadgen,
+                tools = {server_binary: "-server"},
+                **kwargs
+            )
