@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -69,6 +70,40 @@ func TestRenderGolden(t *testing.T) {
 				checkGolden(t, c.Name, c.SVG)
 			}
 		})
+	}
+}
+
+// The RouteGuide matrix: the Go and the Lisp server, each measured by the
+// Go and the Lisp load generator (real quick results, trimmed to the
+// metrics the layout shows). Every server comparison is made with one
+// client and every client comparison against one server, so each section
+// has a table per RPC kind and client (or server).
+func TestRenderRouteGuideMatrixGolden(t *testing.T) {
+	var inputs []string
+	for _, client := range []string{"go", "lisp"} {
+		for _, server := range []string{"go", "lisp"} {
+			inputs = append(inputs, "routeguide_matrix_"+server+"_server_"+client+"_client.json")
+		}
+	}
+	r, err := Render(readFiles(t, inputs...), Options{Charts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "routeguide_matrix.md", []byte(r.Markdown))
+	for _, want := range []string{
+		"#### rpc=unary, client=go\n\n| Clients | Go (req/s) | Lisp (req/s) | Lisp/Go | Lisp vs Go |",
+		"#### rpc=unary, impl=lisp\n\n| Clients | Go client (req/s) | Lisp client (req/s) |",
+		"#### impl=lisp, client=lisp\n\n| RPC type | clients=1 | clients=10 | clients=100 |",
+	} {
+		if !strings.Contains(r.Markdown, want) {
+			t.Errorf("no %q in the report", want)
+		}
+	}
+	// req/s by clients: one chart per server and client; Go vs Lisp: one
+	// per RPC kind and client. The SVGs themselves are covered by the
+	// "routeguide" case.
+	if got, want := len(r.Charts), 2*2+4*2; got != want {
+		t.Errorf("%d charts, want %d", got, want)
 	}
 }
 

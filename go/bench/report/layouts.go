@@ -13,7 +13,9 @@ var DefaultLayout = Layout{Sections: []Section{
 // a suite whose files lack them falls back to DefaultLayout.
 var BuiltinLayouts = map[string]Layout{
 	// CRI List vs Stream. Parameters: method (list|stream|chunked),
-	// containers, annotations, per_chunk (chunked only), n.
+	// containers, annotations, per_chunk (chunked only), n, and the
+	// transport tuning every method of a run shares (window, buffer,
+	// pool).
 	"cri": {
 		Title: "CRI gRPC benchmark: List vs Stream",
 		Sections: []Section{
@@ -28,6 +30,14 @@ var BuiltinLayouts = map[string]Layout{
 				Title:   "Chunk size impact",
 				GroupBy: []string{"method", "containers", "annotations"},
 				Variant: "per_chunk",
+				Metrics: criMetrics,
+			},
+			AllConfigurations{
+				Title:   "Stream vs List (all configurations)",
+				GroupBy: []string{"containers", "annotations"},
+				Vary:    []string{"method", "per_chunk"},
+				Order:   []string{"list", "stream", "chunked"},
+				Names:   criNames,
 				Metrics: criMetrics,
 			},
 			ChartSection{
@@ -60,41 +70,50 @@ var BuiltinLayouts = map[string]Layout{
 		},
 	},
 
-	// RouteGuide, Go vs Common Lisp. Parameters: impl (go|lisp), rpc
-	// (unary, server_streaming, client_streaming, bidi_streaming),
-	// clients (1, 10, 100).
+	// RouteGuide, Go vs Common Lisp: the server x client matrix.
+	// Parameters: impl (the server: go|lisp), client (the load generator:
+	// go|lisp; absent in older files, which then render as one client),
+	// rpc (unary, server_streaming, client_streaming, bidi_streaming),
+	// clients (1, 10, 100). Server comparisons are made with the same
+	// client, client comparisons against the same server.
 	"routeguide": {
 		Title: "RouteGuide: Go vs Common Lisp",
 		Sections: []Section{
 			PivotTable{
-				Title: "Throughput", GroupBy: []string{"rpc"},
+				Title: "Throughput", GroupBy: []string{"rpc", "client"},
 				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
 				Metric: "req_per_s", Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
 			},
+			PivotTable{
+				Title: "Throughput by client", GroupBy: []string{"rpc", "impl"},
+				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp"},
+				Metric: "req_per_s", Names: clientNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
+			},
 			Scaling{
-				Title: "Scaling efficiency", GroupBy: []string{"rpc"},
+				Title: "Scaling efficiency", GroupBy: []string{"rpc", "client"},
 				Series: "impl", X: "clients", Metric: "req_per_s", Names: implNames,
 			},
 			PivotTable{
-				Title: "Requests/s by RPC type", GroupBy: []string{"impl"},
+				Title: "Requests/s by RPC type", GroupBy: []string{"impl", "client"},
 				Rows: "rpc", Cols: "clients", Metric: "req_per_s", Corner: "RPC type",
 			},
 			PivotTable{
-				Title: "Messages/s by RPC type", GroupBy: []string{"impl"},
+				Title: "Messages/s by RPC type", GroupBy: []string{"impl", "client"},
 				Rows: "rpc", Cols: "clients", Metric: "msg_per_s", Corner: "RPC type",
 			},
 			PivotTable{
-				Title: "Latency", GroupBy: []string{"rpc"},
+				Title: "Latency", GroupBy: []string{"rpc", "client"},
 				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
 				Metric: "latency_p99", Names: implNames,
 			},
 			ChartSection{
-				Title: "req/s by clients", GroupBy: []string{"impl"}, Kind: LineChart,
+				Title: "req/s by clients", GroupBy: []string{"impl", "client"}, Kind: LineChart,
 				X: "clients", Series: "rpc", Metric: "req_per_s", LogY: true,
 			},
 			ChartSection{
-				Title: "Go vs Lisp req/s", GroupBy: []string{"rpc"}, Kind: BarChart,
+				Title: "Go vs Lisp req/s", GroupBy: []string{"rpc", "client"}, Kind: BarChart,
 				X: "clients", Series: "impl", Metric: "req_per_s", LogY: true, Names: implNames,
 			},
 		},
@@ -121,3 +140,6 @@ var criMetrics = Metrics("wall_time", "total_cpu", "cpu_per_wall", "latency_p50"
 var criNames = map[string]string{"list": "List", "stream": "Stream", "chunked": "Chunked stream"}
 
 var implNames = map[string]string{"go": "Go", "lisp": "Lisp"}
+
+// clientNames head the columns of client comparisons ("Go client (req/s)").
+var clientNames = map[string]string{"go": "Go client", "lisp": "Lisp client"}

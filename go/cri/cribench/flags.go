@@ -29,6 +29,11 @@ type config struct {
 	connect   bool             // endpoint is set: do not start a server
 	transport string           // "unix" or "tcp", for a started server
 
+	// tune is the transport tuning of the client and of a started server.
+	tune mockcri.Transport
+
+	cpuProfile string // file for the client's CPU profile, or ""
+
 	// explicit records the flags given on the command line, to tell a
 	// default from a choice where -endpoint makes them mean something else.
 	explicit map[string]bool
@@ -70,9 +75,18 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	endpoint := fs.String("endpoint", "", "connect to the CRI server at this `endpoint` (unix:///PATH or tcp://127.0.0.1:PORT) instead of starting one")
 	fs.StringVar(&cfg.transport, "transport", "unix", "socket of a started server: unix or tcp (loopback)")
 
+	window := fs.Int("window", 0, "initial HTTP/2 flow-control window of streams and connection, in `bytes`, for the client and a started server alike; 0 keeps grpc-go's dynamic default")
+	fs.IntVar(&cfg.tune.Buffer, "buffer", 0, "socket read and write buffer size in `bytes`, client and started server alike; 0 keeps grpc-go's default")
+	fs.StringVar(&cfg.tune.Pool, "pool", mockcri.PoolPow2, "buffer `pool` of frames and messages, client and started server alike: "+mockcri.PoolGRPC+" (grpc-go's default) or "+mockcri.PoolPow2+" (a tier at every power of two)")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the client (this process) over all scenarios to `file`")
+
 	if err := cfg.harness.Parse(fs, args[1:]); err != nil {
 		return config{}, err
 	}
+	if *window < 0 || *window > 1<<31-1 {
+		return config{}, usageError(fs, "-window %d out of range", *window)
+	}
+	cfg.tune.Window = int32(*window)
 	cfg.explicit = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { cfg.explicit[f.Name] = true })
 	if *endpoint != "" {
@@ -114,6 +128,9 @@ func (c *config) check() error {
 		if err := inventory.Validate(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := c.tune.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.opTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("-op-timeout must be positive, got %v", c.opTimeout))

@@ -47,6 +47,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	stopProfile, err := startCPUProfile(cfg.cpuProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "cri-bench: %v\n", err)
+		return exitUsage
+	}
 	file := schema.NewFile(suite, cfg.harness.Environment())
 	if cfg.connect {
 		file.Results = b.runEndpoint(ctx)
@@ -56,6 +61,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if err := stopProfile(); err != nil {
+		fmt.Fprintf(stderr, "cri-bench: cpu profile: %v\n", err)
+		return exitError
+	}
 	printTable(stdout, file.Results)
 	fmt.Fprintln(stdout)
 	if err := cfg.harness.Emit(stdout, file, pkgPath); err != nil {
@@ -106,7 +115,7 @@ func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
 	fail := func(err error) []schema.Result {
 		var out []schema.Result
 		for _, s := range g.scenarios {
-			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.n, b.cfg.transport), err))
+			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.n, b.cfg.transport, b.cfg.tune), err))
 		}
 		return out
 	}
@@ -125,6 +134,9 @@ func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
 		"-annotations", strconv.Itoa(g.annotations),
 		"-labels", strconv.Itoa(b.cfg.labels),
 		"-seed", strconv.FormatUint(b.cfg.seed, 10),
+		"-window", strconv.Itoa(int(b.cfg.tune.Window)),
+		"-buffer", strconv.Itoa(b.cfg.tune.Buffer),
+		"-pool", b.cfg.tune.Pool,
 	}, b.log)
 	if err != nil {
 		return fail(fmt.Errorf("starting %s: %w", b.serverPath, err))
@@ -134,7 +146,7 @@ func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
 			fmt.Fprintf(b.log, "cri-bench: %v\n", err)
 		}
 	}()
-	sess, err := openSession(ctx, proc.endpoint, proc)
+	sess, err := openSession(ctx, proc.endpoint, proc, b.cfg.tune)
 	if err != nil {
 		return fail(err)
 	}
@@ -142,18 +154,14 @@ func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
 	if sess.containers != g.containers {
 		return fail(fmt.Errorf("the server lists %d containers, want %d", sess.containers, g.containers))
 	}
-	var out []schema.Result
-	for _, s := range g.scenarios {
-		out = append(out, b.runScenario(ctx, sess, s))
-	}
-	return out
+	return b.runRounds(ctx, sess, g.scenarios)
 }
 
 // runEndpoint runs every scenario against the server at -endpoint. What it
 // serves is what is measured: -containers and -annotations, if given, must
 // agree with it.
 func (b *bench) runEndpoint(ctx context.Context) []schema.Result {
-	sess, err := openSession(ctx, b.cfg.endpoint, nil)
+	sess, err := openSession(ctx, b.cfg.endpoint, nil, b.cfg.tune)
 	containers, annotations := b.cfg.containers[0], b.cfg.annotations[0]
 	if err == nil {
 		defer sess.close()
@@ -169,38 +177,9 @@ func (b *bench) runEndpoint(ctx context.Context) []schema.Result {
 	if err != nil {
 		var out []schema.Result
 		for _, s := range scs {
-			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.n, b.cfg.endpoint.Network), err))
+			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.n, b.cfg.endpoint.Network, b.cfg.tune), err))
 		}
 		return out
 	}
-	var out []schema.Result
-	for _, s := range scs {
-		out = append(out, b.runScenario(ctx, sess, s))
-	}
-	return out
-}
-
-// runScenario measures one scenario: the harness's warm-up and
-// repetitions of -n listings by one client, as kubelet lists, with the
-// server's CPU and heap read around each repetition when it is a separate
-// mock server process.
-func (b *bench) runScenario(ctx context.Context, sess *session, s scenario) schema.Result {
-	var sampler *serverSampler
-	r := &harness.Runner{
-		Suite: suite, Scenario: s.name(), Progress: b.log,
-		Plan: harness.Plan{Workers: 1, Ops: b.cfg.n, Reps: b.cfg.harness.Reps, Warmup: b.cfg.harness.Warmup},
-	}
-	if sess.cpu != nil {
-		sampler = &serverSampler{cpu: sess.cpu, debug: sess.debug}
-		r.Server = sampler
-	}
-	reps, err := r.Run(ctx, newLister(sess.conn, s.containers, b.cfg.opTimeout).op(s))
-	if err == nil && sess.proc != nil {
-		err = sess.proc.exitedEarly()
-	}
-	res := harness.Result(s.name(), s.params(b.cfg.n, sess.transport), reps, err)
-	if sampler != nil {
-		res.Metrics = append(res.Metrics, sampler.metrics(reps)...)
-	}
-	return res
+	return b.runRounds(ctx, sess, scs)
 }

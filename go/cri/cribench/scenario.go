@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/grpcbench/grpcbench/go/cri/mockcri"
+)
 
 // scenario is one measured configuration: a method over a server's
 // containers.
@@ -23,14 +27,19 @@ func (s scenario) name() string {
 
 // params are the scenario's parameters in the results. per_chunk appears
 // only where it applies, so that the report's "cri" layout puts a list or
-// stream row next to each chunk size.
-func (s scenario) params(n int64, transport string) map[string]any {
+// stream row next to each chunk size. window, buffer and pool are the
+// transport tuning every method ran with (0: grpc-go's default), so results
+// taken with different tuning never pass for one another.
+func (s scenario) params(n int64, transport string, tune mockcri.Transport) map[string]any {
 	p := map[string]any{
 		"method":      string(s.method),
 		"containers":  s.containers,
 		"annotations": s.annotations,
 		"n":           n,
 		"transport":   transport,
+		"window":      tune.Window,
+		"buffer":      tune.Buffer,
+		"pool":        tune.Pool,
 	}
 	if s.method == methodChunked {
 		p["per_chunk"] = s.perChunk

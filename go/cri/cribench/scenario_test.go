@@ -2,6 +2,8 @@ package main
 
 import (
 	"testing"
+
+	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 )
 
 func TestPlan(t *testing.T) {
@@ -38,11 +40,11 @@ func TestPlan(t *testing.T) {
 // per_chunk is a parameter of chunked scenarios only: the report's "cri"
 // layout then shows list and stream next to every chunk size.
 func TestParams(t *testing.T) {
-	list := scenario{method: methodList, containers: 32, annotations: 32}.params(1300, "unix")
+	list := scenario{method: methodList, containers: 32, annotations: 32}.params(1300, "unix", mockcri.Transport{})
 	if _, ok := list["per_chunk"]; ok || list["method"] != "list" || list["containers"] != 32 || list["n"] != int64(1300) {
 		t.Errorf("list params: %v", list)
 	}
-	chunked := scenario{method: methodChunked, containers: 32, annotations: 32, perChunk: 16}.params(1300, "unix")
+	chunked := scenario{method: methodChunked, containers: 32, annotations: 32, perChunk: 16}.params(1300, "unix", mockcri.Transport{})
 	if chunked["per_chunk"] != 16 || chunked["method"] != "chunked" {
 		t.Errorf("chunked params: %v", chunked)
 	}

@@ -69,7 +69,7 @@ func TestServerProcessLifecycle(t *testing.T) {
 	if proc.endpoint != (mockcri.Endpoint{Network: "unix", Address: sock}) {
 		t.Errorf("announced %v, want %s", proc.endpoint, sock)
 	}
-	sess, err := openSession(testContext(t), proc.endpoint, proc)
+	sess, err := openSession(testContext(t), proc.endpoint, proc, mockcri.Transport{})
 	if err != nil {
 		t.Fatal(err)
 	}

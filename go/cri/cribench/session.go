@@ -35,10 +35,10 @@ type session struct {
 	proc *serverProcess
 }
 
-// openSession connects to ep and probes what the server serves. proc is
-// the server process when cri-bench started it.
-func openSession(ctx context.Context, ep mockcri.Endpoint, proc *serverProcess) (*session, error) {
-	conn, err := mockcri.Dial(ep)
+// openSession connects to ep with tune and probes what the server serves.
+// proc is the server process when cri-bench started it.
+func openSession(ctx context.Context, ep mockcri.Endpoint, proc *serverProcess, tune mockcri.Transport) (*session, error) {
+	conn, err := mockcri.Dial(ep, tune.DialOptions()...)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ var tableMetrics = []string{
 	harness.MetricWallTime, harness.MetricTotalCPU, harness.MetricClientCPU, harness.MetricServerCPU,
 	harness.MetricCPUPerWall, harness.MetricLatencyP50, harness.MetricLatencyP99,
 	harness.MetricBytesPerOp, harness.MetricAllocsPerOp, metricServerBytesPerOp, metricServerAllocsPerOp,
-	harness.MetricErrors,
+	metricCPUPressure, harness.MetricErrors,
 }
 
 // printTable writes one row per scenario, medians over repetitions. The
@@ -31,7 +31,7 @@ func printTable(w io.Writer, results []schema.Result) {
 		for _, name := range tableMetrics {
 			cell := "-"
 			if m, ok := r.Metric(name); ok {
-				cell = report.FormatValue(m.Median, m.Unit)
+				cell = formatCell(name, m)
 			}
 			row = append(row, cell)
 		}
@@ -51,6 +51,17 @@ func metricLabel(name string) string {
 		return "Server bytes/op"
 	case metricServerAllocsPerOp:
 		return "Server allocs/op"
+	case metricCPUPressure:
+		return "Host CPU pressure"
 	}
 	return report.MetricLabel(name)
+}
+
+// formatCell formats a median as the report does, except the host's CPU
+// pressure, a share of time, as a percentage.
+func formatCell(name string, m schema.Metric) string {
+	if name == metricCPUPressure {
+		return report.FormatPercent(m.Median)
+	}
+	return report.FormatValue(m.Median, m.Unit)
 }

@@ -11,7 +11,8 @@ import (
 // result in messages of at most per_chunk containers.
 type chunkedService struct {
 	cripb.UnimplementedChunkedRuntimeServiceServer
-	inv *Inventory
+	inv   *Inventory
+	codec codec // the server's, for handlers that encode ahead
 }
 
 func (s *chunkedService) ListContainersChunked(req *cripb.ListContainersChunkedRequest, stream grpc.ServerStreamingServer[cripb.ListContainersChunkedResponse]) error {
@@ -19,7 +20,7 @@ func (s *chunkedService) ListContainersChunked(req *cripb.ListContainersChunkedR
 	if per == 0 {
 		per = DefaultPerChunk
 	}
-	return sendChunks(s.inv.ListContainers(req.GetFilter()), per, func(chunk []*runtimeapi.Container) error {
-		return stream.Send(&cripb.ListContainersChunkedResponse{Containers: chunk})
+	return sendBursts(stream, s.codec, s.inv.ListContainers(req.GetFilter()), per, func(chunk []*runtimeapi.Container) any {
+		return &cripb.ListContainersChunkedResponse{Containers: chunk}
 	})
 }

@@ -24,7 +24,8 @@ const (
 // server), since nothing is ever created, started or stopped.
 type runtimeService struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
-	inv *Inventory
+	inv   *Inventory
+	codec codec // the server's, for handlers that encode ahead
 }
 
 func (s *runtimeService) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
@@ -56,8 +57,8 @@ func (s *runtimeService) ListContainers(_ context.Context, req *runtimeapi.ListC
 // StreamContainers sends one container per message, the finest split
 // KEP-5825 allows.
 func (s *runtimeService) StreamContainers(req *runtimeapi.StreamContainersRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamContainersResponse]) error {
-	return sendChunks(s.inv.ListContainers(req.GetFilter()), 1, func(chunk []*runtimeapi.Container) error {
-		return stream.Send(&runtimeapi.StreamContainersResponse{Containers: chunk})
+	return sendBursts(stream, s.codec, s.inv.ListContainers(req.GetFilter()), 1, func(chunk []*runtimeapi.Container) any {
+		return &runtimeapi.StreamContainersResponse{Containers: chunk}
 	})
 }
 

@@ -87,22 +87,36 @@ func chunkSizes(msgs [][]*runtimeapi.Container) []int {
 }
 
 // The three RPCs return the same containers, in the same order, as the
-// inventory holds them, over both transports.
+// inventory holds them, over both transports, with grpc-go's defaults and
+// with the benchmark's tuning (whose streaming handlers encode ahead).
 func TestThreeRPCsAgree(t *testing.T) {
+	tunings := map[string]Transport{
+		"default": {},
+		"tuned":   {Window: 1 << 20, Buffer: 64 << 10, Pool: PoolPow2},
+	}
 	for _, network := range []string{"unix", "tcp"} {
-		t.Run(network, func(t *testing.T) {
-			cfg := DefaultConfig(32)
-			cfg.Annotations = 32
-			inv := MustGenerate(cfg)
-			c := serve(t, inv, network)
-			list, stream, chunked := listAll(t, testContext(t), c, nil, 16)
-			sameContainers(t, "ListContainers", list, inv.Containers)
-			sameContainers(t, "StreamContainers", flatten(stream), inv.Containers)
-			sameContainers(t, "ListContainersChunked", flatten(chunked), inv.Containers)
-			if len(stream) != 32 {
-				t.Errorf("StreamContainers sent %d messages, want one per container", len(stream))
-			}
-		})
+		for name, tune := range tunings {
+			t.Run(network+"/"+name, func(t *testing.T) {
+				testThreeRPCsAgree(t, network, tune)
+			})
+		}
+	}
+}
+
+func testThreeRPCsAgree(t *testing.T, network string, tune Transport) {
+	cfg := DefaultConfig(40) // not a multiple of the chunk size nor the burst
+	cfg.Annotations = 32
+	inv := MustGenerate(cfg)
+	c := serveTuned(t, inv, network, tune)
+	list, stream, chunked := listAll(t, testContext(t), c, nil, 16)
+	sameContainers(t, "ListContainers", list, inv.Containers)
+	sameContainers(t, "StreamContainers", flatten(stream), inv.Containers)
+	sameContainers(t, "ListContainersChunked", flatten(chunked), inv.Containers)
+	if len(stream) != 40 {
+		t.Errorf("StreamContainers sent %d messages, want one per container", len(stream))
+	}
+	if got := chunkSizes(chunked); !equalInts(got, []int{16, 16, 8}) {
+		t.Errorf("chunks %v, want [16 16 8]", got)
 	}
 }
 

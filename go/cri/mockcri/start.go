@@ -17,13 +17,14 @@ type Running struct {
 	done     chan error
 }
 
-// Start serves inv on e in the background until Stop.
+// Start serves inv on e with grpc-go's default transport in the
+// background until Stop.
 func Start(inv *Inventory, e Endpoint, opts ...grpc.ServerOption) (*Running, error) {
 	lis, bound, err := Listen(e)
 	if err != nil {
 		return nil, err
 	}
-	r := &Running{Endpoint: bound, srv: NewServer(inv, opts...), done: make(chan error, 1)}
+	r := &Running{Endpoint: bound, srv: NewServer(inv, Transport{}, opts...), done: make(chan error, 1)}
 	go func() { r.done <- r.srv.Serve(lis) }()
 	return r, nil
 }

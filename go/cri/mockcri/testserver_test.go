@@ -22,6 +22,12 @@ type clients struct {
 // ("unix" or "tcp") and connects to it; both end with the test.
 func serve(t *testing.T, inv *Inventory, network string) clients {
 	t.Helper()
+	return serveTuned(t, inv, network, Transport{})
+}
+
+// serveTuned is serve with transport tuning tune on both peers.
+func serveTuned(t *testing.T, inv *Inventory, network string, tune Transport) clients {
+	t.Helper()
 	e := Endpoint{"tcp", "127.0.0.1:0"}
 	if network == "unix" {
 		dir, sock, err := SocketDir("cri.sock")
@@ -31,12 +37,14 @@ func serve(t *testing.T, inv *Inventory, network string) clients {
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		e = Endpoint{"unix", sock}
 	}
-	srv, err := Start(inv, e)
+	lis, bound, err := Listen(e)
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := NewServer(inv, tune)
+	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
-	conn, err := Dial(srv.Endpoint)
+	conn, err := Dial(bound, tune.DialOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

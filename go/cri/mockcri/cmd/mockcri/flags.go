@@ -14,7 +14,9 @@ import (
 type config struct {
 	endpoint        mockcri.Endpoint
 	inventory       mockcri.Config
+	transport       mockcri.Transport
 	shutdownTimeout time.Duration
+	cpuProfile      string // file to write a CPU profile to, or ""
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -42,6 +44,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 5*time.Second,
 		"how long a graceful stop may wait for RPCs in flight before connections are closed")
 
+	window := fs.Int("window", 0, "initial HTTP/2 flow-control window of streams and the connection, in `bytes`; 0 keeps grpc-go's dynamic default")
+	fs.IntVar(&cfg.transport.Buffer, "buffer", 0, "socket read and write buffer size in `bytes`; 0 keeps grpc-go's default")
+	fs.StringVar(&cfg.transport.Pool, "pool", mockcri.PoolGRPC, "buffer `pool` of frames and messages: "+mockcri.PoolGRPC+" (grpc-go's default) or "+mockcri.PoolPow2+" (a tier at every power of two)")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` when the server stops")
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
 	}
@@ -53,6 +59,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return config{}, usageError(fs, "-listen: %v", err)
 	}
 	cfg.endpoint = ep
+	if *window < 0 || *window > 1<<31-1 {
+		return config{}, usageError(fs, "-window %d out of range", *window)
+	}
+	cfg.transport.Window = int32(*window)
+	if err := cfg.transport.Validate(); err != nil {
+		return config{}, usageError(fs, "%v", err)
+	}
 	if err := inv.Validate(); err != nil {
 		return config{}, usageError(fs, "%v", err)
 	}

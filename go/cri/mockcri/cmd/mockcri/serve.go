@@ -30,7 +30,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitUsage
 	}
-	if err := serve(ctx, cfg, stdout, stderr); err != nil {
+	stopProfile, err := startCPUProfile(cfg.cpuProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "mockcri: %v\n", err)
+		return exitError
+	}
+	err = serve(ctx, cfg, stdout, stderr)
+	if perr := stopProfile(); err == nil && perr != nil {
+		err = fmt.Errorf("cpu profile: %w", perr)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "mockcri: %v\n", err)
 		return exitError
 	}
@@ -50,7 +59,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := mockcri.NewServer(inv)
+	srv := mockcri.NewServer(inv, cfg.transport)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
 
