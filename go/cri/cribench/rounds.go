@@ -43,7 +43,7 @@ func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []
 			reps, err := r.Run(ctx, newLister(sess.conn, s.containers, b.cfg.opTimeout).op(s))
 			st.reps = append(st.reps, reps...)
 			if err == nil && sess.proc != nil {
-				err = sess.proc.exitedEarly()
+				err = sess.proc.ExitedEarly()
 			}
 			st.err = err
 		}

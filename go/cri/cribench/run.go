@@ -128,7 +128,7 @@ func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
 		defer os.RemoveAll(dir)
 		listen = "unix://" + sock
 	}
-	proc, err := startServer(ctx, []string{b.serverPath,
+	proc, ep, err := startServer(ctx, []string{b.serverPath,
 		"-listen", listen,
 		"-containers", strconv.Itoa(g.containers),
 		"-annotations", strconv.Itoa(g.annotations),
@@ -142,11 +142,11 @@ func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
 		return fail(fmt.Errorf("starting %s: %w", b.serverPath, err))
 	}
 	defer func() {
-		if err := proc.stop(); err != nil {
+		if err := proc.Stop(); err != nil {
 			fmt.Fprintf(b.log, "cri-bench: %v\n", err)
 		}
 	}()
-	sess, err := openSession(ctx, proc.endpoint, proc, b.cfg.tune)
+	sess, err := openSession(ctx, ep, proc, b.cfg.tune)
 	if err != nil {
 		return fail(err)
 	}

@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 	cripb "github.com/grpcbench/grpcbench/proto/cri"
 )
@@ -32,12 +33,12 @@ type session struct {
 	// this process (its work is in the client's numbers) or is unreadable.
 	cpu harness.CPUSource
 	// proc is the server process cri-bench started, or nil.
-	proc *serverProcess
+	proc *serverproc.Process
 }
 
 // openSession connects to ep with tune and probes what the server serves.
 // proc is the server process when cri-bench started it.
-func openSession(ctx context.Context, ep mockcri.Endpoint, proc *serverProcess, tune mockcri.Transport) (*session, error) {
+func openSession(ctx context.Context, ep mockcri.Endpoint, proc *serverproc.Process, tune mockcri.Transport) (*session, error) {
 	conn, err := mockcri.Dial(ep, tune.DialOptions()...)
 	if err != nil {
 		return nil, err
@@ -76,10 +77,10 @@ func (s *session) probe(ctx context.Context) error {
 	pid := int(mem.GetPid())
 	switch {
 	case s.proc != nil:
-		if s.debug != nil && pid != s.proc.pid() {
-			return fmt.Errorf("the server at the endpoint is pid %d, not the one started (pid %d)", pid, s.proc.pid())
+		if s.debug != nil && pid != s.proc.PID() {
+			return fmt.Errorf("the server at the endpoint is pid %d, not the one started (pid %d)", pid, s.proc.PID())
 		}
-		s.cpu = harness.NewProcessCPU(s.proc.pid())
+		s.cpu = harness.NewProcessCPU(s.proc.PID())
 	case pid == os.Getpid():
 		// In-process server: the client's CPU and heap include it.
 		s.debug = nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 )
 
 // Limits on the suite flags. They only reject values that are surely
@@ -110,7 +111,7 @@ func (cfg *config) complete(rpcs, clients, conns string) error {
 		}
 		cfg.serverPath = path
 	default:
-		if err := checkLoopback(cfg.addr); err != nil {
+		if err := serverproc.CheckLoopback(cfg.addr); err != nil {
 			fail("-addr: %v", err)
 		}
 	}

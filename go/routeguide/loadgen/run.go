@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 )
 
 // Exit codes.
@@ -81,20 +82,21 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		return fail(err)
 	}
 	if cfg.serverPath != "" {
-		srv, err := startServer(ctx, serverSpec{
-			argv:         []string{cfg.serverPath, "-addr", "127.0.0.1:0"},
-			readyTimeout: serverReadyTimeout,
-			stopGrace:    serverStopGrace,
-			log:          log,
+		srv, err := serverproc.Start(ctx, serverproc.Spec{
+			Argv:         []string{cfg.serverPath, "-addr", "127.0.0.1:0"},
+			ReadyTimeout: serverReadyTimeout,
+			StopGrace:    serverStopGrace,
+			Log:          log,
+			Check:        serverproc.CheckLoopback,
 		})
 		if err != nil {
 			return fail(fmt.Errorf("starting %s: %w", cfg.serverPath, err))
 		}
 		// Deferred as well as called below, so that no path, a panic
 		// included, leaves the server running.
-		defer srv.stop()
-		fmt.Fprintf(log, "[%s] server %s (pid %d) listening on %s\n", suite, cfg.serverPath, srv.pid(), srv.addr)
-		ss.server, ss.addr, ss.cpu = srv, srv.addr, harness.NewProcessCPU(srv.pid())
+		defer srv.Stop()
+		fmt.Fprintf(log, "[%s] server %s (pid %d) listening on %s\n", suite, cfg.serverPath, srv.PID(), srv.Addr())
+		ss.server, ss.addr, ss.cpu = srv, srv.Addr(), harness.NewProcessCPU(srv.PID())
 	}
 
 	for _, s := range scenarios {
@@ -102,7 +104,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	}
 
 	if ss.server != nil {
-		if err := ss.server.stop(); err != nil {
+		if err := ss.server.Stop(); err != nil {
 			fmt.Fprintf(log, "[%s] %v\n", suite, err)
 		}
 	}

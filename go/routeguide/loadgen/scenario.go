@@ -9,6 +9,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 )
 
 // suite is the results' suite name, which selects the report's
@@ -55,8 +56,8 @@ func (s scenario) name(impl string) string {
 type session struct {
 	cfg      config
 	addr     string
-	server   *serverProcess    // nil when measuring a running server (-addr)
-	cpu      harness.CPUSource // the server's CPU, or nil
+	server   *serverproc.Process // nil when measuring a running server (-addr)
+	cpu      harness.CPUSource   // the server's CPU, or nil
 	work     *workload
 	progress io.Writer
 	// stallGrace is how far a scenario may overrun its plan before it is
@@ -109,7 +110,7 @@ func (ss *session) run(ctx context.Context, s scenario) schema.Result {
 		return harness.ErrorResult(name, params, fmt.Errorf("not run: %w", err))
 	}
 	if ss.server != nil {
-		if err := ss.server.exitedEarly(); err != nil {
+		if err := ss.server.ExitedEarly(); err != nil {
 			return harness.ErrorResult(name, params, fmt.Errorf("not run: %w", err))
 		}
 	}
@@ -133,7 +134,7 @@ func (ss *session) run(ctx context.Context, s scenario) schema.Result {
 	if err == nil && ss.server != nil {
 		// Calls fail once the server is gone, but a crash late in a
 		// repetition could leave too few failures to notice.
-		err = ss.server.exitedEarly()
+		err = ss.server.ExitedEarly()
 	}
 	return harness.Result(name, params, reps, err)
 }

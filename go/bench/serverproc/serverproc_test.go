@@ -1,4 +1,4 @@
-package main
+package serverproc
 
 import (
 	"bytes"
@@ -16,21 +16,29 @@ import (
 // The server process tests run small sh scripts in place of a server. Each
 // script writes the pids to check into the file named by its $1.
 
-// fakeServer starts script under startServer; the caller checks the error.
-func fakeServer(t *testing.T, script string, readyTimeout, stopGrace time.Duration) (*serverProcess, string, error) {
+// testContext is cancelled when the test ends.
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// fakeServer starts script under Start; the caller checks the error.
+func fakeServer(t *testing.T, script string, readyTimeout, stopGrace time.Duration) (*Process, string, error) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("process groups and /proc are Linux features")
 	}
 	pidFile := filepath.Join(t.TempDir(), "pids")
-	p, err := startServer(testContext(t), serverSpec{
-		argv:         []string{"/bin/sh", "-c", script, "sh", pidFile},
-		readyTimeout: readyTimeout,
-		stopGrace:    stopGrace,
-		log:          &syncBuffer{},
+	p, err := Start(testContext(t), Spec{
+		Argv:         []string{"/bin/sh", "-c", script, "sh", pidFile},
+		ReadyTimeout: readyTimeout,
+		StopGrace:    stopGrace,
+		Log:          &syncBuffer{},
+		Check:        CheckLoopback,
 	})
 	if p != nil {
-		t.Cleanup(func() { p.stop() })
+		t.Cleanup(func() { p.Stop() })
 	}
 	return p, pidFile, err
 }
@@ -44,26 +52,26 @@ func TestServerProcessReadsTheAnnouncementAndStopsTheGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.addr != "127.0.0.1:1" {
-		t.Errorf("addr = %q, want 127.0.0.1:1", p.addr)
+	if p.Addr() != "127.0.0.1:1" {
+		t.Errorf("addr = %q, want 127.0.0.1:1", p.Addr())
 	}
 	pids := readPids(t, pidFile)
-	if p.exitedEarly() != nil {
-		t.Errorf("exitedEarly() = %v while running", p.exitedEarly())
+	if p.ExitedEarly() != nil {
+		t.Errorf("ExitedEarly() = %v while running", p.ExitedEarly())
 	}
 	start := time.Now()
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("stop took %v, although the script exits on SIGTERM", d)
 	}
 	expectGone(t, pids)
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Errorf("second stop: %v", err)
 	}
-	if p.exitedEarly() != nil {
-		t.Errorf("exitedEarly() = %v after stop", p.exitedEarly())
+	if p.ExitedEarly() != nil {
+		t.Errorf("ExitedEarly() = %v after stop", p.ExitedEarly())
 	}
 }
 
@@ -78,7 +86,7 @@ func TestServerProcessIsKilledWhenItIgnoresSIGTERM(t *testing.T) {
 	}
 	pids := readPids(t, pidFile)
 	start := time.Now()
-	err = p.stop()
+	err = p.Stop()
 	if err == nil || !strings.Contains(err.Error(), "killed it") {
 		t.Errorf("stop: %v, want a report that the server had to be killed", err)
 	}
@@ -92,10 +100,10 @@ func TestServerProcessReadinessTimeout(t *testing.T) {
 	start := time.Now()
 	p, pidFile, err := fakeServer(t, `echo $$ > "$1"; exec sleep 30`, 300*time.Millisecond, 5*time.Second)
 	if p != nil || err == nil || !strings.Contains(err.Error(), "within 300ms") {
-		t.Fatalf("startServer = %v, %v; want a readiness timeout", p, err)
+		t.Fatalf("Start = %v, %v; want a readiness timeout", p, err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("startServer took %v with a 300ms readiness timeout", d)
+		t.Errorf("Start took %v with a 300ms readiness timeout", d)
 	}
 	expectGone(t, readPids(t, pidFile))
 }
@@ -108,7 +116,7 @@ func TestServerProcessRejectsAWrongAnnouncement(t *testing.T) {
 	} {
 		p, pidFile, err := fakeServer(t, script, 5*time.Second, 5*time.Second)
 		if p != nil || err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: startServer = %v, %v; want an error containing %q", script, p, err, want)
+			t.Errorf("%s: Start = %v, %v; want an error containing %q", script, p, err, want)
 			continue
 		}
 		expectGone(t, readPids(t, pidFile))
@@ -118,7 +126,7 @@ func TestServerProcessRejectsAWrongAnnouncement(t *testing.T) {
 func TestServerProcessThatExitsBeforeAnnouncing(t *testing.T) {
 	_, _, err := fakeServer(t, `echo oops >&2; exit 3`, 5*time.Second, 5*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "exit status 3") {
-		t.Errorf("startServer: %v, want an error with the exit status", err)
+		t.Errorf("Start: %v, want an error with the exit status", err)
 	}
 }
 
@@ -128,18 +136,18 @@ func TestServerProcessCrashIsNoticed(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for p.exitedEarly() == nil && time.Now().Before(deadline) {
+	for p.ExitedEarly() == nil && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := p.exitedEarly(); err == nil || !strings.Contains(err.Error(), "exit status 1") {
-		t.Errorf("exitedEarly() = %v, want the crash", err)
+	if err := p.ExitedEarly(); err == nil || !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("ExitedEarly() = %v, want the crash", err)
 	}
 }
 
 func TestServerProcessStartFailure(t *testing.T) {
-	_, err := startServer(context.Background(), serverSpec{
-		argv: []string{filepath.Join(t.TempDir(), "missing")}, readyTimeout: time.Second, stopGrace: time.Second,
-		log: &syncBuffer{},
+	_, err := Start(context.Background(), Spec{
+		Argv: []string{filepath.Join(t.TempDir(), "missing")}, ReadyTimeout: time.Second, StopGrace: time.Second,
+		Log: &syncBuffer{},
 	})
 	if err == nil {
 		t.Error("starting a missing executable succeeded")
@@ -160,7 +168,7 @@ func TestParseListenLine(t *testing.T) {
 		"listening on 127.0.0.1:1 now\n":  "",
 		"listening  on 127.0.0.1:10000\n": "",
 	} {
-		got, err := parseListenLine(line)
+		got, err := parseListenLine(line, CheckLoopback)
 		if got != want || (err == nil) != (want != "") {
 			t.Errorf("parseListenLine(%q) = %q, %v; want %q", line, got, err, want)
 		}

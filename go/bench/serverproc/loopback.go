@@ -1,4 +1,4 @@
-package main
+package serverproc
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"strconv"
 )
 
-// checkLoopback accepts a HOST:PORT whose host is a loopback IP literal
-// (127.0.0.0/8 or ::1) and whose port is 1-65535. The load generator only
-// ever measures a server on the same machine: a benchmark across a real
+// CheckLoopback accepts a HOST:PORT whose host is a loopback IP literal
+// (127.0.0.0/8 or ::1) and whose port is 1-65535. Benchmarks only ever
+// measure a server on the same machine: a benchmark across a real
 // network would measure the network, and a typo must not aim a load test at
 // someone else's host. A name such as "localhost" is refused because what it
 // resolves to is up to the machine's configuration.
-func checkLoopback(addr string) error {
+func CheckLoopback(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("%q is not HOST:PORT: %v", addr, err)

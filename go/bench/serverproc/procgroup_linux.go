@@ -1,4 +1,4 @@
-package main
+package serverproc
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ const (
 )
 
 // serverProcAttr puts the server in a process group of its own (see
-// serverProcess), and has the kernel kill it should the load generator die
+// Process), and has the kernel kill it should the benchmark die
 // without stopping it, e.g. killed with SIGKILL itself.
 func serverProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -1,4 +1,9 @@
-package main
+// Package serverproc runs a benchmark's server as a child process: it starts
+// the program, waits for its announcement ("listening on ADDR" as the first
+// stdout line), reports a crash, and stops it (SIGTERM to its process group,
+// SIGKILL after a grace period). The RouteGuide load generator and cri-bench
+// share it.
+package serverproc
 
 import (
 	"bufio"
@@ -13,31 +18,23 @@ import (
 	"time"
 )
 
-// How long a server may take to announce itself, and to stop. SBCL servers
-// start by mapping and possibly decompressing a core of tens of megabytes,
-// under qemu for arm64, so readiness gets a generous bound. The stop grace
-// is longer than the Go server's own graceful-shutdown timeout (5s), so a
-// healthy server always finishes on its own.
-const (
-	serverReadyTimeout = 30 * time.Second
-	serverStopGrace    = 10 * time.Second
-)
-
-// serverSpec says how to run a server process.
-type serverSpec struct {
-	argv         []string      // program and arguments
-	readyTimeout time.Duration // for the "listening on HOST:PORT" line
-	stopGrace    time.Duration // from SIGTERM to SIGKILL
-	// log receives the server's stderr, and its stdout after the first
-	// line, so that neither mixes into the load generator's stdout table.
-	log io.Writer
+// Spec says how to run a server process.
+type Spec struct {
+	Argv         []string      // program and arguments
+	ReadyTimeout time.Duration // for the "listening on ADDR" line
+	StopGrace    time.Duration // from SIGTERM to SIGKILL
+	// Log receives the server's stderr, and its stdout after the first
+	// line, so that neither mixes into the benchmark's stdout table.
+	Log io.Writer
+	// Check vets the announced ADDR (nil: any); its error stops the server.
+	Check func(addr string) error
 }
 
-// serverProcess is a started server. It runs in a process group of its own,
-// so that stop reaches anything it spawned, and so that a Ctrl-C at the
-// terminal interrupts only the load generator, which then stops the server
+// Process is a started server. It runs in a process group of its own,
+// so that Stop reaches anything it spawned, and so that a Ctrl-C at the
+// terminal interrupts only the benchmark, which then stops the server
 // in order instead of having it die in the middle of a scenario.
-type serverProcess struct {
+type Process struct {
 	cmd   *exec.Cmd
 	addr  string // the announced HOST:PORT
 	grace time.Duration
@@ -47,24 +44,24 @@ type serverProcess struct {
 	exited  chan struct{} // closed once the process has been waited for
 	waitErr error         // the exit status, once exited is closed
 
-	stopping chan struct{} // closed when stop begins
+	stopping chan struct{} // closed when Stop begins
 	stopOnce sync.Once
 	stopErr  error
 }
 
-// startServer starts spec.argv and waits until it prints its first stdout
-// line, "listening on HOST:PORT" with a loopback HOST. On any failure it
+// Start starts spec.Argv and waits until it prints its first stdout line,
+// "listening on ADDR", with an ADDR that spec.Check accepts. On any failure it
 // stops the process before returning the error.
-func startServer(ctx context.Context, spec serverSpec) (*serverProcess, error) {
+func Start(ctx context.Context, spec Spec) (*Process, error) {
 	// An explicit pipe rather than cmd.StdoutPipe: Wait closes the latter
 	// as soon as the process exits, which could drop a line not yet read.
 	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(spec.argv[0], spec.argv[1:]...)
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Stdout = stdoutW
-	cmd.Stderr = spec.log
+	cmd.Stderr = spec.Log
 	cmd.SysProcAttr = serverProcAttr()
 	// Wait also waits for the copy of stderr to end; a leftover child
 	// still holding the pipe must not hide that the server has exited.
@@ -76,8 +73,8 @@ func startServer(ctx context.Context, spec serverSpec) (*serverProcess, error) {
 		return nil, err
 	}
 
-	p := &serverProcess{
-		cmd: cmd, grace: spec.stopGrace, stdout: stdoutR,
+	p := &Process{
+		cmd: cmd, grace: spec.StopGrace, stdout: stdoutR,
 		exited: make(chan struct{}), stopping: make(chan struct{}),
 	}
 	go func() {
@@ -85,11 +82,11 @@ func startServer(ctx context.Context, spec serverSpec) (*serverProcess, error) {
 		close(p.exited)
 	}()
 	firstLine := make(chan lineOrError, 1)
-	go forwardStdout(stdoutR, spec.log, firstLine)
+	go forwardStdout(stdoutR, spec.Log, firstLine)
 
-	addr, err := p.awaitAnnouncement(ctx, firstLine, spec.readyTimeout)
+	addr, err := p.awaitAnnouncement(ctx, firstLine, spec.ReadyTimeout, spec.Check)
 	if err != nil {
-		p.stop()
+		p.Stop()
 		return nil, err
 	}
 	p.addr = addr
@@ -115,12 +112,12 @@ func forwardStdout(r io.Reader, log io.Writer, first chan<- lineOrError) {
 	}
 	first <- lineOrError{string(line), err}
 	if err == nil {
-		io.Copy(log, br) // until EOF, or the read end is closed by stop
+		io.Copy(log, br) // until EOF, or the read end is closed by Stop
 	}
 }
 
 // awaitAnnouncement waits for the first stdout line and parses it.
-func (p *serverProcess) awaitAnnouncement(ctx context.Context, firstLine <-chan lineOrError, timeout time.Duration) (string, error) {
+func (p *Process) awaitAnnouncement(ctx context.Context, firstLine <-chan lineOrError, timeout time.Duration, check func(string) error) (string, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
@@ -128,7 +125,7 @@ func (p *serverProcess) awaitAnnouncement(ctx context.Context, firstLine <-chan 
 		if got.err != nil {
 			return "", p.describeFailure(got.err)
 		}
-		return parseListenLine(got.line)
+		return parseListenLine(got.line, check)
 	case <-timer.C:
 		return "", fmt.Errorf("server printed no \"listening on HOST:PORT\" line within %v", timeout)
 	case <-ctx.Done():
@@ -138,7 +135,7 @@ func (p *serverProcess) awaitAnnouncement(ctx context.Context, firstLine <-chan 
 
 // describeFailure adds the exit status to a stdout error when the process
 // has exited (or does so promptly), the usual reason stdout ends early.
-func (p *serverProcess) describeFailure(err error) error {
+func (p *Process) describeFailure(err error) error {
 	select {
 	case <-p.exited:
 		return fmt.Errorf("server exited (%v) before announcing its address: %w", exitDescription(p.waitErr), err)
@@ -147,28 +144,33 @@ func (p *serverProcess) describeFailure(err error) error {
 	}
 }
 
-// parseListenLine reads the server's announcement, "listening on HOST:PORT".
-func parseListenLine(line string) (string, error) {
+// parseListenLine reads the server's announcement, "listening on ADDR".
+func parseListenLine(line string, check func(string) error) (string, error) {
 	line = strings.TrimRight(line, "\r\n")
 	addr, ok := strings.CutPrefix(line, "listening on ")
 	if !ok {
-		return "", fmt.Errorf("server's first stdout line is %q, want \"listening on HOST:PORT\"", line)
+		return "", fmt.Errorf("server's first stdout line is %q, want \"listening on ADDR\"", line)
 	}
-	if err := checkLoopback(addr); err != nil {
-		return "", fmt.Errorf("server announced %v", err)
+	if check != nil {
+		if err := check(addr); err != nil {
+			return "", fmt.Errorf("server announced %v", err)
+		}
 	}
 	return addr, nil
 }
 
-// pid is the server's process id, for harness.NewProcessCPU.
-func (p *serverProcess) pid() int { return p.cmd.Process.Pid }
+// Addr is the address the server announced.
+func (p *Process) Addr() string { return p.addr }
 
-// exitedEarly returns a non-nil error if the server has exited although stop
+// PID is the server's process id, for harness.NewProcessCPU.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// ExitedEarly returns a non-nil error if the server has exited although Stop
 // was not called: a crash, which fails the scenario it happened in.
-func (p *serverProcess) exitedEarly() error {
+func (p *Process) ExitedEarly() error {
 	select {
 	case <-p.stopping:
-		return nil // checked first: after stop, both channels are closed
+		return nil // checked first: after Stop, both channels are closed
 	default:
 	}
 	select {
@@ -179,11 +181,11 @@ func (p *serverProcess) exitedEarly() error {
 	}
 }
 
-// stop ends the server: SIGTERM to its process group, then SIGKILL if it has
+// Stop ends the server: SIGTERM to its process group, then SIGKILL if it has
 // not exited after the grace period. It returns once the process has been
 // reaped, and reports a server that had to be killed or could not be. It is
 // safe to call more than once and from several goroutines.
-func (p *serverProcess) stop() error {
+func (p *Process) Stop() error {
 	p.stopOnce.Do(func() {
 		close(p.stopping)
 		p.stopErr = p.terminate()
@@ -192,10 +194,10 @@ func (p *serverProcess) stop() error {
 	return p.stopErr
 }
 
-func (p *serverProcess) terminate() error {
+func (p *Process) terminate() error {
 	select {
 	case <-p.exited:
-		return nil // it already exited; exitedEarly has told the run
+		return nil // it already exited; ExitedEarly has told the run
 	default:
 	}
 	if err := signalServer(p.cmd.Process, sigTerm); err != nil {
@@ -217,7 +219,7 @@ func (p *serverProcess) terminate() error {
 	case <-p.exited:
 		return fmt.Errorf("server did not stop within %v of SIGTERM; killed it", p.grace)
 	case <-time.After(5 * time.Second):
-		return fmt.Errorf("server (pid %d) did not exit even after SIGKILL", p.pid())
+		return fmt.Errorf("server (pid %d) did not exit even after SIGKILL", p.PID())
 	}
 }
 
