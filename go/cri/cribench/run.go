@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	stopProfile, err := startCPUProfile(cfg.cpuProfile)
+	stopProfile, err := harness.StartCPUProfile(cfg.cpuProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "cri-bench: %v\n", err)
 		return exitUsage

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 )
 
@@ -30,7 +31,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitUsage
 	}
-	stopProfile, err := startCPUProfile(cfg.cpuProfile)
+	stopProfile, err := harness.StartCPUProfile(cfg.cpuProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "mockcri: %v\n", err)
 		return exitError

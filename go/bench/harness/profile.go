@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"fmt"
@@ -6,10 +6,11 @@ import (
 	"runtime/pprof"
 )
 
-// startCPUProfile starts profiling the process's CPU into path, for finding
-// where the client's time goes; the returned function stops the
-// profile and closes the file. An empty path profiles nothing.
-func startCPUProfile(path string) (stop func() error, err error) {
+// StartCPUProfile starts profiling the process's CPU into path (the
+// -cpuprofile flag of a benchmark, or of the server it measures); the
+// returned function stops the profile and closes the file. An empty path
+// profiles nothing.
+func StartCPUProfile(path string) (stop func() error, err error) {
 	if path == "" {
 		return func() error { return nil }, nil
 	}
