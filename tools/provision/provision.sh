@@ -213,12 +213,14 @@ common --repo_env=GOROOT=$GO_SDK
 common --repo_env=GO_REPOSITORY_USE_HOST_MODCACHE=1
 common --repo_env=GOMODCACHE=$CACHE/gomod
 RC
-  case $BAZEL_PREFIX in
+  case $CACHE in
     /tmp/*) cat <<RC
 
-# linux-sandbox's hermetic /tmp mounts only the /tmp/<dir> of the output base and the workspace;
-# external/bazel_tools lives in the install base under the prefix, so mount that too.
-build --sandbox_add_mount_pair=$BAZEL_PREFIX
+# linux-sandbox's hermetic /tmp mounts only the /tmp/<dir> of the output base and the workspace.
+# Actions also reach into this cache: external/bazel_tools (install base), the module overrides
+# (protoc, rules_go), the Go SDK and module cache. Mount all of it, so that an output base elsewhere
+# in /tmp (tools/repro, tools/rbe/ci) works too.
+build --sandbox_add_mount_pair=$CACHE
 RC
       ;;
   esac
