@@ -28,8 +28,10 @@ SID_EXTRA=(libblake3-0)
 # each target CPU, and the Common Lisp libraries clgrpc and its tests use (Debian ships them as
 # source). The arm64 SBCL runs under qemu-user-static with its own libc; the amd64 one runs on the
 # host's libc (glibc >= 2.34), because a saved executable copies the runtime it was started as.
+# libc6:amd64 is for the Lisp server's container image (lisp/routeguide/image), not the toolchain:
+# it unpacks into lib/ and lib64/, outside the amd64 toolchain's LD_LIBRARY_PATH.
 BOOKWORM_SETS=(
-  "sbcl-amd64:sbcl:amd64 libzstd1:amd64"
+  "sbcl-amd64:sbcl:amd64 libc6:amd64 libzstd1:amd64"
   "sbcl-arm64:sbcl:arm64 libc6:arm64 libzstd1:arm64"
   "qemu:qemu-user-static:amd64"
   "cl:cl-alexandria cl-asdf-flv cl-bordeaux-threads cl-fiveam cl-trivial-backtrace"

@@ -1,0 +1,166 @@
+package image
+
+import (
+	"archive/tar"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/grpcbench/grpcbench/tools/oci/ocilayout"
+)
+
+var serverIndex = flag.String("server_index", "", "$(rlocationpath) of the server's oci_image_index")
+
+// runfile resolves an $(rlocationpath) argument: go_test runs in its package's directory, so the
+// path is taken relative to the runfiles root that Bazel names in the environment.
+func runfile(rlocation string) string {
+	root := os.Getenv("RUNFILES_DIR")
+	if root == "" {
+		root = os.Getenv("TEST_SRCDIR")
+	}
+	return filepath.Join(root, rlocation)
+}
+
+// unpacked is one image of the index, its flattened file system written under root.
+type unpacked struct {
+	root       string
+	config     *v1.ConfigFile
+	entrypoint []string
+}
+
+// unpackImage extracts the image for arch from the server index into a new temporary directory.
+func unpackImage(t *testing.T, arch string) unpacked {
+	t.Helper()
+	if *serverIndex == "" {
+		t.Skip("needs the Bazel-built image: tools/bazel test //lisp/routeguide/image:image_test")
+	}
+	layout := runfile(*serverIndex)
+	root, err := ocilayout.Read(layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if root.Index == nil {
+		t.Fatalf("%s holds a single image, want an index", layout)
+	}
+	m, err := root.Index.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Manifests {
+		if d.Platform == nil || d.Platform.Architecture != arch {
+			continue
+		}
+		img, err := root.Index.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "rootfs")
+		if err := extract(img, dir); err != nil {
+			t.Fatal(err)
+		}
+		return unpacked{root: dir, config: cf, entrypoint: cf.Config.Entrypoint}
+	}
+	t.Fatalf("%s has no %s image", layout, arch)
+	return unpacked{}
+}
+
+// extract writes the image's flattened file system under dir: directories, regular files and
+// symbolic links, which is all the //tools/oci layers hold.
+func extract(img v1.Image, dir string) error {
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.Clean(h.Name)
+		if strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
+			return fmt.Errorf("%s: outside the root", h.Name)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(p, 0o755)
+		case tar.TypeSymlink:
+			// Kept as is, absolute or not: inRoot resolves it inside the root, as a container would.
+			err = os.Symlink(h.Linkname, p)
+		case tar.TypeReg:
+			err = writeFile(p, tr, os.FileMode(h.Mode)&os.ModePerm)
+		default:
+			err = fmt.Errorf("%s: unexpected tar entry type %q", h.Name, h.Typeflag)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func writeFile(p string, r io.Reader, mode os.FileMode) error {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// inRoot resolves name as a process chrooted into root would: symbolic links are followed, and
+// absolute ones and ".." stay inside root. It returns the host path of what name denotes.
+func inRoot(root, name string) (string, error) {
+	cur := "/"
+	rest := strings.Split(name, "/")
+	for links := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		if c == "" || c == "." {
+			continue
+		}
+		next := path.Join(cur, c) // path.Join stops ".." at "/"
+		host := filepath.Join(root, next)
+		fi, err := os.Lstat(host)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > 40 {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", name)
+		}
+		target, err := os.Readlink(host)
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return filepath.Join(root, cur), nil
+}
