@@ -175,7 +175,7 @@ func unpackImage(t *testing.T, layout, arch, rootfs string) (entrypoint []string
 		if _, err := fmt.Sscanf(cf.Config.User, "%d:%d", &user[0], &user[1]); err != nil {
 			t.Fatalf("user %q is not UID:GID", cf.Config.User)
 		}
-		if err := extract(img, rootfs); err != nil {
+		if err := ocilayout.Extract(img, rootfs); err != nil {
 			t.Fatal(err)
 		}
 		return cf.Config.Entrypoint, user

@@ -1,10 +1,8 @@
 package image
 
 import (
-	"archive/tar"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -13,7 +11,6 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/grpcbench/grpcbench/tools/oci/ocilayout"
 )
@@ -69,64 +66,13 @@ func unpackImage(t *testing.T, arch string) unpacked {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), "rootfs")
-		if err := extract(img, dir); err != nil {
+		if err := ocilayout.Extract(img, dir); err != nil {
 			t.Fatal(err)
 		}
 		return unpacked{root: dir, config: cf, entrypoint: cf.Config.Entrypoint}
 	}
 	t.Fatalf("%s has no %s image", layout, arch)
 	return unpacked{}
-}
-
-// extract writes the image's flattened file system under dir: directories, regular files and
-// symbolic links, which is all the //tools/oci layers hold.
-func extract(img v1.Image, dir string) error {
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.Clean(h.Name)
-		if strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
-			return fmt.Errorf("%s: outside the root", h.Name)
-		}
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(p, 0o755)
-		case tar.TypeSymlink:
-			// Kept as is, absolute or not: inRoot resolves it inside the root, as a container would.
-			err = os.Symlink(h.Linkname, p)
-		case tar.TypeReg:
-			err = writeFile(p, tr, os.FileMode(h.Mode)&os.ModePerm)
-		default:
-			err = fmt.Errorf("%s: unexpected tar entry type %q", h.Name, h.Typeflag)
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func writeFile(p string, r io.Reader, mode os.FileMode) error {
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // inRoot resolves name as a process chrooted into root would: symbolic links are followed, and

@@ -1,4 +1,4 @@
-package image
+package ocilayout
 
 import (
 	"archive/tar"
@@ -12,9 +12,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 )
 
-// extract writes the image's flattened file system under dir: directories, regular files and
-// symbolic links, which is all the //tools/oci layers hold.
-func extract(img v1.Image, dir string) error {
+// Extract writes the image's flattened file system under dir: directories, regular files and
+// symbolic links, which is all the //tools/oci layers hold. Symbolic links are kept as they are,
+// absolute or not, as a container would see them; entries that would land outside dir are refused.
+// Directories are made 0755 whatever the layer says, so that their contents can be written.
+func Extract(img v1.Image, dir string) error {
 	rc := mutate.Extract(img)
 	defer rc.Close()
 	tr := tar.NewReader(rc)
@@ -36,7 +38,7 @@ func extract(img v1.Image, dir string) error {
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:
-			err = os.MkdirAll(p, os.FileMode(h.Mode)&os.ModePerm)
+			err = os.MkdirAll(p, 0o755)
 		case tar.TypeSymlink:
 			err = os.Symlink(h.Linkname, p)
 		case tar.TypeReg:
