@@ -189,7 +189,9 @@ func (p *Process) Stop() error {
 	p.stopOnce.Do(func() {
 		close(p.stopping)
 		p.stopErr = p.terminate()
-		p.stdout.Close() // ends forwardStdout's copy, if still running
+		if p.stdout != nil { // nil for StartProbed, whose stdout goes to the log directly
+			p.stdout.Close() // ends forwardStdout's copy, if still running
+		}
 	})
 	return p.stopErr
 }
