@@ -157,6 +157,21 @@ var metricLabels = map[string]string{
 	"latency_max":   "Latency max",
 	"bytes_per_op":  "Bytes/op",
 	"allocs_per_op": "Allocs/op",
+	"cpu_pressure":  "Host CPU pressure",
+}
+
+// shareMetrics are ratio metrics that are a share of time, printed as
+// percentages: the host's CPU pressure (cri-bench) is 0.98 of the wall time,
+// "98%", not "0.98x".
+var shareMetrics = map[string]bool{"cpu_pressure": true}
+
+// FormatMetric formats a metric's median as tables show it: shares as
+// percentages, everything else by its unit.
+func FormatMetric(name string, v float64, unit string) string {
+	if shareMetrics[name] {
+		return FormatPercent(v)
+	}
+	return FormatValue(v, unit)
 }
 
 // MetricLabel is the display name of a metric: a known label, or the name

@@ -40,6 +40,21 @@ var BuiltinLayouts = map[string]Layout{
 				Names:   criNames,
 				Metrics: criMetrics,
 			},
+			Goal{
+				Title: "Speed goal",
+				Statement: "Issue 7: at 1024 containers, a streaming mode reaches at most 0.75x List's " +
+					"latency p50 at no more than 1.1x List's total CPU (client + server). Streams win " +
+					"latency only where server and client run at once, so read the host's CPU pressure " +
+					"next to the ratios: near 100% means the peers took turns on busy cores.",
+				Where:    map[string]string{"containers": "1024"},
+				GroupBy:  []string{"containers", "annotations"},
+				Vary:     []string{"method", "per_chunk"},
+				Baseline: "list",
+				Names:    criNames,
+				Limits:   []RatioLimit{{Metric: "latency_p50", Max: 0.75}, {Metric: "total_cpu", Max: 1.1}},
+				Context:  []MetricView{{Name: "cpu_per_wall"}, {Name: "cpu_pressure"}},
+				Any:      true,
+			},
 			ChartSection{
 				Title: "Latency p50", GroupBy: []string{"per_chunk"}, Kind: BarChart,
 				X: "containers", Series: "method", Metric: "latency_p50", LogY: true,
@@ -90,6 +105,18 @@ var BuiltinLayouts = map[string]Layout{
 				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp"},
 				Metric: "req_per_s", Names: clientNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
+			},
+			Goal{
+				Title: "Speed goal",
+				Statement: "Issue 8: with the same Go load generator, the Lisp server reaches at least " +
+					"0.5x the Go server's req/s for every RPC kind at 1, 10 and 100 clients.",
+				Where:    map[string]string{"client": "go"},
+				GroupBy:  []string{"rpc", "clients"},
+				Vary:     []string{"impl"},
+				Baseline: "go",
+				Names:    implNames,
+				Limits:   []RatioLimit{{Metric: "req_per_s", Min: 0.5}},
+				Context:  []MetricView{{Name: "server_cpu"}},
 			},
 			Scaling{
 				Title: "Scaling efficiency", GroupBy: []string{"rpc", "client"},

@@ -51,17 +51,11 @@ func metricLabel(name string) string {
 		return "Server bytes/op"
 	case metricServerAllocsPerOp:
 		return "Server allocs/op"
-	case metricCPUPressure:
-		return "Host CPU pressure"
 	}
 	return report.MetricLabel(name)
 }
 
-// formatCell formats a median as the report does, except the host's CPU
-// pressure, a share of time, as a percentage.
+// formatCell formats a median as the report does.
 func formatCell(name string, m schema.Metric) string {
-	if name == metricCPUPressure {
-		return report.FormatPercent(m.Median)
-	}
-	return report.FormatValue(m.Median, m.Unit)
+	return report.FormatMetric(name, m.Median, m.Unit)
 }
