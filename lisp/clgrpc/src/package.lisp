@@ -92,7 +92,7 @@ fixed-width, length-delimited and packed fields, unknown-field preservation.")
 monotonic microsecond clock, condition waits with deadlines, a ring FIFO, an
 elastic worker pool and a deadline scheduler.")
   (:export
-   #:now-us #:wait-on
+   #:now-us #:wait-on #:counted-wait #:broadcast-if-waiting
    #:fifo #:make-fifo #:fifo-push #:fifo-pop #:fifo-peek #:fifo-empty-p #:fifo-count
    #:fifo-clear
    #:worker-pool #:make-worker-pool #:pool-submit #:pool-shutdown #:pool-thread-count
@@ -105,7 +105,7 @@ elastic worker pool and a deadline scheduler.")
 the file descriptor so the hot path neither conses nor goes through streams.")
   (:export
    #:tcp-listen #:tcp-accept #:tcp-connect #:socket-local-port #:socket-fd
-   #:socket-close #:fd-read #:fd-write #:fd-shutdown #:fd-wait-readable
+   #:socket-close #:fd-read #:fd-write #:fd-write-some #:fd-shutdown #:fd-wait-readable
    #:resolve-host))
 
 (defpackage #:clgrpc.http2
@@ -166,7 +166,7 @@ the file descriptor so the hot path neither conses nor goes through streams.")
    #:connection-stream-count #:connection-peer-max-concurrent-streams
    #:connection-peer-max-frame-size #:connection-send-window
    #:connection-close #:connection-shutdown #:connection-send-goaway #:connection-wait-closed #:connection-ping
-   #:with-connection-lock
+   #:with-connection-lock #:reader-thread-p #:%defer-to-reader
    ;; sending, lock held (the % functions) or not
    #:%open-stream #:%write-headers #:%write-data #:%reset-stream
    #:%stream-consumed #:%request-flush #:%stream-send-window

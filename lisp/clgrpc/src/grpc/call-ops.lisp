@@ -49,7 +49,8 @@ call ended otherwise (cancelled, deadline, error status)."
                      (%call-ended-error call))))
               ((call-status call) (%call-ended-error call))
               ((call-inbound-done call) (return nil)))
-        (wait-on (call-cv call) (clgrpc.http2:connection-lock conn))))))
+        (counted-wait ((call-waiters call))
+          (wait-on (call-cv call) (clgrpc.http2:connection-lock conn)))))))
 
 (defun call-set-response-metadata (call metadata)
   "Server: custom metadata for the response HEADERS (before the first send)."

@@ -31,6 +31,7 @@
   (encoder #'raw-encoder :type function)
   (decoder #'raw-decoder :type function)
   (cv (sb-thread:make-waitqueue :name "grpc call") :type sb-thread:waitqueue)
+  (waiters 0 :type fixnum)              ; threads waiting on CV (COUNTED-WAIT)
   (max-receive-size 4194304 :type fixnum)
   (max-send-size most-positive-fixnum :type fixnum)
   ;; ---- inbound messages: message, flow-control octets, message, ...

@@ -83,7 +83,7 @@ could not)."
           (call-trailers call) trailers)
     (when (call-timer call)
       (cancel-timer (call-timer call)))
-    (sb-thread:condition-broadcast (call-cv call))))
+    (broadcast-if-waiting (call-waiters call) (call-cv call))))
 
 (defun %client-fail (call code message)
   "End CALL locally: cancel its stream so the server stops too."
@@ -235,7 +235,8 @@ could not)."
   (let ((conn (call-conn call)))
     (clgrpc.http2:with-connection-lock (conn)
       (loop until (call-status call)
-            do (wait-on (call-cv call) (clgrpc.http2:connection-lock conn)))
+            do (counted-wait ((call-waiters call))
+                 (wait-on (call-cv call) (clgrpc.http2:connection-lock conn))))
       (unless (= (the fixnum (call-status call)) +ok+)
         (%call-ended-error call))
       (let ((inbox (call-inbox call)))

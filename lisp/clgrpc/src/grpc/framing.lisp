@@ -57,7 +57,7 @@ of flow-control octets to return when the application takes it."
                          (setf (call-inbox call) (make-fifo 8)))))
           (fifo-push inbox message)
           (fifo-push inbox window)
-          (sb-thread:condition-broadcast (call-cv call))))))
+          (broadcast-if-waiting (call-waiters call) (call-cv call))))))
 
 (defun %check-prefix (call)
   "Validate a complete prefix; returns true to go on."

@@ -2,13 +2,16 @@
 ;;;; worker pools, responses and trailers, deadlines.
 ;;;;
 ;;;; Per connection, the HTTP/2 reader thread parses requests and runs the
-;;;; callbacks below (lock held).  Handlers never run there: unary calls (and
-;;;; server-streaming ones, which also start from one request) are submitted
-;;;; once their request is complete; client-streaming and bidi calls start at
-;;;; once and receive messages as they come.  A unary response -- HEADERS,
-;;;; DATA and trailers -- is appended in one lock hold and written by the
-;;;; worker itself with one send(2), or batched with other responses when
-;;;; another thread is already writing.
+;;;; callbacks below (lock held).  Handlers never run there under the lock:
+;;;; unary calls (and server-streaming ones, which also start from one
+;;;; request) are submitted once their request is complete; client-streaming
+;;;; and bidi calls start at once and receive messages as they come.  A unary
+;;;; response -- HEADERS, DATA and trailers -- is appended in one lock hold
+;;;; and written by the worker itself with one send(2), or batched with other
+;;;; responses when another thread is already writing.  A server made with
+;;;; UNARY-INLINE runs unary handlers on the reader thread instead, after it
+;;;; has released the lock, and the reader writes their responses without
+;;;; blocking (http2/output.lisp, %READER-FLUSH).
 
 (in-package #:clgrpc.grpc)
 
@@ -29,6 +32,7 @@
   (connections '() :type list)
   (unary-pool nil)
   (stream-pool nil)
+  (unary-inline nil)                    ; unary handlers run on the reader thread
   (max-receive-message-size 4194304 :type fixnum)
   (max-send-message-size most-positive-fixnum :type fixnum)
   (connection-options '() :type list)
@@ -44,12 +48,21 @@
                          (max-concurrent-streams 1000)
                          (initial-window-size 1048576)
                          (connection-window-size 4194304)
-                         (max-header-list-size 65536))
+                         (max-header-list-size 65536)
+                         (unary-inline nil))
   "A server with no methods yet.  UNARY-THREADS bounds the pool that runs
 unary and server-streaming handlers; STREAM-THREADS the pool for
 client-streaming and bidi handlers, which wait for messages and so need a
-thread each while they run."
+thread each while they run.
+
+With UNARY-INLINE, unary handlers run on the thread that reads their
+connection instead of on the pool: no hand-off to a worker, and the
+responses to the requests of one read(2) leave in one send(2).  Only for
+handlers that never block (no waiting on locks held long, on I/O or on
+other calls): while one runs, its connection reads nothing, so it cannot
+see its own cancellation either."
   (%make-server
+   :unary-inline unary-inline
    :max-receive-message-size max-receive-message-size
    :max-send-message-size max-send-message-size
    :unary-pool (make-worker-pool :name "grpc unary" :max-threads unary-threads
@@ -59,7 +72,9 @@ thread each while they run."
    :connection-options (list :max-concurrent-streams max-concurrent-streams
                              :initial-window-size initial-window-size
                              :connection-window-size connection-window-size
-                             :max-header-list-size max-header-list-size)))
+                             :max-header-list-size max-header-list-size
+                             ;; A scratch buffer for unary handlers run inline.
+                             :reader-wrapper #'scratch-wrapper)))
 
 (defun register-method (server path handler &key (kind :unary)
                                                  (request-decoder #'raw-decoder)
@@ -124,7 +139,7 @@ it stops (RFC 9113 8.1)."
       (setf (call-headers-sent call) t))
     (when (clgrpc.http2::stream-can-receive-p stream)
       (clgrpc.http2:%reset-stream conn stream reset-code))
-    (sb-thread:condition-broadcast (call-cv call))))
+    (broadcast-if-waiting (call-waiters call) (call-cv call))))
 
 (defun %trailers-only (conn stream http-status code message &optional extra)
   "Refuse a request before any call exists."
@@ -154,6 +169,17 @@ then write them out from this thread."
         (grpc-error (e) (setf code (grpc-error-code e) message (grpc-error-message e)))
         (error (e) (setf code +internal+
                          message (format nil "failed to encode response: ~A" e)))))
+    (when (and buf (clgrpc.http2:reader-thread-p conn)
+               (> (obuf-fill buf) (clgrpc.http2:with-connection-lock (conn)
+                                    (clgrpc.http2:%stream-send-window conn (call-stream call)))))
+      ;; The reader must not wait for window (only it can read the
+      ;; WINDOW_UPDATE): a worker sends this response.
+      (unless (pool-submit (server-unary-pool (clgrpc.http2:connection-user conn))
+                           (lambda (call) (server-finish call code message response metadata))
+                           call)
+        (clgrpc.http2:with-connection-lock (conn)
+          (%server-fail call +unavailable+ "server is shutting down")))
+      (return-from server-finish nil))
     (clgrpc.http2:with-connection-lock (conn)
       (block send
         (unless (call-status call)
@@ -164,7 +190,12 @@ then write them out from this thread."
               (return-from send)))
           ;; Waiting for window released the lock: maybe finished meanwhile.
           (unless (call-status call)
-            (%send-trailers call code message metadata)))))
+            (%send-trailers call code message metadata))))
+      (when (clgrpc.http2:reader-thread-p conn)
+        ;; An inline unary handler (UNARY-INLINE): the reader writes this
+        ;; response, batched with the others of its read, without blocking.
+        (clgrpc.http2:%request-flush conn)
+        (return-from server-finish nil)))
     (clgrpc.http2:flush-connection conn)))
 
 ;;; ------------------------------------------------------------------
@@ -213,11 +244,15 @@ then write them out from this thread."
       ((:unary :server-streaming)
        (if (= (call-received call) 1)
            (let ((server (clgrpc.http2:connection-user (call-conn call))))
-             (%dispatch call (if (eq (call-kind call) :unary)
-                                 (server-unary-pool server)
-                                 (server-stream-pool server))))
+             (cond ((not (eq (call-kind call) :unary))
+                    (%dispatch call (server-stream-pool server)))
+                   ((and (server-unary-inline server)
+                         (clgrpc.http2:reader-thread-p (call-conn call)))
+                    ;; Run once the reader has released the lock.
+                    (clgrpc.http2:%defer-to-reader (call-conn call) #'run-server-call call))
+                   (t (%dispatch call (server-unary-pool server)))))
            (%server-fail call +internal+ "no request message")))
-      (t (sb-thread:condition-broadcast (call-cv call))))))
+      (t (broadcast-if-waiting (call-waiters call) (call-cv call))))))
 
 (defun server-deadline-expired (call)
   "Scheduler thread: the client's deadline passed."
@@ -313,7 +348,7 @@ then write them out from this thread."
                                          (t "stream reset")))
       (when (call-timer call)
         (cancel-timer (call-timer call)))
-      (sb-thread:condition-broadcast (call-cv call)))))
+      (broadcast-if-waiting (call-waiters call) (call-cv call)))))
 
 ;;; ------------------------------------------------------------------
 ;;; Lifecycle

@@ -31,13 +31,21 @@ otherwise) rather than as on streams closed long ago.")
   ;; Broadcast when a send window grows, a stream closes, a stream slot frees
   ;; up, a PING is acknowledged, or the connection closes.
   (window-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
+  (window-waiters 0 :type fixnum)       ; threads waiting on WINDOW-CV (COUNTED-WAIT)
   ;; ---- output (output.lisp)
   (out (make-obuf 65536) :type obuf)
   (spare (make-obuf 65536) :type obuf)
   (flushing nil)                        ; a thread is writing SPARE to the socket
   (writer-wanted nil)                   ; the writer thread should flush
+  (reader-flush nil)                    ; the reader queued frames it will write itself
+  ;; Work for the reader thread once it has released the lock: function,
+  ;; argument, ... newest first (see %DEFER-TO-READER).  Only the reader
+  ;; thread touches it.
+  (deferred '() :type list)
+  (reader-wrapper nil :type (or null function)) ; (lambda (thunk)) around the reader
   (writer-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (drain-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
+  (drain-waiters 0 :type fixnum)        ; threads waiting on DRAIN-CV (COUNTED-WAIT)
   (writer-thread nil)
   (reader-thread nil)
   ;; ---- HPACK; the decoder is only touched by the reader thread
@@ -105,9 +113,12 @@ otherwise) rather than as on streams closed long ago.")
                                       (initial-window-size 1048576)
                                       (connection-window-size 4194304)
                                       (max-frame-size +default-max-frame-size+)
-                                      (max-header-list-size 65536))
+                                      (max-header-list-size 65536)
+                                      reader-wrapper)
   "A connection over the connected SOCKET as ROLE (:CLIENT or :SERVER).
-Nothing is sent or read until CONNECTION-START."
+Nothing is sent or read until CONNECTION-START.  READER-WRAPPER, if given, is
+called with a thunk in the reader thread and must call it: the place to bind
+per-thread specials for work deferred to the reader."
   (check-type role (member :client :server))
   (validate-setting +settings-initial-window-size+ initial-window-size)
   (validate-setting +settings-max-frame-size+ max-frame-size)
@@ -115,7 +126,7 @@ Nothing is sent or read until CONNECTION-START."
                     :fd (if socket (clgrpc.net:socket-fd socket) -1)
                     :next-stream-id (if (eq role :client) 1 2)
                     :on-headers on-headers :on-data on-data :on-reset on-reset
-                    :on-close on-close :user user
+                    :on-close on-close :user user :reader-wrapper reader-wrapper
                     :local-max-concurrent max-concurrent-streams
                     :local-initial-window initial-window-size
                     :local-connection-window (max connection-window-size +default-window-size+)
@@ -138,6 +149,17 @@ Nothing is sent or read until CONNECTION-START."
 (defun connection-peer-max-concurrent-streams (conn) (conn-peer-max-concurrent conn))
 (defun connection-peer-max-frame-size (conn) (conn-peer-max-frame-size conn))
 (defun connection-send-window (conn) (conn-send-window conn))
+(defun reader-thread-p (conn)
+  "True on CONN's reader thread."
+  (eq sb-thread:*current-thread* (conn-reader-thread conn)))
+
+(defun %defer-to-reader (conn function argument)
+  "Reader thread, lock held: call (FUNCTION ARGUMENT) on this thread once it
+has processed the frames it has read and released the lock, before it
+writes what they produced and reads again."
+  (push argument (conn-deferred conn))
+  (push function (conn-deferred conn))
+  nil)
 
 ;;; ------------------------------------------------------------------
 ;;; Stream identifiers (5.1.1)
@@ -190,7 +212,7 @@ or for a free stream slot."
       ;; The peer said goodbye and nothing is left: wake the reader, which
       ;; flushes and closes (the reader checks this itself after each read).
       (clgrpc.net:fd-shutdown (conn-fd conn) :input))
-    (sb-thread:condition-broadcast (conn-window-cv conn))))
+    (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn))))
 
 (defun %stream-end-remote (conn stream)
   "The peer sent END_STREAM."

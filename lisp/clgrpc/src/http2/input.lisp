@@ -298,7 +298,7 @@ CONTINUATION flood from growing memory without limit."
             (setf (conn-peer-settings-seen conn) t)
             (write-settings-ack (conn-out conn))
             (%request-flush conn)
-            (sb-thread:condition-broadcast (conn-window-cv conn)))))))
+            (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))))
 
 ;;; ------------------------------------------------------------------
 ;;; PING (6.7), GOAWAY (6.8), WINDOW_UPDATE (6.9)
@@ -308,7 +308,7 @@ CONTINUATION flood from growing memory without limit."
     (with-connection-lock (conn)
       (if (logtest flags +flag-ack+)
           (progn (incf (conn-ping-acks conn))
-                 (sb-thread:condition-broadcast (conn-window-cv conn)))
+                 (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))
           (progn (write-ping-frame (conn-out conn) opaque :ack t)
                  (%request-flush conn))))))
 
@@ -329,7 +329,7 @@ CONTINUATION flood from growing memory without limit."
         (dolist (stream refused)
           (%close-stream conn stream :reset-received)
           (funcall (the function (conn-on-reset conn)) conn stream +refused-stream+ :goaway)))
-      (sb-thread:condition-broadcast (conn-window-cv conn)))))
+      (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))
 
 (defun on-window-update-frame (conn id octets start end)
   (declare (type fixnum id))
@@ -348,7 +348,7 @@ CONTINUATION flood from growing memory without limit."
                   (when (> w +max-window-size+)
                     (stream-error* id +flow-control-error+ "stream ~D window overflow" id))
                   (setf (h2-stream-send-window stream) w)))))
-      (sb-thread:condition-broadcast (conn-window-cv conn)))))
+      (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))
 
 ;;; ------------------------------------------------------------------
 ;;; Dispatch
@@ -450,6 +450,16 @@ Returns when the socket reaches end of file or fails."
       (when (and (conn-goaway-received conn)
                  (zerop (hash-table-count (conn-streams conn))))
         (return nil))
+      ;; Work deferred by the frames just processed (unary handlers a server
+      ;; runs here, server.lisp), in the order it was deferred.
+      (loop while (conn-deferred conn)
+            do (let ((tasks (reverse (shiftf (conn-deferred conn) '()))))
+                 (loop for (argument function) on tasks by #'cddr
+                       do (funcall (the function function) argument))))
+      ;; Frames the reader queued (acks, WINDOW_UPDATE, responses of the
+      ;; work above) leave before it blocks reading again.
+      (when (conn-reader-flush conn)
+        (%reader-flush conn))
       ;; Keep the partial frame at the front, then read more behind it.
       (cond ((= pos fill) (setf pos 0 fill 0))
             ((plusp pos)

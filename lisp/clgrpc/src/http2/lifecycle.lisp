@@ -45,7 +45,10 @@ before seeing each other's SETTINGS (3.4), so nothing waits here."
 
 (defun reader-main (conn)
   (let ((code nil) (message nil))
-    (handler-case (read-loop conn)
+    (handler-case (let ((wrapper (conn-reader-wrapper conn)))
+                    (if wrapper
+                        (funcall wrapper (lambda () (read-loop conn)))
+                        (read-loop conn)))
       (http2-error (e)
         (setf code (http2-error-code e) message (http2-error-message e)))
       (serious-condition (e)
@@ -112,7 +115,8 @@ first time."
       ;; A flush that started before the close must return before the
       ;; descriptor is closed.
       (loop while (conn-flushing conn)
-            do (sb-thread:condition-wait (conn-drain-cv conn) (conn-lock conn)))
+            do (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                 (sb-thread:condition-wait (conn-drain-cv conn) (conn-lock conn))))
       (setf writer (conn-writer-thread conn)))
     (when (and writer (not (eq writer sb-thread:*current-thread*)))
       (sb-thread:join-thread writer :default nil :timeout 5))
@@ -149,7 +153,8 @@ and releases the socket.  Buffered output not yet written is dropped."
   (let ((deadline (and timeout (+ (clgrpc.util:now-us) (round (* timeout 1000000))))))
     (with-connection-lock (conn)
       (loop while (conn-reader-thread conn)
-            do (unless (clgrpc.util:wait-on (conn-window-cv conn) (conn-lock conn) deadline)
+            do (unless (clgrpc.util:counted-wait ((conn-window-waiters conn))
+                         (clgrpc.util:wait-on (conn-window-cv conn) (conn-lock conn) deadline))
                  (return)))
       (null (conn-reader-thread conn)))))
 
@@ -171,7 +176,8 @@ streams to finish; then close."
     (with-connection-lock (conn)
       (loop while (and (not (conn-closed conn))
                        (plusp (hash-table-count (conn-streams conn))))
-            do (unless (clgrpc.util:wait-on (conn-window-cv conn) (conn-lock conn) deadline)
+            do (unless (clgrpc.util:counted-wait ((conn-window-waiters conn))
+                         (clgrpc.util:wait-on (conn-window-cv conn) (conn-lock conn) deadline))
                  (return))))
     (flush-connection conn :wait t)
     (connection-close conn)
@@ -189,7 +195,8 @@ NIL on timeout or close."
     (flush-connection conn)
     (with-connection-lock (conn)
       (loop while (and (< (conn-ping-acks conn) target) (not (conn-closed conn)))
-            do (unless (clgrpc.util:wait-on (conn-window-cv conn) (conn-lock conn) deadline)
+            do (unless (clgrpc.util:counted-wait ((conn-window-waiters conn))
+                         (clgrpc.util:wait-on (conn-window-cv conn) (conn-lock conn) deadline))
                  (return)))
       (and (>= (conn-ping-acks conn) target)
            (/ (- (clgrpc.util:now-us) start) 1d6)))))

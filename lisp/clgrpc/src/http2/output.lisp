@@ -41,8 +41,17 @@ when the socket is slow.")
       (flush-connection conn))))
 
 (defun %request-flush (conn)
-  "Have the writer thread flush OUT soon (lock held).  Cheap when a flush is
-already pending or in progress."
+  "Have OUT flushed soon (lock held).  Cheap when a flush is already pending
+or in progress.  On the reader thread this only notes that the reader's
+frames (SETTINGS and PING acknowledgements, WINDOW_UPDATE, RST_STREAM) need
+writing: READ-LOOP writes them with %READER-FLUSH before it reads again."
+  (if (eq sb-thread:*current-thread* (conn-reader-thread conn))
+      (setf (conn-reader-flush conn) t)
+      (%wake-writer conn))
+  nil)
+
+(defun %wake-writer (conn)
+  "Have the writer thread flush OUT soon (lock held)."
   (when (and (not (conn-flushing conn))
              (not (conn-writer-wanted conn))
              (not (conn-closed conn))
@@ -55,6 +64,46 @@ already pending or in progress."
               (sb-thread:make-thread #'writer-loop :name "h2 writer" :arguments (list conn)))))
   nil)
 
+;;; The profile (PERFORMANCE.md) showed the writer thread's wake-ups, mostly
+;;; for acknowledging grpc-go's BDP PINGs and for WINDOW_UPDATEs, at ~8% of
+;;; the server's CPU in futex calls alone, plus the writer's own wait and
+;;; send.  The reader writes those frames itself, but only what the socket
+;;; takes at once: it must never block on a slow peer.
+(defun %reader-flush (conn)
+  "Reader thread: write OUT with non-blocking send(2)s.  Whatever the
+socket does not take now, and whatever other threads append meanwhile, is
+left to the writer thread, in order."
+  (let ((lock (conn-lock conn))
+        (buf nil))
+    (sb-thread:with-mutex (lock)
+      (setf (conn-reader-flush conn) nil)
+      (when (or (conn-flushing conn) (conn-closed conn)
+                (zerop (obuf-fill (conn-out conn))))
+        ;; A flush in progress writes our frames too.
+        (return-from %reader-flush nil))
+      (setf (conn-flushing conn) t)
+      (rotatef (conn-out conn) (conn-spare conn))
+      (setf buf (conn-spare conn)))
+    (let* ((fill (obuf-fill buf))
+           (n (or (clgrpc.net:fd-write-some (conn-fd conn) (obuf-data buf) 0 fill) 0)))
+      (declare (type index fill n))
+      (sb-thread:with-mutex (lock)
+        (if (= n fill)
+            (obuf-reset buf)
+            ;; The unwritten rest goes back in front of what others appended
+            ;; meanwhile (a failed connection: the writer finds out and closes).
+            (let ((data (obuf-data buf))
+                  (out (conn-out conn)))
+              (replace data data :start2 n :end2 fill)
+              (setf (obuf-fill buf) (- fill n))
+              (obuf-write-bytes buf (obuf-data out) 0 (obuf-fill out))
+              (obuf-reset out)
+              (rotatef (conn-out conn) (conn-spare conn))))
+        (setf (conn-flushing conn) nil)
+        (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
+        (%wake-writer conn))))
+  nil)
+
 (defun flush-connection (conn &key wait)
   "Write everything buffered, in this thread, unless another thread is
 already flushing (it will write our frames too).  With WAIT, return only
@@ -65,7 +114,8 @@ before shutting the socket down).  Returns NIL if the connection failed."
     (sb-thread:with-mutex (lock)
       (when wait
         (loop while (and (conn-flushing conn) (not (conn-closed conn)))
-              do (sb-thread:condition-wait (conn-drain-cv conn) lock)))
+              do (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                   (sb-thread:condition-wait (conn-drain-cv conn) lock))))
       (when (or (conn-flushing conn) (conn-closed conn)
                 (zerop (obuf-fill (conn-out conn))))
         (return-from flush-connection t))
@@ -78,7 +128,7 @@ before shutting the socket down).  Returns NIL if the connection failed."
         (sb-thread:with-mutex (lock)
           (cond ((or (not ok) (conn-closed conn) (zerop (obuf-fill (conn-out conn))))
                  (setf (conn-flushing conn) nil)
-                 (sb-thread:condition-broadcast (conn-drain-cv conn))
+                 (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
                  (unless ok
                    (setf buf nil))
                  (return))
@@ -86,7 +136,7 @@ before shutting the socket down).  Returns NIL if the connection failed."
                  (rotatef (conn-out conn) (conn-spare conn))
                  (setf buf (conn-spare conn))
                  ;; Senders waiting at the high-water mark can go on.
-                 (sb-thread:condition-broadcast (conn-drain-cv conn)))))))
+                 (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn)))))))
     (if buf
         t
         (progn (connection-close conn :code +internal-error+) nil))))
@@ -113,7 +163,8 @@ can take no more streams (closed, GOAWAY, identifiers exhausted)."
                 (gethash id (conn-streams conn)) stream)
           (incf (conn-active-local conn))
           (return stream))))
-    (sb-thread:condition-wait (conn-window-cv conn) (conn-lock conn))))
+    (clgrpc.util:counted-wait ((conn-window-waiters conn))
+      (sb-thread:condition-wait (conn-window-cv conn) (conn-lock conn)))))
 
 ;;; ------------------------------------------------------------------
 ;;; Frames (lock held)
@@ -153,7 +204,8 @@ Returns T, or NIL if the stream or connection closed first."
         (declare (type fixnum n))
         (cond ((and (> (obuf-fill out) +high-water+) (conn-flushing conn)
                     (not (eq sb-thread:*current-thread* (conn-reader-thread conn))))
-               (sb-thread:condition-wait (conn-drain-cv conn) lock))
+               (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                 (sb-thread:condition-wait (conn-drain-cv conn) lock)))
               ((or (plusp n) (zerop remaining))
                ;; An empty DATA frame needs no window (6.9.1): gRPC clients
                ;; half-close with one.
@@ -173,7 +225,8 @@ Returns T, or NIL if the stream or connection closed first."
                ;; Out of window: let the peer see what we buffered, so it can
                ;; answer with WINDOW_UPDATE, and wait.
                (%request-flush conn)
-               (sb-thread:condition-wait (conn-window-cv conn) lock)))))))
+               (clgrpc.util:counted-wait ((conn-window-waiters conn))
+                 (sb-thread:condition-wait (conn-window-cv conn) lock))))))))
 
 (defun %reset-stream (conn stream error-code)
   "Send RST_STREAM for STREAM and close it (no callback: the caller knows)."

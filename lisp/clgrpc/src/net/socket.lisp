@@ -16,6 +16,7 @@
 (declaim (optimize (speed 3) (safety 1) (debug 0)))
 
 (defconstant +msg-nosignal+ #x4000 "Linux MSG_NOSIGNAL.")
+(defconstant +msg-dontwait+ #x40 "Linux MSG_DONTWAIT.")
 (defconstant +shut-rd+ 0)
 (defconstant +shut-wr+ 1)
 (defconstant +shut-rdwr+ 2)
@@ -112,6 +113,31 @@ the connection failed."
                    (return-from fd-write nil))
                  (incf start n))))
   t)
+
+(defun fd-write-some (fd buffer start end)
+  "Write what the socket takes now of BUFFER[START,END), without blocking
+(MSG_DONTWAIT).  Returns the octet count written (0 if the socket buffer is
+full), or NIL if the connection failed."
+  (declare (type fixnum fd) (type octets buffer) (type index start end))
+  (let ((done start))
+    (declare (type index done))
+    (loop while (< done end)
+          do (let ((n (sb-sys:with-pinned-objects (buffer)
+                        (sb-alien:alien-funcall
+                         (sb-alien:extern-alien "send" (function sb-alien:long sb-alien:int
+                                                                 sb-sys:system-area-pointer
+                                                                 sb-alien:unsigned-long
+                                                                 sb-alien:int))
+                         fd (sb-sys:sap+ (sb-sys:vector-sap buffer) done) (- end done)
+                         (logior +msg-nosignal+ +msg-dontwait+)))))
+               (declare (type fixnum n))
+               (if (minusp n)
+                   (let ((errno (sb-alien:get-errno)))
+                     (cond ((= errno sb-unix:eintr))
+                           ((= errno sb-unix:ewouldblock) (return))
+                           (t (return-from fd-write-some nil))))
+                   (incf done n))))
+    (- done start)))
 
 (defun fd-wait-readable (fd timeout-seconds)
   "True when FD has input (or EOF) within TIMEOUT-SECONDS."

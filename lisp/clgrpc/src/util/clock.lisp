@@ -35,3 +35,26 @@ be spurious, so callers loop on their own predicate."
               (t (unless (sb-thread:holding-mutex-p mutex)
                    (sb-thread:grab-mutex mutex))
                  nil)))))
+
+;;; SB-THREAD:CONDITION-BROADCAST and -NOTIFY make a futex system call even
+;;; when nobody waits, and the profile (PERFORMANCE.md) had them among the
+;;; server's top costs: a call's or connection's wait queue is signalled on
+;;; every message, flush and WINDOW_UPDATE, but rarely has a waiter.  Places
+;;; that signal often count their waiters (under the same mutex as the wait)
+;;; and signal only when there are some.
+
+(defmacro counted-wait ((waiters-place) &body wait-forms)
+  "Run WAIT-FORMS (a condition wait, mutex held) with WAITERS-PLACE, a fixnum
+place guarded by that mutex, counting this thread as a waiter.  Returns the
+value of WAIT-FORMS.  A wait that unwinds (the thread is being destroyed) may
+not hold the mutex, so the count is then left too high, which costs only a
+needless signal, never a lost wake-up."
+  `(progn
+     (incf ,waiters-place)
+     (multiple-value-prog1 (progn ,@wait-forms)
+       (decf ,waiters-place))))
+
+(defmacro broadcast-if-waiting (waiters-form queue-form)
+  "CONDITION-BROADCAST QUEUE-FORM only if WAITERS-FORM is positive (mutex held)."
+  `(when (plusp (the fixnum ,waiters-form))
+     (sb-thread:condition-broadcast ,queue-form)))

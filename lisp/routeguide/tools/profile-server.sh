@@ -1,0 +1,35 @@
+#!/bin/bash
+# Profile the Lisp RouteGuide server with sb-sprof under the Go load generator.
+#
+#   lisp/routeguide/tools/profile-server.sh OUT RPC CLIENTS [MODE] [SECONDS]
+#
+# e.g. profile-server.sh /tmp/unary100.txt unary 100 cpu 8
+# Runs the server from source (ASDF, profile-server.lisp) on loopback, drives it with
+# //go/routeguide/loadgen -addr for one scenario (RPC: unary, server_streaming,
+# client_streaming, bidi; CLIENTS: a count) and writes OUT (flat report, percentages of all
+# samples of all threads) and OUT.graph. The load runs 1 s of warm-up plus SECONDS + 2; the
+# profile covers SECONDS from the moment all connections are up. Needs the Bazel output base
+# OUTPUT_BASE (default /work/ob/sprof) for SBCL and the load generator.
+set -euo pipefail
+out=$1 rpc=$2 clients=$3 mode=${4:-cpu} seconds=${5:-8}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+ob=${OUTPUT_BASE:-/work/ob/sprof}
+cd "$repo"
+tools/bazel --output_base="$ob" build //go/routeguide/loadgen @sbcl_linux_amd64//:runtime >&2
+loadgen=$(tools/bazel --output_base="$ob" cquery --output=files //go/routeguide/loadgen 2>/dev/null)
+sbcl_root=$(tools/bazel --output_base="$ob" info output_base 2>/dev/null)/external/_main~sbcl~sbcl_linux_amd64/root
+export SBCL_HOME=$sbcl_root/usr/lib/sbcl
+
+log=$(mktemp)
+"$sbcl_root/usr/bin/sbcl" --script "$here/profile-server.lisp" "$out" "$mode" "$seconds" 0 >"$log" &
+server=$!
+trap 'kill $server 2>/dev/null || true; rm -f "$log"' EXIT
+# The first run compiles clgrpc and routeguide (ASDF's cache), which takes a minute or two.
+for _ in $(seq 600); do grep -q "^listening on" "$log" && break; sleep 0.5; done
+addr=$(sed -n 's/^listening on //p' "$log")
+echo "server at $addr (pid $server), profiling $rpc at $clients clients" >&2
+"$loadgen" -addr "$addr" -impl lisp -rpcs "$rpc" -clients "$clients" \
+    -duration "$((seconds + 2))s" -reps 1 -warmup 1s >&2 || true
+kill -TERM "$server"
+wait "$server" || true
