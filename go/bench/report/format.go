@@ -158,6 +158,7 @@ var metricLabels = map[string]string{
 	"bytes_per_op":  "Bytes/op",
 	"allocs_per_op": "Allocs/op",
 	"cpu_pressure":  "Host CPU pressure",
+	"encoded_bytes": "Encoded bytes",
 }
 
 // shareMetrics are ratio metrics that are a share of time, printed as

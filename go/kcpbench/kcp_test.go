@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// kcpBinary is the kcp to start: under Bazel the @kcp//:kcp in the test's
+// runfiles ($KCP_BINARY is its runfiles path), under `go test` the path in
+// $KCP_BINARY (tools/kcp/build prints one). Only outside Bazel may it be
+// missing, and then the test says how to provide it.
+func kcpBinary(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("KCP_BINARY")
+	srcdir := os.Getenv("TEST_SRCDIR")
+	switch {
+	case p == "" && srcdir != "":
+		t.Fatal("KCP_BINARY is not set under Bazel; the BUILD file passes @kcp//:kcp")
+	case p == "":
+		t.Skip("needs a kcp binary: KCP_BINARY=$(tools/kcp/build) go test ./go/kcpbench/...")
+	case !filepath.IsAbs(p) && srcdir != "":
+		p = filepath.Join(srcdir, p)
+	}
+	return p
+}
+
+// sharedKCP starts one kcp for the tests of this binary that need one.
+func startTestKCP(t *testing.T) *kcpServer {
+	t.Helper()
+	bin := kcpBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	s, err := startKCP(ctx, bin, filepath.Join(t.TempDir(), "kcp"), serverFeatureGates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}

@@ -1,0 +1,116 @@
+// Command kcp-bench compares the Kubernetes content types (JSON, YAML,
+// protobuf, CBOR) against a real kcp server it starts on loopback: create,
+// get and delete of a ConfigMap and a ClusterRole through client-go, and a
+// serialization micro-benchmark of the same objects with Kubernetes' own
+// serializers. See README.md for what the seed report's method got wrong.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+func main() {
+	o, err := parseOptions(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	file, err := run(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kcp-bench:", err)
+		os.Exit(1)
+	}
+	if err := o.Emit(os.Stdout, file, "github.com/grpcbench/grpcbench/go/kcpbench"); err != nil {
+		fmt.Fprintln(os.Stderr, "kcp-bench:", err)
+		os.Exit(1)
+	}
+	for _, r := range file.Results {
+		if r.Status != schema.StatusOK {
+			os.Exit(1) // the table shows which; a failed scenario must not pass as a result
+		}
+	}
+}
+
+// run measures what o asks for: the serialization micro-benchmark first
+// (it needs no server), then the client scenarios against one kcp.
+func run(ctx context.Context, o *options) (*schema.File, error) {
+	file := schema.NewFile("kubernetes", o.Environment())
+	if o.Serial {
+		cases, err := codecCases(objectsFor(o.Kinds), o.Media)
+		if err != nil {
+			return nil, err
+		}
+		file.Results = append(file.Results, runSerialization(cases, o.Reps, o.SerBenchtime, os.Stderr)...)
+	}
+	if o.Client {
+		results, err := runClients(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		file.Results = append(file.Results, results...)
+	}
+	return file, nil
+}
+
+// runClients starts kcp in a temporary root directory, runs every kind x
+// content type, and stops kcp.
+func runClients(ctx context.Context, o *options) ([]schema.Result, error) {
+	dir, err := os.MkdirTemp("", "kcpbench-")
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "[kcpbench] starting kcp in %s (about 30 s)\n", dir)
+	kcp, err := startKCP(ctx, o.KCP, dir, o.KCPGates)
+	if err != nil {
+		return nil, err // the directory is kept: it has kcp's log
+	}
+	defer func() {
+		if err := kcp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "[kcpbench] stopping kcp:", err)
+		}
+		if !o.KeepDir {
+			os.RemoveAll(dir)
+		}
+	}()
+	fmt.Fprintf(os.Stderr, "[kcpbench] kcp ready: %v\n", kcp.Args)
+	p := clientPlan{
+		Plan:        harness.Plan{Workers: o.Clients, Ops: o.Ops, Reps: o.Reps, Warmup: o.Warmup},
+		ServerGates: o.KCPGates, ServerPID: kcp.PID(), ServerExited: kcp.ExitedEarly,
+	}
+	var results []schema.Result
+	for _, k := range o.Kinds {
+		for _, m := range o.Media {
+			results = append(results, runClientScenario(ctx, kcp.Config, k, m, p, os.Stderr))
+			if ctx.Err() != nil {
+				return results, ctx.Err()
+			}
+		}
+	}
+	return results, nil
+}
+
+// objectsFor picks the serialization objects of the chosen kinds.
+func objectsFor(kinds []kind) []serialObject {
+	var out []serialObject
+	for _, k := range kinds {
+		for _, s := range serialObjects {
+			if s.Short == k.Short {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

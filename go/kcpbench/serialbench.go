@@ -1,0 +1,131 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// metricEncodedBytes is the size of the encoded object, per format.
+const metricEncodedBytes = "encoded_bytes"
+
+// minNsPerOp is the floor below which a figure is not a measurement: no
+// encode or decode of a Kubernetes object takes under a nanosecond. The
+// seed report's 0.0000240 ns/op came from a benchmark body that did its
+// work once instead of b.N times; a result under the floor is an error here.
+const minNsPerOp = 1.0
+
+// setBenchtime sets how long testing.Benchmark runs each case ("200ms", or
+// "1000x" for a count). It is the testing package's own -test.benchtime
+// flag, registered by testing.Init when this is not a test binary.
+func setBenchtime(v string) error {
+	if flag.Lookup("test.benchtime") == nil {
+		testing.Init()
+	}
+	if err := flag.Set("test.benchtime", v); err != nil {
+		return fmt.Errorf("-ser-benchtime %q: %w", v, err)
+	}
+	return nil
+}
+
+// loopCase is the benchmark body of one case, for testing.Benchmark and for
+// `go test -bench`: b.Loop runs the operation as many times as the
+// benchmark needs and times only the loop.
+func loopCase(c codecCase) func(b *testing.B) {
+	return func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(c.Encoded), "encoded-B")
+	}
+}
+
+// serialScenario names a case as the seed report does:
+// SerializationCM/encode/json.
+func serialScenario(c codecCase) string {
+	return c.Object.Benchmark + "/" + c.Op + "/" + formatNames[c.Media]
+}
+
+// runSerialization measures every case reps times with testing.Benchmark
+// and returns one result per case.
+func runSerialization(cases []codecCase, reps int, benchtime string, progress io.Writer) []schema.Result {
+	var out []schema.Result
+	for _, c := range cases {
+		scenario := serialScenario(c)
+		params := map[string]any{
+			"benchmark": c.Object.Benchmark + "/" + c.Op, "content_type": c.Media, "format": formatNames[c.Media],
+			"object": c.Object.Short, "op": c.Op, "benchtime": benchtime, "loop": "b.Loop",
+		}
+		var ns, bytesOp, allocs, n []float64
+		var failure string
+		for range reps {
+			r := testing.Benchmark(loopCase(c))
+			if r.N == 0 {
+				failure = "the benchmark did not run (an encode or decode failed)"
+				break
+			}
+			ns = append(ns, float64(r.T.Nanoseconds())/float64(r.N))
+			bytesOp = append(bytesOp, float64(r.AllocedBytesPerOp()))
+			allocs = append(allocs, float64(r.AllocsPerOp()))
+			n = append(n, float64(r.N))
+		}
+		res := schema.Result{Scenario: scenario, Parameters: params, Status: schema.StatusOK}
+		if failure == "" {
+			res.Metrics = []schema.Metric{
+				schema.NewMetric(harness.MetricOps, schema.UnitCount, schema.HigherIsBetter, n),
+				schema.NewMetric(harness.MetricNsPerOp, schema.UnitNsPerOp, schema.LowerIsBetter, ns),
+				schema.NewMetric(harness.MetricBytesPerOp, schema.UnitBytesPerOp, schema.LowerIsBetter, bytesOp),
+				schema.NewMetric(harness.MetricAllocsPerOp, schema.UnitAllocsPerOp, schema.LowerIsBetter, allocs),
+				schema.NewMetric(metricEncodedBytes, schema.UnitCount, schema.LowerIsBetter, repeat(float64(c.Encoded), len(ns))),
+			}
+			if err := checkFloor(ns); err != nil {
+				failure = err.Error()
+			}
+		}
+		if failure != "" {
+			res.Status, res.Error = schema.StatusError, failure
+		}
+		if progress != nil {
+			fmt.Fprintf(progress, "[kcpbench] %s: %s\n", scenario, summary(res))
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// checkFloor rejects a figure below minNsPerOp.
+func checkFloor(ns []float64) error {
+	for _, v := range ns {
+		if v < minNsPerOp {
+			return fmt.Errorf("%.4g ns/op is below %g ns/op: the loop did not run the operation", v, minNsPerOp)
+		}
+	}
+	return nil
+}
+
+func summary(r schema.Result) string {
+	if r.Status != schema.StatusOK {
+		return "error: " + r.Error
+	}
+	for _, m := range r.Metrics {
+		if m.Name == harness.MetricNsPerOp {
+			return fmt.Sprintf("%.0f ns/op (median of %d)", m.Median, len(m.Reps))
+		}
+	}
+	return "ok"
+}
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
