@@ -8,17 +8,19 @@
 # //go/routeguide/loadgen -addr for one scenario (RPC: unary, server_streaming,
 # client_streaming, bidi; CLIENTS: a count) and writes OUT (flat report, percentages of all
 # samples of all threads) and OUT.graph. The load runs 1 s of warm-up plus SECONDS + 2; the
-# profile covers SECONDS from the moment all connections are up. Needs the Bazel output base
-# OUTPUT_BASE (default /work/ob/sprof) for SBCL and the load generator.
+# profile covers SECONDS from the moment all connections are up. SBCL and the load generator
+# come from Bazel, in the output base OUTPUT_BASE if set (tools/bazel's default otherwise).
 set -euo pipefail
 out=$1 rpc=$2 clients=$3 mode=${4:-cpu} seconds=${5:-8}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-ob=${OUTPUT_BASE:-/work/ob/sprof}
 cd "$repo"
-tools/bazel --output_base="$ob" build //go/routeguide/loadgen @sbcl_linux_amd64//:runtime >&2
-loadgen=$(tools/bazel --output_base="$ob" cquery --output=files //go/routeguide/loadgen 2>/dev/null)
-sbcl_root=$(tools/bazel --output_base="$ob" info output_base 2>/dev/null)/external/_main~sbcl~sbcl_linux_amd64/root
+bazel=(tools/bazel)
+[ -n "${OUTPUT_BASE:-}" ] && bazel+=(--output_base="$OUTPUT_BASE")
+"${bazel[@]}" build //go/routeguide/loadgen @sbcl_linux_amd64//:runtime >&2
+# cquery prints execroot-relative paths; the workspace's bazel-out link may point elsewhere.
+loadgen=$("${bazel[@]}" info execution_root 2>/dev/null)/$("${bazel[@]}" cquery --output=files //go/routeguide/loadgen 2>/dev/null)
+sbcl_root=$("${bazel[@]}" info output_base 2>/dev/null)/external/_main~sbcl~sbcl_linux_amd64/root
 export SBCL_HOME=$sbcl_root/usr/lib/sbcl
 
 log=$(mktemp)
