@@ -78,6 +78,33 @@
       (fail "toplevel function ~A is not defined" designator))
     symbol))
 
+;;; What save-lisp-and-die would otherwise write into the image that differs from one build to the
+;;; next, although the program is the same (found by comparing two saves word by word):
+;;; - SB-VM::CALLBACK-WRAPPER-TRAMPOLINE holds the address of a C function of the runtime, which
+;;;   ASLR moves on every run; the runtime stores it again at startup, so the saved value is unused.
+;;; - *GC-RUN-TIME* (CPU time spent in GC) and SB-INT:*N-BYTES-FREED-OR-PURIFIED* (bytes freed so
+;;;   far) are counters of this build process. save-lisp-and-die collects garbage itself after
+;;;   *SAVE-HOOKS* have run, so they are reset after each GC (an after-GC hook), and that hook is
+;;;   removed again when the saved program starts, whose counters then start from zero.
+(defun reset-build-counters ()
+  (setf sb-ext:*gc-run-time* 0
+        sb-int:*n-bytes-freed-or-purified* 0))
+
+(defun remove-reset-hook ()
+  (setf sb-ext:*after-gc-hooks* (remove 'reset-build-counters sb-ext:*after-gc-hooks*)
+        sb-ext:*init-hooks* (remove 'remove-reset-hook sb-ext:*init-hooks*)
+        sb-ext:*save-hooks* (remove 'prepare-reproducible-save sb-ext:*save-hooks*))
+  (reset-build-counters))
+
+(defun prepare-reproducible-save ()
+  ;; x86-64 only: ARM64 calls the C function by its address in the linkage table instead.
+  (let ((trampoline (find-symbol "CALLBACK-WRAPPER-TRAMPOLINE" "SB-VM")))
+    (when (and trampoline (boundp trampoline))
+      (sb-ext:without-package-locks (set trampoline 0))))
+  (reset-build-counters)
+  (pushnew 'reset-build-counters sb-ext:*after-gc-hooks*)
+  (pushnew 'remove-reset-hook sb-ext:*init-hooks*))
+
 (defun save-command (out toplevel compress requires fasls)
   (require-modules requires)
   (load-fasls fasls)
@@ -86,8 +113,8 @@
                           (or (member :sb-core-compression *features*)
                               (fail "this SBCL was built without core compression"))
                           t)))
-    ;; The CPU time spent in GC so far would be saved in the image; it differs from run to run.
-    (setf sb-ext:*gc-run-time* 0)
+    ;; Last of the save hooks, so that nothing runs between it and the save's own GCs.
+    (setf sb-ext:*save-hooks* (append sb-ext:*save-hooks* (list 'prepare-reproducible-save)))
     (sb-ext:save-lisp-and-die
      out
      :executable t
