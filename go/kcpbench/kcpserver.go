@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -124,7 +123,7 @@ func readyz(ctx context.Context, kubeconfig, addr string) (*rest.Config, error) 
 // ensureNamespace creates the namespace the ConfigMaps live in, retrying
 // while kcp finishes setting up the root workspace behind /readyz.
 func ensureNamespace(ctx context.Context, cfg *rest.Config, name string) error {
-	cs, err := kubernetes.NewForConfig(clientConfig(cfg, mediaJSON))
+	cs, err := newClientset(cfg, mediaJSON)
 	if err != nil {
 		return err
 	}
