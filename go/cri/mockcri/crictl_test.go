@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,20 +14,39 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-var crictlFlag = flag.String("crictl", "", "path to a crictl binary (sigs.k8s.io/cri-tools) to test the mock server against; default $CRICTL")
+var crictlFlag = flag.String("crictl", "", "path to a crictl binary (sigs.k8s.io/cri-tools); default $CRICTL, else `go tool -n crictl`")
+
+// crictlBinary is the crictl to drive the mock server with. Under Bazel it is
+// the one the build made from the sigs.k8s.io/cri-tools Go module
+// ($CRICTL, an rlocationpath into the test's runfiles), and the test never
+// skips. Under `go test` it is -crictl, $CRICTL, or go.mod's tool directive:
+// `go tool -n crictl` builds it (once, into Go's build cache) and prints its path.
+func crictlBinary(t *testing.T) string {
+	t.Helper()
+	if *crictlFlag != "" {
+		return *crictlFlag
+	}
+	env := os.Getenv("CRICTL") // read here, so go test's cache keys on it
+	if srcdir := os.Getenv("TEST_SRCDIR"); srcdir != "" {
+		if env == "" {
+			t.Fatal("under Bazel, CRICTL must name crictl's runfile (the test target's env)")
+		}
+		return filepath.Join(srcdir, env)
+	}
+	if env != "" {
+		return env
+	}
+	out, err := exec.Command("go", "tool", "-n", "crictl").Output()
+	if err != nil {
+		t.Skipf("no crictl: `go tool -n crictl` failed (%v); set CRICTL=/path/to/crictl or pass -crictl=PATH", err)
+	}
+	return strings.TrimSpace(string(out))
+}
 
 // TestCrictl drives the mock server with crictl, a real CRI client, over a
-// unix socket. crictl is a 40 MB build with its own dependency tree, so it
-// is not built here: set CRICTL=/path/to/crictl (under Bazel:
-// --test_env=CRICTL=/path/to/crictl) or pass -crictl.
+// unix socket, as kubelet's operators would.
 func TestCrictl(t *testing.T) {
-	crictlPath := *crictlFlag
-	if crictlPath == "" {
-		crictlPath = os.Getenv("CRICTL") // read here, so go test's cache keys on it
-	}
-	if crictlPath == "" {
-		t.Skip("no crictl: set CRICTL=/path/to/crictl or pass -crictl=PATH (build: sigs.k8s.io/cri-tools/cmd/crictl)")
-	}
+	crictlPath := crictlBinary(t)
 	inv := MustGenerate(DefaultConfig(10))
 	dir, sock, err := SocketDir("cri.sock")
 	if err != nil {
