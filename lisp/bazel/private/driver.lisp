@@ -83,27 +83,42 @@
 ;;; - SB-VM::CALLBACK-WRAPPER-TRAMPOLINE holds the address of a C function of the runtime, which
 ;;;   ASLR moves on every run; the runtime stores it again at startup, so the saved value is unused.
 ;;; - *GC-RUN-TIME* (CPU time spent in GC) and SB-INT:*N-BYTES-FREED-OR-PURIFIED* (bytes freed so
-;;;   far) are counters of this build process. save-lisp-and-die collects garbage itself after
-;;;   *SAVE-HOOKS* have run, so they are reset after each GC (an after-GC hook), and that hook is
-;;;   removed again when the saved program starts, whose counters then start from zero.
-(defun reset-build-counters ()
-  (setf sb-ext:*gc-run-time* 0
-        sb-int:*n-bytes-freed-or-purified* 0))
+;;;   far) are counters of this build process.
+;;; - On x86-64, the free part of the text space (immobile code) keeps the bytes of code objects
+;;;   that were freed, and SBCL 2.2.9 saves the rest of the last page as they are: C heap
+;;;   addresses (ASLR again) ended up in the executable.
+;;; save-lisp-and-die collects garbage itself after *SAVE-HOOKS* have run, so all this is done
+;;; again after each of those collections, by an after-GC hook that acts only while *SAVING* is
+;;; bound (a binding is not saved: the hook does nothing in the saved program, which also removes
+;;; it at startup).
+(defvar *saving* nil)
 
-(defun remove-reset-hook ()
-  (setf sb-ext:*after-gc-hooks* (remove 'reset-build-counters sb-ext:*after-gc-hooks*)
-        sb-ext:*init-hooks* (remove 'remove-reset-hook sb-ext:*init-hooks*)
-        sb-ext:*save-hooks* (remove 'prepare-reproducible-save sb-ext:*save-hooks*))
-  (reset-build-counters))
+(defun zero-free-text-space ()
+  ;; Only SBCLs with a text space (x86-64) have this variable; *FEATURES* no longer says so.
+  #+#.(cl:if (cl:find-symbol "*TEXT-SPACE-FREE-POINTER*" "SB-VM") '(:and) '(:or))
+  (sb-sys:without-gcing
+    ;; Must not cons: it runs inside GC hooks.
+    (let* ((free sb-vm:*text-space-free-pointer*)
+           (n (- (+ sb-vm:text-space-start sb-vm:text-space-size) (sb-sys:sap-int free))))
+      (declare (type fixnum n))
+      (loop for i of-type fixnum from 0 below n by sb-vm:n-word-bytes
+            unless (zerop (sb-sys:sap-ref-word free i))
+              do (setf (sb-sys:sap-ref-word free i) 0)))))
 
-(defun prepare-reproducible-save ()
-  ;; x86-64 only: ARM64 calls the C function by its address in the linkage table instead.
-  (let ((trampoline (find-symbol "CALLBACK-WRAPPER-TRAMPOLINE" "SB-VM")))
-    (when (and trampoline (boundp trampoline))
-      (sb-ext:without-package-locks (set trampoline 0))))
-  (reset-build-counters)
-  (pushnew 'reset-build-counters sb-ext:*after-gc-hooks*)
-  (pushnew 'remove-reset-hook sb-ext:*init-hooks*))
+(defun scrub-image ()
+  (when *saving*
+    ;; x86-64 only: ARM64 calls the C function by its address in the linkage table instead.
+    (let ((trampoline (find-symbol "CALLBACK-WRAPPER-TRAMPOLINE" "SB-VM")))
+      (when (and trampoline (boundp trampoline))
+        (sb-ext:without-package-locks (set trampoline 0))))
+    (setf sb-ext:*gc-run-time* 0
+          sb-int:*n-bytes-freed-or-purified* 0)
+    (zero-free-text-space)))
+
+(defun remove-scrub-hooks ()
+  (setf sb-ext:*after-gc-hooks* (remove 'scrub-image sb-ext:*after-gc-hooks*)
+        sb-ext:*save-hooks* (remove 'scrub-image sb-ext:*save-hooks*)
+        sb-ext:*init-hooks* (remove 'remove-scrub-hooks sb-ext:*init-hooks*)))
 
 (defun save-command (out toplevel compress requires fasls)
   (require-modules requires)
@@ -114,17 +129,20 @@
                               (fail "this SBCL was built without core compression"))
                           t)))
     ;; Last of the save hooks, so that nothing runs between it and the save's own GCs.
-    (setf sb-ext:*save-hooks* (append sb-ext:*save-hooks* (list 'prepare-reproducible-save)))
-    (sb-ext:save-lisp-and-die
-     out
-     :executable t
-     ;; Every argument goes to the program; the runtime parses none of its own.
-     :save-runtime-options t
-     :compression compression
-     :toplevel (lambda ()
-                 (sb-ext:disable-debugger)
-                 (let ((code (funcall entry)))
-                   (sb-ext:exit :code (if (integerp code) code 0)))))))
+    (setf sb-ext:*save-hooks* (append sb-ext:*save-hooks* (list 'scrub-image)))
+    (push 'scrub-image sb-ext:*after-gc-hooks*)
+    (push 'remove-scrub-hooks sb-ext:*init-hooks*)
+    (let ((*saving* t))
+      (sb-ext:save-lisp-and-die
+       out
+       :executable t
+       ;; Every argument goes to the program; the runtime parses none of its own.
+       :save-runtime-options t
+       :compression compression
+       :toplevel (lambda ()
+                   (sb-ext:disable-debugger)
+                   (let ((code (funcall entry)))
+                     (sb-ext:exit :code (if (integerp code) code 0))))))))
 
 (defun main (args)
   (let ((command (first args))
