@@ -177,6 +177,35 @@ break")))))
     (let ((big (filled 3000000 9)))
       (is (equalp big (unary ch "Echo" big :timeout 10))))))
 
+(test unary-inline
+  ;; :UNARY-INLINE runs unary handlers on the connection's reader thread:
+  ;; the same responses, statuses and concurrency; a response larger than
+  ;; the send window is sent from the pool instead.
+  (with-grpc (ch :unary-inline t)
+    (is (equalp (bytes 1 2 3) (unary ch "Echo" (bytes 1 2 3))))
+    (is (equalp (bytes) (unary ch "Echo" (bytes))))
+    (let ((big (filled 3000000 9)))
+      (is (equalp big (unary ch "Echo" big :timeout 10))))
+    (is (equal '("FAILED_PRECONDITION" "no 100% café")
+               (status-of (lambda () (unary ch "Fail" (bytes))))))
+    (is (equal "UNKNOWN" (first (status-of (lambda () (unary ch "Crash" (bytes 1)))))))
+    (is (equal '("INTERNAL" "handler returned no response")
+               (status-of (lambda () (unary ch "Nothing" (bytes 1))))))
+    (let ((threads (loop for i below 8
+                         collect (let ((i i))
+                                   (sb-thread:make-thread
+                                    (lambda ()
+                                      (loop for k below 50
+                                            always (equalp (bytes i k)
+                                                           (unary ch "Echo" (bytes i k)
+                                                                  :timeout 10)))))))))
+      (is (every #'sb-thread:join-thread threads)))
+    ;; the other kinds still run on the pools
+    (let ((call (clgrpc.grpc:client-streaming-call ch "/test.Svc/Sum" :timeout 5)))
+      (dotimes (i 100) (clgrpc.grpc:call-send call (bytes i)))
+      (is (equalp (bytes (mod 4950 256) (floor 4950 256) 0)
+                  (clgrpc.grpc:call-close-and-recv call))))))
+
 (test server-streaming
   (with-grpc (ch)
     (let ((call (clgrpc.grpc:server-streaming-call ch "/test.Svc/Count" (bytes 10) :timeout 5)))

@@ -57,7 +57,20 @@ of flow-control octets to return when the application takes it."
                          (setf (call-inbox call) (make-fifo 8)))))
           (fifo-push inbox message)
           (fifo-push inbox window)
-          (broadcast-if-waiting (call-waiters call) (call-cv call))))))
+          (if (and (plusp (call-waiters call))
+                   (clgrpc.http2:reader-thread-p (call-conn call)))
+              ;; Woken under the lock, the receiver would only block on it
+              ;; again until the reader lets go: wake it once the reader has.
+              (clgrpc.http2:%defer-to-reader (call-conn call) #'%wake-receiver call)
+              (broadcast-if-waiting (call-waiters call) (call-cv call)))))))
+
+(defun %wake-receiver (call)
+  "Reader thread, lock released: wake CALL-RECV for a delivered message.
+Without the lock the waiter count may be stale, which is harmless: a thread
+that stopped waiting has the message, one that waits again is woken for
+nothing, and one that has not counted itself yet sees the message before
+it waits."
+  (broadcast-if-waiting (call-waiters call) (call-cv call)))
 
 (defun %check-prefix (call)
   "Validate a complete prefix; returns true to go on."

@@ -67,7 +67,10 @@ see its own cancellation either."
    :max-send-message-size max-send-message-size
    :unary-pool (make-worker-pool :name "grpc unary" :max-threads unary-threads
                                  :wrapper #'scratch-wrapper)
+   ;; Streaming calls can number thousands at once; once a burst is over,
+   ;; keep only a few idle threads (see worker-pool.lisp on why).
    :stream-pool (make-worker-pool :name "grpc stream" :max-threads stream-threads
+                                  :keep-idle unary-threads
                                   :wrapper #'scratch-wrapper)
    :connection-options (list :max-concurrent-streams max-concurrent-streams
                              :initial-window-size initial-window-size

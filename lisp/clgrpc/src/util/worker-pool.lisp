@@ -4,7 +4,13 @@
 ;;;; wakes an idle worker if there is one, else starts a thread up to
 ;;;; MAX-THREADS, else queues.  Idle workers exit after IDLE-TIMEOUT seconds,
 ;;;; so a burst leaves no threads behind but steady load never pays for
-;;;; thread creation.  The gRPC server runs unary handlers on a small pool
+;;;; thread creation.  A worker that finishes a task while KEEP-IDLE others
+;;;; are idle exits at once instead.  Idle threads are not free: every GC
+;;;; stops every thread, and on a busy machine each must be scheduled to
+;;;; acknowledge, so a hundred idle workers left by a burst made collections
+;;;; take tens of milliseconds (PERFORMANCE.md).  The idle timeout alone does
+;;;; not shrink the pool under light load: wake-ups go round all idle
+;;;; workers, so none stays idle long enough.  The gRPC server runs unary handlers on a small pool
 ;;;; (they are short, and more runnable threads than cores only adds context
 ;;;; switches) and streaming handlers, which block waiting for messages, on a
 ;;;; large one so a long-lived stream cannot starve others.
@@ -23,15 +29,17 @@
   (idle 0 :type fixnum)
   (max-threads 16 :type fixnum)
   (idle-timeout-us 30000000 :type fixnum)
+  (keep-idle most-positive-fixnum :type fixnum)
   (wrapper nil :type (or null function)) ; (lambda (thunk)) around each worker
   (shutdown nil))
 
 (defun make-worker-pool (&key (name "clgrpc worker") (max-threads 16) (idle-timeout 30)
-                              wrapper)
+                              (keep-idle most-positive-fixnum) wrapper)
   "WRAPPER, if given, is called with a thunk in each new worker thread and
 must call it: the place to bind per-thread specials such as scratch buffers."
   (%make-worker-pool :name name :max-threads max-threads
                      :idle-timeout-us (round (* idle-timeout 1000000))
+                     :keep-idle keep-idle
                      :wrapper wrapper))
 
 (defun pool-thread-count (pool) (worker-pool-threads pool))
@@ -45,7 +53,9 @@ must call it: the place to bind per-thread specials such as scratch buffers."
       (let ((fn nil) (arg nil))
         (sb-thread:with-mutex (lock)
           (loop while (and (fifo-empty-p tasks) (not (worker-pool-shutdown pool)))
-                do (incf (worker-pool-idle pool))
+                do (when (>= (worker-pool-idle pool) (worker-pool-keep-idle pool))
+                     (return))          ; enough idle workers: exit
+                   (incf (worker-pool-idle pool))
                    (let ((woken (wait-on (worker-pool-cv pool) lock
                                          (+ (now-us) (worker-pool-idle-timeout-us pool)))))
                      (decf (worker-pool-idle pool))
