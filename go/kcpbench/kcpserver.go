@@ -37,6 +37,9 @@ type kcpServer struct {
 // startKCP runs `kcp start` on free loopback ports and waits until /readyz
 // answers and the benchmark's namespace exists. dir must be empty or absent.
 func startKCP(ctx context.Context, binary, dir, featureGates string) (*kcpServer, error) {
+	// Before anything of client-go runs: the readiness probe's transport
+	// already reads client-go's feature gates (the TLS cache ones).
+	enableClientCBOR()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
