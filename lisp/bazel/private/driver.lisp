@@ -98,9 +98,16 @@
   #+#.(cl:if (cl:find-symbol "*TEXT-SPACE-FREE-POINTER*" "SB-VM") '(:and) '(:or))
   (sb-sys:without-gcing
     ;; Must not cons: it runs inside GC hooks.
+    ;; Only the rest of the page that holds the free pointer is saved, so only it is scrubbed
+    ;; (to a 64 KiB boundary, a multiple of any page size SBCL uses). Scrubbing the whole free
+    ;; part (about 130 MB, after every GC of the save) also wrote to pages past the last one in
+    ;; use, and one save crashed there ("maximum interrupt nesting depth exceeded").
     (let* ((free sb-vm:*text-space-free-pointer*)
-           (n (- (+ sb-vm:text-space-start sb-vm:text-space-size) (sb-sys:sap-int free))))
-      (declare (type fixnum n))
+           (start (sb-sys:sap-int free))
+           (end (min (+ sb-vm:text-space-start sb-vm:text-space-size)
+                     (* 65536 (ceiling start 65536))))
+           (n (- end start)))
+      (declare (type fixnum start end n))
       (loop for i of-type fixnum from 0 below n by sb-vm:n-word-bytes
             unless (zerop (sb-sys:sap-ref-word free i))
               do (setf (sb-sys:sap-ref-word free i) 0)))))
