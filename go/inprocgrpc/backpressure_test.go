@@ -2,6 +2,7 @@ package inprocgrpc_test
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -105,6 +106,13 @@ func TestClientSendBlocks(t *testing.T) {
 	go func() {
 		for {
 			if err := st.Send(&gt.Message{}); err != nil {
+				// As with grpc-go, Send reports io.EOF when the stream
+				// ended on the server's side first (its Recv saw the
+				// cancellation and the handler returned); the status
+				// is then the one CloseAndRecv reports.
+				if err == io.EOF {
+					_, err = st.CloseAndRecv()
+				}
 				sendErr <- err
 				return
 			}
