@@ -94,19 +94,24 @@ or NIL on an error (reset connection, descriptor shut down)."
             ((= errno sb-unix:eintr))   ; a GC stop or other signal: retry
             (t (return nil))))))
 
+(declaim (inline %send))
+(defun %send (fd buffer start end flags)
+  "send(2) of BUFFER[START,END) with FLAGS: the octet count sent, or -1 (errno tells why)."
+  (declare (type fixnum fd flags) (type octets buffer) (type index start end))
+  (sb-sys:with-pinned-objects (buffer)
+    (sb-alien:alien-funcall
+     (sb-alien:extern-alien "send" (function sb-alien:long sb-alien:int
+                                             sb-sys:system-area-pointer
+                                             sb-alien:unsigned-long
+                                             sb-alien:int))
+     fd (sb-sys:sap+ (sb-sys:vector-sap buffer) start) (- end start) flags)))
+
 (defun fd-write (fd buffer start end)
   "Write all of BUFFER[START,END), blocking as needed.  Returns T, or NIL if
 the connection failed."
   (declare (type fixnum fd) (type octets buffer) (type index start end))
   (loop while (< start end)
-        do (let ((n (sb-sys:with-pinned-objects (buffer)
-                      (sb-alien:alien-funcall
-                       (sb-alien:extern-alien "send" (function sb-alien:long sb-alien:int
-                                                               sb-sys:system-area-pointer
-                                                               sb-alien:unsigned-long
-                                                               sb-alien:int))
-                       fd (sb-sys:sap+ (sb-sys:vector-sap buffer) start) (- end start)
-                       +msg-nosignal+))))
+        do (let ((n (%send fd buffer start end +msg-nosignal+)))
              (declare (type fixnum n))
              (if (minusp n)
                  (unless (= (sb-alien:get-errno) sb-unix:eintr)
@@ -122,14 +127,7 @@ full), or NIL if the connection failed."
   (let ((done start))
     (declare (type index done))
     (loop while (< done end)
-          do (let ((n (sb-sys:with-pinned-objects (buffer)
-                        (sb-alien:alien-funcall
-                         (sb-alien:extern-alien "send" (function sb-alien:long sb-alien:int
-                                                                 sb-sys:system-area-pointer
-                                                                 sb-alien:unsigned-long
-                                                                 sb-alien:int))
-                         fd (sb-sys:sap+ (sb-sys:vector-sap buffer) done) (- end done)
-                         (logior +msg-nosignal+ +msg-dontwait+)))))
+          do (let ((n (%send fd buffer done end (logior +msg-nosignal+ +msg-dontwait+))))
                (declare (type fixnum n))
                (if (minusp n)
                    (let ((errno (sb-alien:get-errno)))
