@@ -31,6 +31,8 @@ type config struct {
 
 	// tune is the transport tuning of the client and of a started server.
 	tune mockcri.Transport
+	// gcPercent is the GOGC of this process and of a started server.
+	gcPercent int
 
 	cpuProfile string // file for the client's CPU profile, or ""
 
@@ -78,6 +80,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	window := fs.Int("window", 0, "initial HTTP/2 flow-control window of streams and connection, in `bytes`, for the client and a started server alike; 0 keeps grpc-go's dynamic default")
 	fs.IntVar(&cfg.tune.Buffer, "buffer", 0, "socket read and write buffer size in `bytes`, client and started server alike; 0 keeps grpc-go's default")
 	fs.StringVar(&cfg.tune.Pool, "pool", mockcri.PoolPow2, "buffer `pool` of frames and messages, client and started server alike: "+mockcri.PoolGRPC+" (grpc-go's default) or "+mockcri.PoolPow2+" (a tier at every power of two)")
+	fs.StringVar(&cfg.tune.Codec, "codec", mockcri.CodecCRIWire, "`codec` of messages, client and started server alike: "+mockcri.CodecProto+" (protobuf-go) or "+mockcri.CodecCRIWire+" (container listings without reflection, the rest protobuf-go)")
+	fs.IntVar(&cfg.gcPercent, "gogc", mockcri.DefaultGCPercent, "garbage collector `percent` (GOGC) of this process and of a started server; -1 turns it off (see go/cri/README.md)")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the client (this process) over all scenarios to `file`")
 
 	if err := cfg.harness.Parse(fs, args[1:]); err != nil {
@@ -130,6 +134,9 @@ func (c *config) check() error {
 		}
 	}
 	if err := c.tune.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := mockcri.ValidateGCPercent(c.gcPercent); err != nil {
 		errs = append(errs, err)
 	}
 	if c.opTimeout <= 0 {

@@ -14,7 +14,8 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	if !slices.Equal(cfg.modes, methodsFlag(methods)) || cfg.n != 100 || !slices.Equal(cfg.containers, intsFlag{32}) ||
-		!slices.Equal(cfg.perChunk, intsFlag{16}) || cfg.transport != "unix" || cfg.connect || cfg.harness.Reps != 3 {
+		!slices.Equal(cfg.perChunk, intsFlag{16}) || cfg.transport != "unix" || cfg.connect || cfg.harness.Reps != 3 ||
+		cfg.tune.Codec != "criwire" || cfg.gcPercent != 100 {
 		t.Errorf("defaults: %+v", cfg)
 	}
 }
@@ -43,6 +44,9 @@ func TestBadFlagsExitWithUsage(t *testing.T) {
 		{"-annotations", "-3"},
 		{"-labels", "-1"},
 		{"-transport", "udp"},
+		{"-codec", "gogo"},
+		{"-gogc", "0"},
+		{"-gogc", "-2"},
 		{"-op-timeout", "0s"},
 		{"-reps", "0"},
 		{"-warmup", "soon"},

@@ -51,7 +51,7 @@ func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []
 	out := make([]schema.Result, len(scs))
 	for i, s := range scs {
 		st := states[i]
-		out[i] = harness.Result(s.name(), s.params(b.cfg.n, sess.transport, b.cfg.tune), st.reps, st.err)
+		out[i] = harness.Result(s.name(), s.params(sess.transport, b.cfg), st.reps, st.err)
 		if st.sampler != nil {
 			out[i].Metrics = append(out[i].Metrics, st.sampler.metrics(st.reps)...)
 		}

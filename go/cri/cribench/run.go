@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
@@ -39,6 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitUsage
 	}
+	debug.SetGCPercent(cfg.gcPercent)
 	b := &bench{cfg: cfg, log: sharedLog(stderr)}
 	if !cfg.connect {
 		if b.serverPath, err = findServer(cfg.server); err != nil {
@@ -115,7 +117,7 @@ func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
 	fail := func(err error) []schema.Result {
 		var out []schema.Result
 		for _, s := range g.scenarios {
-			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.n, b.cfg.transport, b.cfg.tune), err))
+			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.transport, b.cfg), err))
 		}
 		return out
 	}
@@ -137,6 +139,8 @@ func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
 		"-window", strconv.Itoa(int(b.cfg.tune.Window)),
 		"-buffer", strconv.Itoa(b.cfg.tune.Buffer),
 		"-pool", b.cfg.tune.Pool,
+		"-codec", b.cfg.tune.Codec,
+		"-gogc", strconv.Itoa(b.cfg.gcPercent),
 	}, b.log)
 	if err != nil {
 		return fail(fmt.Errorf("starting %s: %w", b.serverPath, err))
@@ -177,7 +181,7 @@ func (b *bench) runEndpoint(ctx context.Context) []schema.Result {
 	if err != nil {
 		var out []schema.Result
 		for _, s := range scs {
-			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.n, b.cfg.endpoint.Network, b.cfg.tune), err))
+			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.endpoint.Network, b.cfg), err))
 		}
 		return out
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-
-	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 )
 
 // scenario is one measured configuration: a method over a server's
@@ -27,10 +25,12 @@ func (s scenario) name() string {
 
 // params are the scenario's parameters in the results. per_chunk appears
 // only where it applies, so that the report's "cri" layout puts a list or
-// stream row next to each chunk size. window, buffer and pool are the
-// transport tuning every method ran with (0: grpc-go's default), so results
-// taken with different tuning never pass for one another.
-func (s scenario) params(n int64, transport string, tune mockcri.Transport) map[string]any {
+// stream row next to each chunk size. window, buffer, pool and codec are
+// the transport tuning every method ran with (0: grpc-go's default), and
+// gogc the peers' garbage collector setting, so results taken with
+// different tuning never pass for one another.
+func (s scenario) params(transport string, cfg config) map[string]any {
+	n, tune := cfg.n, cfg.tune
 	p := map[string]any{
 		"method":      string(s.method),
 		"containers":  s.containers,
@@ -40,6 +40,8 @@ func (s scenario) params(n int64, transport string, tune mockcri.Transport) map[
 		"window":      tune.Window,
 		"buffer":      tune.Buffer,
 		"pool":        tune.Pool,
+		"codec":       tune.Codec,
+		"gogc":        cfg.gcPercent,
 	}
 	if s.method == methodChunked {
 		p["per_chunk"] = s.perChunk

@@ -40,11 +40,15 @@ func TestPlan(t *testing.T) {
 // per_chunk is a parameter of chunked scenarios only: the report's "cri"
 // layout then shows list and stream next to every chunk size.
 func TestParams(t *testing.T) {
-	list := scenario{method: methodList, containers: 32, annotations: 32}.params(1300, "unix", mockcri.Transport{})
+	cfg := config{n: 1300, tune: mockcri.Transport{Codec: mockcri.CodecCRIWire}, gcPercent: 800}
+	list := scenario{method: methodList, containers: 32, annotations: 32}.params("unix", cfg)
 	if _, ok := list["per_chunk"]; ok || list["method"] != "list" || list["containers"] != 32 || list["n"] != int64(1300) {
 		t.Errorf("list params: %v", list)
 	}
-	chunked := scenario{method: methodChunked, containers: 32, annotations: 32, perChunk: 16}.params(1300, "unix", mockcri.Transport{})
+	if list["codec"] != "criwire" || list["gogc"] != 800 || list["transport"] != "unix" {
+		t.Errorf("list params do not record the tuning: %v", list)
+	}
+	chunked := scenario{method: methodChunked, containers: 32, annotations: 32, perChunk: 16}.params("unix", cfg)
 	if chunked["per_chunk"] != 16 || chunked["method"] != "chunked" {
 		t.Errorf("chunked params: %v", chunked)
 	}

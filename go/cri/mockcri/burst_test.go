@@ -30,7 +30,7 @@ func (s *recordingStream) SendMsg(m any) error {
 	}
 	e := m.(*encoded)
 	v := &wrapperspb.Int64Value{}
-	if err := (codec{mem.DefaultBufferPool()}).Unmarshal(e.data, v); err != nil {
+	if err := (codec{pool: mem.DefaultBufferPool()}).Unmarshal(e.data, v); err != nil {
 		return err
 	}
 	e.data.Free()
@@ -49,7 +49,7 @@ func TestSendBursts(t *testing.T) {
 	}
 	encodes := 0
 	s := &recordingStream{marshal: &encodes}
-	err := sendBursts(s, codec{mem.DefaultBufferPool()}, items, 1, func(chunk []int) any {
+	err := sendBursts(s, codec{pool: mem.DefaultBufferPool()}, items, 1, func(chunk []int) any {
 		encodes++
 		return wrapperspb.Int64(int64(chunk[0]))
 	})
@@ -67,7 +67,7 @@ func TestSendBursts(t *testing.T) {
 func TestSendBurstsStopsAtError(t *testing.T) {
 	encodes := 0
 	s := &recordingStream{marshal: &encodes, failAt: 2}
-	err := sendBursts(s, codec{mem.DefaultBufferPool()}, make([]int, 4*burstContainers), 1, func([]int) any {
+	err := sendBursts(s, codec{pool: mem.DefaultBufferPool()}, make([]int, 4*burstContainers), 1, func([]int) any {
 		encodes++
 		return wrapperspb.Int64(1)
 	})

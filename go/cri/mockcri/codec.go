@@ -2,17 +2,26 @@ package mockcri
 
 import (
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/grpcbench/grpcbench/go/cri/criwire"
+	cripb "github.com/grpcbench/grpcbench/proto/cri"
 )
 
 // codec is grpc-go's proto codec (encoding/proto, v1.85) with its buffers
 // from pool instead of mem.DefaultBufferPool(), which that codec hard-codes:
 // a connection's buffer pool option reaches only the transport's frame
 // buffers, not the encoded message nor the one gathered for decoding, which
-// are where a message's size meets the pool's tiers.
-type codec struct{ pool mem.BufferPool }
+// are where a message's size meets the pool's tiers. With listings set it
+// encodes and decodes container listings with criwire (CodecCRIWire).
+type codec struct {
+	pool     mem.BufferPool
+	listings bool
+}
 
 // Name is the codec it stands in for, so peers see the usual
 // application/grpc content type.
@@ -21,6 +30,9 @@ func (codec) Name() string { return "proto" }
 func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 	if e, ok := v.(*encoded); ok {
 		return e.data, nil
+	}
+	if f := listingField(v); f != nil && c.listings {
+		return c.marshalListing(*f), nil
 	}
 	m, ok := v.(proto.Message)
 	if !ok {
@@ -49,7 +61,55 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return fmt.Errorf("proto: cannot unmarshal into %T, not a proto.Message", v)
 	}
+	if f := listingField(v); f != nil && c.listings {
+		// The containers' strings will be substrings of one copy of the
+		// frames, which a strings.Builder makes without clearing it first.
+		var sb strings.Builder
+		sb.Grow(data.Len())
+		for _, buf := range data {
+			sb.Write(buf.ReadOnlyData())
+		}
+		s := sb.String()
+		if cs, err := criwire.UnmarshalListingString(s); err == nil {
+			proto.Reset(m)
+			*f = cs
+			return nil
+		}
+		// Unknown fields, or a malformed message: protobuf-go keeps the
+		// former and words the error for the latter.
+		return proto.Unmarshal([]byte(s), m)
+	}
 	buf := data.MaterializeToBuffer(c.pool)
 	defer buf.Free()
 	return proto.Unmarshal(buf.ReadOnlyData(), m)
+}
+
+func (c codec) marshalListing(cs []*runtimeapi.Container) mem.BufferSlice {
+	var pooled *[]byte
+	b := criwire.MarshalListing(cs, func(size int) []byte {
+		if mem.IsBelowBufferPoolingThreshold(size) {
+			return make([]byte, 0, size)
+		}
+		pooled = c.pool.Get(size)
+		return (*pooled)[:0]
+	})
+	if pooled == nil {
+		return mem.BufferSlice{mem.SliceBuffer(b)}
+	}
+	*pooled = b
+	return mem.BufferSlice{mem.NewBuffer(pooled, c.pool)}
+}
+
+// listingField is the containers field of v if v is a container listing,
+// the messages criwire encodes and decodes.
+func listingField(v any) *[]*runtimeapi.Container {
+	switch m := v.(type) {
+	case *runtimeapi.ListContainersResponse:
+		return &m.Containers
+	case *runtimeapi.StreamContainersResponse:
+		return &m.Containers
+	case *cripb.ListContainersChunkedResponse:
+		return &m.Containers
+	}
+	return nil
 }

@@ -88,11 +88,13 @@ func chunkSizes(msgs [][]*runtimeapi.Container) []int {
 
 // The three RPCs return the same containers, in the same order, as the
 // inventory holds them, over both transports, with grpc-go's defaults and
-// with the benchmark's tuning (whose streaming handlers encode ahead).
+// with the benchmark's tuning (whose streaming handlers encode ahead) and
+// codec.
 func TestThreeRPCsAgree(t *testing.T) {
 	tunings := map[string]Transport{
 		"default": {},
 		"tuned":   {Window: 1 << 20, Buffer: 64 << 10, Pool: PoolPow2},
+		"criwire": {Pool: PoolPow2, Codec: CodecCRIWire},
 	}
 	for _, network := range []string{"unix", "tcp"} {
 		for name, tune := range tunings {

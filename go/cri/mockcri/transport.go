@@ -23,6 +23,9 @@ type Transport struct {
 	// Pool is the buffer pool of frames and of message encoding and
 	// decoding: "" or PoolGRPC for grpc-go's default, or PoolPow2.
 	Pool string
+	// Codec encodes and decodes messages: "" or CodecProto for
+	// protobuf-go, or CodecCRIWire.
+	Codec string
 }
 
 // Buffer pools, the values of Transport.Pool.
@@ -38,6 +41,17 @@ const (
 	// two up to MaxMessageSize, still zeroing: no buffer is cleared
 	// beyond twice its message.
 	PoolPow2 = "pow2"
+)
+
+// Codecs, the values of Transport.Codec.
+const (
+	// CodecProto is protobuf-go for every message, as grpc-go's default
+	// codec, kubelet and runtimes use it.
+	CodecProto = "proto"
+	// CodecCRIWire is criwire for container listings (List, Stream and
+	// Chunked responses), protobuf-go for the rest. Same bytes on the
+	// wire, so it pairs with a CodecProto peer.
+	CodecCRIWire = "criwire"
 )
 
 // pow2Pool is PoolPow2, shared by every server and client of the process
@@ -69,6 +83,9 @@ func (t Transport) Validate() error {
 	if t.Pool != "" && t.Pool != PoolGRPC && t.Pool != PoolPow2 {
 		return fmt.Errorf("pool must be %s or %s, got %q", PoolGRPC, PoolPow2, t.Pool)
 	}
+	if t.Codec != "" && t.Codec != CodecProto && t.Codec != CodecCRIWire {
+		return fmt.Errorf("codec must be %s or %s, got %q", CodecProto, CodecCRIWire, t.Codec)
+	}
 	return nil
 }
 
@@ -99,16 +116,19 @@ func (t Transport) DialOptions() []grpc.DialOption {
 		opts = append(opts, grpc.WithReadBufferSize(t.Buffer), grpc.WithWriteBufferSize(t.Buffer))
 	}
 	if t.Pool == PoolPow2 {
-		opts = append(opts, experimental.WithBufferPool(pow2Pool),
-			grpc.WithDefaultCallOptions(grpc.ForceCodecV2(t.codec())))
+		opts = append(opts, experimental.WithBufferPool(pow2Pool))
+	}
+	if t.Pool == PoolPow2 || t.Codec == CodecCRIWire {
+		opts = append(opts, grpc.WithDefaultCallOptions(grpc.ForceCodecV2(t.codec())))
 	}
 	return opts
 }
 
-// codec returns the proto codec with t's pool for messages.
+// codec returns the codec of t's Codec with t's pool for messages.
 func (t Transport) codec() codec {
+	c := codec{pool: mem.DefaultBufferPool(), listings: t.Codec == CodecCRIWire}
 	if t.Pool == PoolPow2 {
-		return codec{pow2Pool}
+		c.pool = pow2Pool
 	}
-	return codec{mem.DefaultBufferPool()}
+	return c
 }

@@ -17,6 +17,7 @@ type config struct {
 	transport       mockcri.Transport
 	shutdownTimeout time.Duration
 	cpuProfile      string // file to write a CPU profile to, or ""
+	gcPercent       int    // GOGC of the server process
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -47,6 +48,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	window := fs.Int("window", 0, "initial HTTP/2 flow-control window of streams and the connection, in `bytes`; 0 keeps grpc-go's dynamic default")
 	fs.IntVar(&cfg.transport.Buffer, "buffer", 0, "socket read and write buffer size in `bytes`; 0 keeps grpc-go's default")
 	fs.StringVar(&cfg.transport.Pool, "pool", mockcri.PoolGRPC, "buffer `pool` of frames and messages: "+mockcri.PoolGRPC+" (grpc-go's default) or "+mockcri.PoolPow2+" (a tier at every power of two)")
+	fs.StringVar(&cfg.transport.Codec, "codec", mockcri.CodecProto, "`codec` of messages: "+mockcri.CodecProto+" (protobuf-go) or "+mockcri.CodecCRIWire+" (container listings without reflection, the rest protobuf-go)")
+	fs.IntVar(&cfg.gcPercent, "gogc", mockcri.DefaultGCPercent, "garbage collector `percent` (GOGC) of this process; -1 turns it off")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` when the server stops")
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
@@ -67,6 +70,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return config{}, usageError(fs, "%v", err)
 	}
 	if err := inv.Validate(); err != nil {
+		return config{}, usageError(fs, "%v", err)
+	}
+	if err := mockcri.ValidateGCPercent(cfg.gcPercent); err != nil {
 		return config{}, usageError(fs, "%v", err)
 	}
 	if cfg.shutdownTimeout < 0 {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"google.golang.org/grpc"
@@ -31,6 +32,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitUsage
 	}
+	debug.SetGCPercent(cfg.gcPercent)
 	stopProfile, err := harness.StartCPUProfile(cfg.cpuProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "mockcri: %v\n", err)

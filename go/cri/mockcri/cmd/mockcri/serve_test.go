@@ -22,6 +22,8 @@ func TestBadFlags(t *testing.T) {
 		{"-listen", "tcp://192.0.2.1:80"},
 		{"-listen", "relative.sock"},
 		{"-shutdown-timeout", "-1s"},
+		{"-gogc", "0"},
+		{"-codec", "gogo"},
 		{"extra"},
 	} {
 		var stderr strings.Builder
