@@ -44,10 +44,8 @@ func decodeListing(b []byte, str func() string) ([]*runtimeapi.Container, error)
 	}
 	d.s = str()
 	var (
-		cs     = make([]*runtimeapi.Container, 0, n)
-		slab   = make([]runtimeapi.Container, n)
-		metas  = make([]runtimeapi.ContainerMetadata, n)
-		images = make([]runtimeapi.ImageSpec, n)
+		cs    = make([]*runtimeapi.Container, 0, n)
+		parts = make([]containerParts, n)
 	)
 	for i := 0; i < len(b); {
 		// count accepted every field, so each is a container.
@@ -60,13 +58,23 @@ func decodeListing(b []byte, str func() string) ([]*runtimeapi.Container, error)
 			return nil, err
 		}
 		k := len(cs)
-		if err := d.container(&slab[k], &metas[k], &images[k], start, end); err != nil {
+		p := &parts[k]
+		if err := d.container(&p.container, &p.metadata, &p.image, start, end); err != nil {
 			return nil, err
 		}
-		cs = append(cs, &slab[k])
+		cs = append(cs, &p.container)
 		i = end
 	}
 	return cs, nil
+}
+
+// containerParts is a container with room for its metadata and image
+// spec, allocated together: a stream of one container per message would
+// otherwise allocate three times per message.
+type containerParts struct {
+	container runtimeapi.Container
+	metadata  runtimeapi.ContainerMetadata
+	image     runtimeapi.ImageSpec
 }
 
 // decoder reads a message as b and cuts its strings from s, the same bytes

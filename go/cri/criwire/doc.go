@@ -10,11 +10,14 @@
 // entry: boxed values, reflect conversions and a copy of every key and value.
 // Here a map entry costs a map insert and nothing else:
 //
-//   - Decoding copies the message into one string once and takes every
-//     string field as a substring of it, and allocates the containers, their
-//     metadata and image specs as three arrays per message. A container thus
-//     keeps its whole message alive, which is what a listing is read for.
-//   - Encoding sizes and writes each container in two plain passes.
+//   - Decoding copies the message into one string once (or takes one,
+//     UnmarshalListingString) and takes every string field as a substring
+//     of it, allocates the containers with their metadata and image specs as
+//     one array per message, and sizes each map by the previous container's.
+//     A container thus keeps its whole message alive, which is what a
+//     listing is read for. UTF-8 is checked as protobuf-go does, a map entry
+//     at a time where it is all ASCII.
+//   - Encoding sizes each container once (MarshalListing), then writes it.
 //
 // The wire format is protobuf's, so either side may be protobuf-go. Decoding
 // declines what it does not handle exactly as protobuf-go would, such as an
