@@ -12,7 +12,8 @@
 declares two targets with the same pinned parameters:
 
 - `bench_results`: `bazel build` measures once, in a build action, and outputs bench_results.json
-  (schema //go/bench/schema, validated) and bench_results.txt (Go benchmark format, for benchstat).
+  (schema //go/bench/schema, validated), bench_results.txt (Go benchmark format, for benchstat)
+  and bench_results.md (what the binary prints: its tables and the suite's Markdown report).
   A rebuild with unchanged inputs is a cache hit, locally and through a remote cache; a change to a
   parameter or to any input re-measures. The action runs alone on the machine (it asks the local
   scheduler for more CPUs than exist) and never remotely (no-remote-exec).

@@ -14,7 +14,10 @@ def _shell_quote(s):
 def _benchmark_results_impl(ctx):
     out = ctx.actions.declare_file(ctx.label.name + ".json")
     benchfmt = ctx.actions.declare_file(ctx.label.name + ".txt")
+    markdown = ctx.actions.declare_file(ctx.label.name + ".md")
     args = ctx.actions.args()
+    args.add(markdown)
+    args.add(ctx.executable.binary)
     args.add_all(ctx.attr.params)
     for target, flag in ctx.attr.tools.items():
         args.add(flag, target[DefaultInfo].files_to_run.executable)
@@ -22,11 +25,13 @@ def _benchmark_results_impl(ctx):
     args.add("-benchfmt", benchfmt)
     args.add("-platform", _platform(ctx))
     args.add("-build_config", ctx.var["COMPILATION_MODE"])
-    ctx.actions.run(
-        executable = ctx.executable.binary,
+    # The binary's stdout, its tables and report, is kept as NAME.md: Bazel would otherwise relay
+    # it to the stdout of whatever `bazel run` built the results, before that command's own output.
+    ctx.actions.run_shell(
+        command = 'markdown="$1"; shift; "$@" > "$markdown"',
         arguments = [args],
-        tools = [t[DefaultInfo].files_to_run for t in ctx.attr.tools],
-        outputs = [out, benchfmt],
+        tools = [ctx.attr.binary[DefaultInfo].files_to_run] + [t[DefaultInfo].files_to_run for t in ctx.attr.tools],
+        outputs = [out, benchfmt, markdown],
         mnemonic = "Benchmark",
         progress_message = "Measuring %{label} (runs alone)",
         resource_set = _exclusive,
@@ -39,7 +44,7 @@ def _benchmark_results_impl(ctx):
     # The results must pass the schema validator; Bazel runs this with every build of the target.
     valid = ctx.actions.declare_file(ctx.label.name + ".valid")
     ctx.actions.run_shell(
-        command = '"$1" "$2" && touch "$3"',
+        command = '"$1" "$2" >&2 && touch "$3"',
         arguments = [ctx.executable._validator.path, out.path, valid.path],
         tools = [ctx.attr._validator[DefaultInfo].files_to_run],
         inputs = [out],
@@ -48,7 +53,7 @@ def _benchmark_results_impl(ctx):
         progress_message = "Validating %{label}",
     )
     return [
-        DefaultInfo(files = depset([out, benchfmt])),
+        DefaultInfo(files = depset([out, benchfmt, markdown])),
         OutputGroupInfo(_validation = depset([valid])),
     ]
 
@@ -64,7 +69,7 @@ _COMMON_ATTRS = {
 
 benchmark_results = rule(
     implementation = _benchmark_results_impl,
-    doc = "Runs a benchmark in a build action; outputs NAME.json (results) and NAME.txt (benchfmt).",
+    doc = "Runs a benchmark in a build action; outputs NAME.json (results), NAME.txt (benchfmt) and NAME.md (its tables and report).",
     attrs = _COMMON_ATTRS | {
         "_validator": attr.label(
             default = "//go/bench/cmd/benchvalidate",

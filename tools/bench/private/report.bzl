@@ -41,7 +41,7 @@ and renders them with benchreport. Arguments are benchreport's: --out DIR writes
 charts (default_out, if set, is used when no --out is given); without --out the tables are printed.""",
     attrs = {
         "default_out": attr.string(doc = "directory (relative to the working directory) for the report when no --out is given"),
-        "results": attr.label_list(allow_files = [".json", ".txt"], doc = "benchmark *_results targets"),
+        "results": attr.label_list(allow_files = [".json", ".txt", ".md"], doc = "benchmark *_results targets"),
         "_benchreport": attr.label(default = "//go/bench/cmd/benchreport", executable = True, cfg = "target"),
     },
     executable = True,
