@@ -43,11 +43,9 @@ func decodeListing(b []byte, str func() string) ([]*runtimeapi.Container, error)
 		return nil, nil
 	}
 	d.s = str()
-	var (
-		cs    = make([]*runtimeapi.Container, 0, n)
-		parts = make([]containerParts, n)
-	)
-	for i := 0; i < len(b); {
+	cs := make([]*runtimeapi.Container, n)
+	parts := make([]containerParts, n)
+	for k, i := 0, 0; i < len(b); k++ {
 		// count accepted every field, so each is a container.
 		_, _, j, err := d.tag(i, len(b))
 		if err != nil {
@@ -57,12 +55,12 @@ func decodeListing(b []byte, str func() string) ([]*runtimeapi.Container, error)
 		if err != nil {
 			return nil, err
 		}
-		k := len(cs)
 		p := &parts[k]
 		if err := d.container(&p.container, &p.metadata, &p.image, start, end); err != nil {
 			return nil, err
 		}
-		cs = append(cs, &p.container)
+		d.hints = [2]int{len(p.container.Labels), len(p.container.Annotations)}
+		cs[k] = &p.container
 		i = end
 	}
 	return cs, nil
@@ -82,8 +80,8 @@ type containerParts struct {
 type decoder struct {
 	b []byte
 	s string
-	// hints are the sizes of the last container's labels and annotations,
-	// once hinted.
+	// hints are the sizes of the last container's labels and annotations
+	// (decodeListing keeps them), once hinted.
 	hints  [2]int
 	hinted bool
 }
@@ -257,7 +255,6 @@ func (d *decoder) containerMap(num protowire.Number, i, end int) map[string]stri
 // container decodes the container at b[i:end] into c, and its metadata and
 // image spec, if present, into meta and img.
 func (d *decoder) container(c *runtimeapi.Container, meta *runtimeapi.ContainerMetadata, img *runtimeapi.ImageSpec, i, end int) error {
-	defer func() { d.hints = [2]int{len(c.Labels), len(c.Annotations)} }()
 	for i < end {
 		num, typ, j, err := d.tag(i, end)
 		if err != nil {
