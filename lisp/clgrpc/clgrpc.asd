@@ -20,7 +20,8 @@
                              (:file "scheduler")))
                (:module "net"
                 :serial t
-                :components ((:file "socket")))
+                :components ((:file "socket")
+                             (:file "epoll")))
                (:module "hpack"
                 :serial t
                 :components ((:file "errors")
@@ -50,6 +51,7 @@
                              (:file "semantics")
                              (:file "output")
                              (:file "input")
+                             (:file "reactor")
                              (:file "lifecycle")))
                (:module "grpc"
                 :serial t

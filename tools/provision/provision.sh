@@ -10,6 +10,7 @@
 #   go/<version>/            the Go SDK named by go.mod's toolchain line
 #   gomod/                   the Go module cache that go_deps (gazelle) downloads into
 #   gen/<key>/               the override modules and the generated offline.bazelrc
+#   disk-cache/              Bazel's --disk_cache, shared by every workspace (size-capped)
 #
 # Each directory is built under a temporary name and renamed into place, so an interrupted run
 # leaves nothing half-made, and each is keyed by the lock lines and sources it was made from, so a
@@ -212,6 +213,14 @@ common --override_module=zlib=$gen/modules/zlib
 common --repo_env=GOROOT=$GO_SDK
 common --repo_env=GO_REPOSITORY_USE_HOST_MODCACHE=1
 common --repo_env=GOMODCACHE=$CACHE/gomod
+
+# One action cache for every workspace of this user: a fresh clone, or the same revision at another
+# path, reuses what any of them built (output bases follow the workspace path and share nothing).
+# Bazel collects it in the background when it is idle: oldest entries first, down to the size cap.
+# tools/repro and tools/rbe/ci pass --disk_cache= because their proofs need real builds.
+build --disk_cache=$CACHE/disk-cache
+build --experimental_disk_cache_gc_max_size=24G
+build --experimental_disk_cache_gc_max_age=30d
 RC
   case $CACHE in
     /tmp/*) cat <<RC

@@ -106,7 +106,12 @@ the file descriptor so the hot path neither conses nor goes through streams.")
   (:export
    #:tcp-listen #:tcp-accept #:tcp-connect #:socket-local-port #:socket-fd
    #:socket-close #:fd-read #:fd-write #:fd-write-some #:fd-shutdown #:fd-wait-readable
-   #:resolve-host))
+   #:fd-recv-some #:fd-close #:resolve-host
+   ;; epoll and eventfd (epoll.lisp)
+   #:+epollin+ #:+epollout+ #:+epollerr+ #:+epollhup+ #:+epollrdhup+
+   #:epoll-create #:epoll-control #:make-epoll-events #:epoll-wait
+   #:epoll-event-flags #:epoll-event-fd
+   #:eventfd-create #:eventfd-signal #:eventfd-drain))
 
 (defpackage #:clgrpc.http2
   (:use #:cl #:clgrpc.octets)
@@ -167,9 +172,13 @@ the file descriptor so the hot path neither conses nor goes through streams.")
    #:connection-peer-max-frame-size #:connection-send-window
    #:connection-close #:connection-shutdown #:connection-send-goaway #:connection-wait-closed #:connection-ping
    #:with-connection-lock #:reader-thread-p #:%defer-to-reader
+   #:connection-finished-p #:connection-handler-count #:%handler-begin #:handler-end
+   ;; limits and reactors
+   #:connection-limits #:make-connection-limits #:*default-limits*
+   #:*reactor-thread-wrapper* #:*reactor-count*
    ;; sending, lock held (the % functions) or not
    #:%open-stream #:%write-headers #:%write-data #:%reset-stream
-   #:%stream-consumed #:%request-flush #:%stream-send-window
+   #:%stream-consumed #:%request-flush #:%stream-send-window #:%write-data-or-park
    #:flush-connection #:reset-stream #:stream-consumed
    ;; header validation (section 8)
    #:malformed-field-block))
@@ -200,7 +209,7 @@ kinds of method, and a client channel.")
    #:call-set-response-metadata #:call-set-trailer-metadata #:call-send-headers
    ;; server
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
-   #:server-connection-count
+   #:server-connection-count #:server-refused-connection-count
    ;; client
    #:channel #:make-channel #:channel-close
    #:unary-call #:server-streaming-call #:client-streaming-call #:bidi-streaming-call))

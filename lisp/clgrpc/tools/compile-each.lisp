@@ -17,6 +17,7 @@
     ("util/worker-pool" "util/clock" "util/fifo")
     ("util/scheduler" "util/clock")
     ("net/socket" "octets")
+    ("net/epoll" "net/socket")
     ("hpack/errors" "package")
     ("hpack/integer" "octets" "hpack/errors")
     ("hpack/huffman-codes" "package")
@@ -36,12 +37,13 @@
     ("http2/frame-encode" "http2/frame-header")
     ("http2/frame-decode" "http2/frame-header" "http2/settings")
     ("http2/stream" "http2/frame-header")
-    ("http2/connection" "http2/stream" "http2/settings" "hpack/encoder" "hpack/decoder"
+    ("http2/connection" "http2/stream" "http2/settings" "hpack/encoder" "hpack/decoder" "util/clock"
      "net/socket")
     ("http2/semantics" "package")
     ("http2/output" "http2/connection" "http2/frame-encode" "util/clock")
     ("http2/input" "http2/output" "http2/frame-decode" "http2/semantics")
-    ("http2/lifecycle" "http2/input")
+    ("http2/reactor" "http2/input" "net/epoll")
+    ("http2/lifecycle" "http2/reactor")
     ("grpc/status" "utf8" "http2/errors")
     ("grpc/timeout" "package")
     ("grpc/metadata" "grpc/status")

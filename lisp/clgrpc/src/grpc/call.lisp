@@ -61,6 +61,10 @@
   (timer nil)
   ;; ---- server side
   (handler nil)
+  ;; The handler was queued or started; the call's handler slot on its
+  ;; connection (Rapid Reset accounting) was given back.
+  (dispatched nil)
+  (slot-released nil)
   (user nil))
 
 ;;; Public accessors under exported names.

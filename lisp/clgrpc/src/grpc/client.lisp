@@ -21,6 +21,10 @@
   (connection-options '() :type list)
   (closed nil))
 
+(defvar *client-limits*
+  (clgrpc.http2:make-connection-limits :handshake-timeout nil :keepalive-time nil)
+  "A client connection sends no keepalive pings (grpc-go's default).")
+
 (defun make-channel (host port &key (max-receive-message-size 4194304)
                                     (max-send-message-size most-positive-fixnum)
                                     (initial-window-size 1048576)
@@ -31,7 +35,8 @@
                  :max-receive-message-size max-receive-message-size
                  :max-send-message-size max-send-message-size
                  :connection-options (list :initial-window-size initial-window-size
-                                           :connection-window-size connection-window-size)))
+                                           :connection-window-size connection-window-size
+                                           :limits *client-limits*)))
 
 (defun channel-close (channel)
   "Close the channel's connection; calls in flight fail with UNAVAILABLE."
@@ -212,7 +217,11 @@ could not)."
     (loop repeat 3
           do (setf conn (channel-connection channel conn))
              (clgrpc.http2:with-connection-lock (conn)
-               (let ((stream (clgrpc.http2:%open-stream conn call)))
+               (let ((stream (clgrpc.http2:%open-stream conn call deadline)))
+                 (when (eq stream :timeout)
+                   ;; The deadline covers the wait for a stream slot too.
+                   (raise-grpc-error +deadline-exceeded+
+                                     "deadline exceeded waiting for a stream slot"))
                  (when stream
                    (setf (call-conn call) conn
                          (call-stream call) stream

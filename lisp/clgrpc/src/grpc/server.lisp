@@ -1,7 +1,7 @@
 ;;;; The gRPC server: method registry, request validation, dispatch to
 ;;;; worker pools, responses and trailers, deadlines.
 ;;;;
-;;;; Per connection, the HTTP/2 reader thread parses requests and runs the
+;;;; Per connection, the HTTP/2 reactor parses requests and runs the
 ;;;; callbacks below (lock held).  Handlers never run there under the lock:
 ;;;; unary calls (and server-streaming ones, which also start from one
 ;;;; request) are submitted once their request is complete; client-streaming
@@ -9,9 +9,17 @@
 ;;;; response -- HEADERS, DATA and trailers -- is appended in one lock hold
 ;;;; and written by the worker itself with one send(2), or batched with other
 ;;;; responses when another thread is already writing.  A server made with
-;;;; UNARY-INLINE runs unary handlers on the reader thread instead, after it
-;;;; has released the lock, and the reader writes their responses without
-;;;; blocking (http2/output.lisp, %READER-FLUSH).
+;;;; UNARY-INLINE runs unary handlers on the reactor instead, after it has
+;;;; released the lock, and the reactor writes their responses without
+;;;; blocking (http2/output.lisp).
+;;;;
+;;;; What a peer can make the server do is bounded: each call holds a
+;;;; handler slot of its connection from its HEADERS until its handler is
+;;;; over (or, never started, until the call ends), so streams the peer
+;;;; resets cannot pile up work; a call reset before its handler starts never
+;;;; runs; a response the peer's window cannot take is parked, not waited
+;;;; for on a pool thread; and past MAX-CONNECTIONS new connections are
+;;;; closed at once.
 
 (in-package #:clgrpc.grpc)
 
@@ -29,7 +37,9 @@
   (listener nil)
   (port nil)
   (accept-thread nil)
-  (connections '() :type list)
+  (connections (make-hash-table :test 'eq) :type hash-table)
+  (max-connections nil :type (or null fixnum))
+  (refused-connections 0 :type fixnum)  ; closed at once: MAX-CONNECTIONS reached
   (unary-pool nil)
   (stream-pool nil)
   (unary-inline nil)                    ; unary handlers run on the reader thread
@@ -42,6 +52,12 @@
   (let ((*scratch* (make-obuf 4096)))
     (funcall thunk)))
 
+;;; Reactors run inline unary handlers: they get a scratch buffer too.
+(setf clgrpc.http2:*reactor-thread-wrapper* #'scratch-wrapper)
+
+(defun seconds-to-us (seconds)
+  (and seconds (round (* seconds 1000000))))
+
 (defun make-server (&key (max-receive-message-size 4194304)
                          (max-send-message-size most-positive-fixnum)
                          (unary-threads 16) (stream-threads 4096)
@@ -49,7 +65,14 @@
                          (initial-window-size 1048576)
                          (connection-window-size 4194304)
                          (max-header-list-size 65536)
-                         (unary-inline nil))
+                         (unary-inline nil)
+                         max-connections
+                         (handshake-timeout 120)
+                         (keepalive-time 7200) (keepalive-timeout 20)
+                         max-connection-idle max-connection-age max-connection-age-grace
+                         (keepalive-min-time 300) keepalive-permit-without-stream
+                         (max-queued-control-frames 1000)
+                         (max-early-resets-per-second 1000))
   "A server with no methods yet.  UNARY-THREADS bounds the pool that runs
 unary and server-streaming handlers; STREAM-THREADS the pool for
 client-streaming and bidi handlers, which wait for messages and so need a
@@ -60,9 +83,18 @@ connection instead of on the pool: no hand-off to a worker, and the
 responses to the requests of one read(2) leave in one send(2).  Only for
 handlers that never block (no waiting on locks held long, on I/O or on
 other calls): while one runs, its connection reads nothing, so it cannot
-see its own cancellation either."
+see its own cancellation either.
+
+Limits, in seconds where they are times (NIL: none), with grpc-go's
+defaults: MAX-CONNECTIONS (beyond it new connections are closed at once),
+HANDSHAKE-TIMEOUT for the client preface and SETTINGS, keepalive
+(KEEPALIVE-TIME, KEEPALIVE-TIMEOUT, MAX-CONNECTION-IDLE, MAX-CONNECTION-AGE,
+MAX-CONNECTION-AGE-GRACE) and its enforcement (KEEPALIVE-MIN-TIME,
+KEEPALIVE-PERMIT-WITHOUT-STREAM), MAX-QUEUED-CONTROL-FRAMES for a peer that
+does not read, and MAX-EARLY-RESETS-PER-SECOND against Rapid Reset."
   (%make-server
    :unary-inline unary-inline
+   :max-connections max-connections
    :max-receive-message-size max-receive-message-size
    :max-send-message-size max-send-message-size
    :unary-pool (make-worker-pool :name "grpc unary" :max-threads unary-threads
@@ -76,8 +108,18 @@ see its own cancellation either."
                              :initial-window-size initial-window-size
                              :connection-window-size connection-window-size
                              :max-header-list-size max-header-list-size
-                             ;; A scratch buffer for unary handlers run inline.
-                             :reader-wrapper #'scratch-wrapper)))
+                             :limits (clgrpc.http2:make-connection-limits
+                                      :handshake-timeout (seconds-to-us handshake-timeout)
+                                      :keepalive-time (seconds-to-us keepalive-time)
+                                      :keepalive-timeout (seconds-to-us keepalive-timeout)
+                                      :max-idle (seconds-to-us max-connection-idle)
+                                      :max-age (seconds-to-us max-connection-age)
+                                      :max-age-grace (seconds-to-us max-connection-age-grace)
+                                      :min-ping-interval (seconds-to-us keepalive-min-time)
+                                      :permit-without-stream keepalive-permit-without-stream
+                                      :max-queued-control-frames max-queued-control-frames
+                                      :max-early-resets-per-second
+                                      max-early-resets-per-second))))
 
 (defun register-method (server path handler &key (kind :unary)
                                                  (request-decoder #'raw-decoder)
@@ -142,6 +184,8 @@ it stops (RFC 9113 8.1)."
       (setf (call-headers-sent call) t))
     (when (clgrpc.http2::stream-can-receive-p stream)
       (clgrpc.http2:%reset-stream conn stream reset-code))
+    (unless (call-dispatched call)
+      (%release-slot call))
     (broadcast-if-waiting (call-waiters call) (call-cv call))))
 
 (defun %trailers-only (conn stream http-status code message &optional extra)
@@ -162,9 +206,24 @@ it stops (RFC 9113 8.1)."
     (%send-trailers call code message nil)
     (clgrpc.http2:%request-flush (call-conn call))))
 
+(defun %release-slot (call)
+  "Lock held: give CALL's handler slot back to its connection, once."
+  (unless (call-slot-released call)
+    (setf (call-slot-released call) t)
+    (decf (clgrpc.http2::conn-handlers (call-conn call)))))
+
+(defun %trailers-after-park (call code message metadata)
+  "What to do once a parked response has been written: the trailers."
+  (lambda (conn stream)
+    (declare (ignore stream))
+    (unless (call-status call)
+      (%send-trailers call code message metadata))
+    (clgrpc.http2:%request-flush conn)))
+
 (defun server-finish (call code message response metadata)
   "A handler returned (or failed): send RESPONSE, if any, and the trailers,
-then write them out from this thread."
+then write them out from this thread.  A response larger than the peer's
+window is parked and finished by the reactor (it never waits here)."
   (let ((buf nil)
         (conn (call-conn call)))
     (when response
@@ -172,31 +231,24 @@ then write them out from this thread."
         (grpc-error (e) (setf code (grpc-error-code e) message (grpc-error-message e)))
         (error (e) (setf code +internal+
                          message (format nil "failed to encode response: ~A" e)))))
-    (when (and buf (clgrpc.http2:reader-thread-p conn)
-               (> (obuf-fill buf) (clgrpc.http2:with-connection-lock (conn)
-                                    (clgrpc.http2:%stream-send-window conn (call-stream call)))))
-      ;; The reader must not wait for window (only it can read the
-      ;; WINDOW_UPDATE): a worker sends this response.
-      (unless (pool-submit (server-unary-pool (clgrpc.http2:connection-user conn))
-                           (lambda (call) (server-finish call code message response metadata))
-                           call)
-        (clgrpc.http2:with-connection-lock (conn)
-          (%server-fail call +unavailable+ "server is shutting down")))
-      (return-from server-finish nil))
     (clgrpc.http2:with-connection-lock (conn)
-      (block send
-        (unless (call-status call)
-          (when buf
-            (%send-response-headers call)
-            (unless (clgrpc.http2:%write-data conn (call-stream call)
-                                              (obuf-data buf) 0 (obuf-fill buf))
-              (return-from send)))
-          ;; Waiting for window released the lock: maybe finished meanwhile.
-          (unless (call-status call)
-            (%send-trailers call code message metadata))))
+      (unless (call-status call)
+        (let ((stream (call-stream call)))
+          (cond ((null buf)
+                 (%send-trailers call code message metadata))
+                ((<= (obuf-fill buf) (clgrpc.http2::%parkable-window conn stream (obuf-fill buf)))
+                 (%send-response-headers call)
+                 (clgrpc.http2:%write-data conn stream (obuf-data buf) 0 (obuf-fill buf))
+                 (%send-trailers call code message metadata))
+                (t
+                 (%send-response-headers call)
+                 (clgrpc.http2:%write-data-or-park
+                  conn stream (obuf-data buf) 0 (obuf-fill buf)
+                  (%trailers-after-park call code message metadata))))))
+      (%release-slot call)
       (when (clgrpc.http2:reader-thread-p conn)
-        ;; An inline unary handler (UNARY-INLINE): the reader writes this
-        ;; response, batched with the others of its read, without blocking.
+        ;; An inline unary handler (UNARY-INLINE): the reactor writes this
+        ;; response, batched with the others of its read.
         (clgrpc.http2:%request-flush conn)
         (return-from server-finish nil)))
     (clgrpc.http2:flush-connection conn)))
@@ -205,6 +257,12 @@ then write them out from this thread."
 ;;; Running handlers (worker threads)
 
 (defun run-server-call (call)
+  (when (clgrpc.http2:with-connection-lock ((call-conn call))
+          (when (call-status call)
+            ;; Reset (or timed out) before its handler started: never run it.
+            (%release-slot call)
+            t))
+    (return-from run-server-call nil))
   (let* ((entry (call-handler call))
          (handler (method-entry-handler entry))
          (code +ok+) (message "") (response nil) (metadata nil))
@@ -227,7 +285,9 @@ then write them out from this thread."
                    (or metadata (call-trailer-metadata call)))))
 
 (defun %dispatch (call pool)
+  (setf (call-dispatched call) t)
   (unless (pool-submit pool #'run-server-call call)
+    (setf (call-dispatched call) nil)
     (%server-fail call +unavailable+ "server is shutting down")))
 
 ;;; ------------------------------------------------------------------
@@ -251,7 +311,8 @@ then write them out from this thread."
                     (%dispatch call (server-stream-pool server)))
                    ((and (server-unary-inline server)
                          (clgrpc.http2:reader-thread-p (call-conn call)))
-                    ;; Run once the reader has released the lock.
+                    ;; Run once the reactor has released the lock.
+                    (setf (call-dispatched call) t)
                     (clgrpc.http2:%defer-to-reader (call-conn call) #'run-server-call call))
                    (t (%dispatch call (server-unary-pool server)))))
            (%server-fail call +internal+ "no request message")))
@@ -313,6 +374,7 @@ then write them out from this thread."
                                      :max-send-size (server-max-send-message-size server)
                                      :%metadata (headers-to-metadata headers))))
                (setf (clgrpc.http2:h2-stream-user stream) call)
+               (clgrpc.http2:%handler-begin conn)
                (when timeout
                  (let ((deadline (+ (now-us) timeout)))
                    (setf (call-%deadline call) deadline
@@ -351,6 +413,8 @@ then write them out from this thread."
                                          (t "stream reset")))
       (when (call-timer call)
         (cancel-timer (call-timer call)))
+      (unless (call-dispatched call)
+        (%release-slot call))
       (broadcast-if-waiting (call-waiters call) (call-cv call)))))
 
 ;;; ------------------------------------------------------------------
@@ -359,7 +423,29 @@ then write them out from this thread."
 (defun server-on-close (conn)
   (let ((server (clgrpc.http2:connection-user conn)))
     (sb-thread:with-mutex ((server-lock server))
-      (setf (server-connections server) (delete conn (server-connections server))))))
+      (remhash conn (server-connections server)))))
+
+(defun accept-one (server socket)
+  "Serve the accepted SOCKET, or close it at once when the server is full
+or stopping."
+  (let ((conn nil))
+    (sb-thread:with-mutex ((server-lock server))
+      (cond ((not (eq (server-state server) :running)))
+            ((and (server-max-connections server)
+                  (>= (hash-table-count (server-connections server))
+                      (the fixnum (server-max-connections server))))
+             (incf (server-refused-connections server)))
+            (t
+             (setf conn (apply #'clgrpc.http2:make-connection socket :server
+                               :on-headers #'server-on-headers :on-data #'server-on-data
+                               :on-reset #'server-on-reset :on-close #'server-on-close
+                               :user server
+                               (server-connection-options server))
+                   (gethash conn (server-connections server)) t))))
+    (if conn
+        (handler-case (clgrpc.http2:connection-start conn)
+          (error () (clgrpc.http2:connection-close conn)))
+        (clgrpc.net:socket-close socket))))
 
 (defun accept-loop (server)
   (let ((listener (server-listener server)))
@@ -367,18 +453,15 @@ then write them out from this thread."
       (let ((socket (clgrpc.net:tcp-accept listener)))
         (unless socket
           (return))
-        (let ((conn (apply #'clgrpc.http2:make-connection socket :server
-                           :on-headers #'server-on-headers :on-data #'server-on-data
-                           :on-reset #'server-on-reset :on-close #'server-on-close
-                           :user server
-                           (server-connection-options server))))
-          (sb-thread:with-mutex ((server-lock server))
-            (if (eq (server-state server) :running)
-                (push conn (server-connections server))
-                (setf conn (clgrpc.http2:connection-close conn))))
-          (when conn
-            (handler-case (clgrpc.http2:connection-start conn)
-              (error () (clgrpc.http2:connection-close conn)))))))))
+        ;; Nothing one connection does may stop the server accepting: an
+        ;; unexpected condition (out of descriptors, say) costs that
+        ;; connection only, and is logged.
+        (handler-case (accept-one server socket)
+          (serious-condition (e)
+            (ignore-errors
+             (format *error-output* "~&clgrpc: accepting a connection failed: ~A~%" e)
+             (finish-output *error-output*))
+            (clgrpc.net:socket-close socket)))))))
 
 (defun server-start (server &key (host "127.0.0.1") (port 0))
   "Listen on HOST:PORT (0 picks a free port) and serve.  Returns the port."
@@ -394,7 +477,12 @@ then write them out from this thread."
 
 (defun server-connection-count (server)
   (sb-thread:with-mutex ((server-lock server))
-    (length (server-connections server))))
+    (hash-table-count (server-connections server))))
+
+(defun server-refused-connection-count (server)
+  "Connections closed at once because MAX-CONNECTIONS was reached."
+  (sb-thread:with-mutex ((server-lock server))
+    (server-refused-connections server)))
 
 (defun server-stop (server &key (grace 5))
   "Stop accepting, send GOAWAY on every connection, let calls in flight
@@ -406,7 +494,8 @@ finish for up to GRACE seconds, then close everything."
       (sb-thread:join-thread (server-accept-thread server) :default nil :timeout 5)
       (clgrpc.net:socket-close listener))
     (let ((connections (sb-thread:with-mutex ((server-lock server))
-                         (copy-list (server-connections server))))
+                         (loop for conn being the hash-keys of (server-connections server)
+                               collect conn)))
           (deadline (+ (now-us) (round (* grace 1000000)))))
       (dolist (conn connections)
         (clgrpc.http2:connection-send-goaway conn))

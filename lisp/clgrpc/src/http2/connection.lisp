@@ -1,18 +1,21 @@
 ;;;; The HTTP/2 connection object: settings of both endpoints, the stream
-;;;; table and identifier rules (5.1.1), flow-control windows (5.2, 6.9), and
-;;;; the output buffers.
+;;;; table and identifier rules (5.1.1), flow-control windows (5.2, 6.9),
+;;;; the output buffers, and the limits that protect a server from its peers.
 ;;;;
-;;;; Concurrency model.  One reader thread per connection parses frames; any
-;;;; thread may write.  A single mutex (LOCK) guards all mutable state: the
-;;;; stream table, windows, the HPACK encoder (header blocks must reach the
-;;;; wire in encoding order) and the output buffer.  The application (gRPC)
-;;;; keeps its per-stream state under the same lock: the reader invokes its
-;;;; callbacks with the lock held, so there is no lock ordering to get wrong
-;;;; and a DATA frame costs one lock acquisition.  Callbacks must not block
-;;;; and must use only the %-functions, which expect the lock held.
+;;;; Concurrency model.  No thread belongs to a connection.  A reactor
+;;;; (reactor.lisp: one epoll thread per core, shared by every connection of
+;;;; the process) reads and parses its frames; any thread may write.  A
+;;;; single mutex (LOCK) guards all mutable state: the stream table, windows,
+;;;; the HPACK encoder (header blocks must reach the wire in encoding order)
+;;;; and the output buffer.  The application (gRPC) keeps its per-stream
+;;;; state under the same lock: the reactor invokes its callbacks with the
+;;;; lock held, so there is no lock ordering to get wrong and a DATA frame
+;;;; costs one lock acquisition.  Callbacks must not block and must use only
+;;;; the %-functions, which expect the lock held.
 ;;;;
-;;;; Frames are appended to OUT and written by whoever flushes (output.lisp):
-;;;; bursts from many threads coalesce into one send(2).
+;;;; Frames are appended to OUT and written by whoever flushes (output.lisp),
+;;;; always without blocking: what the socket does not take is finished by
+;;;; the reactor when the socket becomes writable again.
 
 (in-package #:clgrpc.http2)
 
@@ -20,8 +23,44 @@
 
 (defconstant +recent-closed-count+ 64
   "How many closed stream identifiers we remember, to answer late frames on
-them as RFC 9113 5.1 asks (ignore after our RST_STREAM, STREAM_CLOSED
-otherwise) rather than as on streams closed long ago.")
+them as RFC 9113 5.1 asks (STREAM_CLOSED after END_STREAM both ways).  Older
+closed streams are not errors: their late frames are ignored, as grpc-go
+does, since a busy connection closes thousands of streams a second.")
+
+;;; Work a connection can ask of its reactor (bits of CONN-POSTED).
+(defconstant +post-flush+ 1)            ; write OUT
+(defconstant +post-close+ 2)            ; release the socket now
+(defconstant +post-drain-close+ 4)      ; flush, then release the socket
+
+(defstruct (connection-limits (:conc-name limits-))
+  "What a server tolerates from a peer.  Times in microseconds, NIL for no
+limit.  The defaults are grpc-go's where grpc-go has the knob."
+  ;; The client preface and first SETTINGS must arrive within this
+  ;; (grpc-go's ConnectionTimeout).
+  (handshake-timeout 120000000 :type (or null fixnum))
+  ;; Keepalive (gRPC's A8 and grpc-go's keepalive.ServerParameters): ping a
+  ;; peer silent for TIME, close if the ACK takes longer than TIMEOUT;
+  ;; GOAWAY after MAX-IDLE without streams, or at MAX-AGE, closing GRACE
+  ;; later.
+  (keepalive-time 7200000000 :type (or null fixnum))
+  (keepalive-timeout 20000000 :type fixnum)
+  (max-idle nil :type (or null fixnum))
+  (max-age nil :type (or null fixnum))
+  (max-age-grace nil :type (or null fixnum))
+  ;; Keepalive enforcement (keepalive.EnforcementPolicy): pings closer than
+  ;; MIN-PING-INTERVAL, or any ping without an open stream unless
+  ;; PERMIT-WITHOUT-STREAM, are strikes; more than two strikes between
+  ;; two of our HEADERS or DATA frames get GOAWAY ENHANCE_YOUR_CALM.
+  (min-ping-interval 300000000 :type fixnum)
+  (permit-without-stream nil)
+  ;; Replies (SETTINGS and PING ACKs, RST_STREAM) queued while the peer does
+  ;; not read: beyond this, GOAWAY ENHANCE_YOUR_CALM.
+  (max-queued-control-frames 1000 :type fixnum)
+  ;; Streams the peer cancelled before their handler finished, per second:
+  ;; beyond this, GOAWAY ENHANCE_YOUR_CALM (HTTP/2 Rapid Reset).
+  (max-early-resets-per-second 1000 :type fixnum))
+
+(defvar *default-limits* (make-connection-limits))
 
 (defstruct (connection (:constructor %make-connection) (:conc-name conn-))
   (role :server :type (member :client :server))
@@ -32,35 +71,57 @@ otherwise) rather than as on streams closed long ago.")
   ;; up, a PING is acknowledged, or the connection closes.
   (window-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (window-waiters 0 :type fixnum)       ; threads waiting on WINDOW-CV (COUNTED-WAIT)
-  ;; ---- output (output.lisp)
-  (out (make-obuf 65536) :type obuf)
-  (spare (make-obuf 65536) :type obuf)
+  ;; ---- the reactor that reads this connection (reactor.lisp)
+  (reactor nil)
+  (registered nil)                      ; in the reactor's table and epoll set
+  (finished nil)                        ; the socket is released
+  (posted 0 :type fixnum)               ; reactor work queued: bits of +POST-...+
+  ;; A partial frame carried between reads; NIL while none (idle
+  ;; connections hold no read buffer).
+  (carry nil :type (or null octets))
+  (carry-fill 0 :type fixnum)
+  (preface-seen 0 :type fixnum)         ; server: octets of the client preface read
+  ;; After a connection error: input is read and dropped until this time, so
+  ;; the peer reads our GOAWAY before the close (a close with unread input
+  ;; sends a TCP RST).
+  (linger-until nil :type (or null fixnum))
+  ;; ---- output (output.lisp); small until a burst needs more
+  (out (make-obuf 512) :type obuf)
+  (spare (make-obuf 512) :type obuf)
   (flushing nil)                        ; a thread is writing SPARE to the socket
-  (writer-wanted nil)                   ; the writer thread should flush
-  (reader-flush nil)                    ; the reader queued frames it will write itself
-  ;; Work for the reader thread once it has released the lock: function,
-  ;; argument, ... newest first (see %DEFER-TO-READER).  Only the reader
+  (write-blocked nil)                   ; the socket is full: the reactor waits for EPOLLOUT
+  (reader-flush nil)                    ; the reactor queued frames it will write itself
+  (control-queued 0 :type fixnum)       ; ACKs and resets queued since the socket last drained
+  ;; Work for the reactor once it has released the lock: function,
+  ;; argument, ... newest first (see %DEFER-TO-READER).  Only the reactor
   ;; thread touches it.
   (deferred '() :type list)
-  (reader-wrapper nil :type (or null function)) ; (lambda (thunk)) around the reader
-  (writer-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (drain-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (drain-waiters 0 :type fixnum)        ; threads waiting on DRAIN-CV (COUNTED-WAIT)
-  (writer-thread nil)
-  (reader-thread nil)
-  ;; ---- HPACK; the decoder is only touched by the reader thread
+  ;; Streams with DATA parked for lack of window (%WRITE-DATA-OR-PARK).
+  (parked '() :type list)
+  ;; ---- HPACK; the decoder is only touched by the reactor
   (encoder (clgrpc.hpack:make-encoder) :type clgrpc.hpack:encoder)
   (decoder (clgrpc.hpack:make-decoder) :type clgrpc.hpack:decoder)
   ;; ---- streams
-  (streams (make-hash-table :test 'eql) :type hash-table)
+  (streams (make-hash-table :test 'eql :size 8) :type hash-table)
   (active-local 0 :type fixnum)         ; open streams we initiated
   (active-remote 0 :type fixnum)        ; open streams the peer initiated
+  ;; Peer streams whose application work has not finished, even if the
+  ;; stream itself was reset (Rapid Reset: resets must not free handler
+  ;; slots).  Counted by the application (%HANDLER-BEGIN / HANDLER-END).
+  (handlers 0 :type fixnum)
   (next-stream-id 1 :type fixnum)       ; for streams we initiate
   (max-remote-id 0 :type fixnum)        ; highest stream id the peer opened
   (recent-ids (make-array +recent-closed-count+ :element-type 'fixnum :initial-element 0)
    :type (simple-array fixnum (*)))
   (recent-how (make-array +recent-closed-count+ :initial-element nil) :type simple-vector)
   (recent-next 0 :type fixnum)
+  ;; Streams we reset, remembered longer (their late frames are ignored,
+  ;; 5.4.2): a set and the ring that evicts from it; made on first reset.
+  (reset-set nil :type (or null hash-table))
+  (reset-ring nil :type (or null (simple-array fixnum (*))))
+  (reset-next 0 :type fixnum)
   ;; ---- our settings (what we advertise and enforce)
   (local-max-frame-size +default-max-frame-size+ :type fixnum)
   (local-initial-window 1048576 :type fixnum)
@@ -78,12 +139,24 @@ otherwise) rather than as on streams closed long ago.")
   (send-window +default-window-size+ :type fixnum)
   (recv-window +default-window-size+ :type fixnum)
   (recv-unacked 0 :type fixnum)
-  ;; ---- CONTINUATION assembly (6.10)
+  ;; ---- CONTINUATION assembly (6.10); the buffer exists only during one
   (cont-active nil)
   (cont-stream-id 0 :type fixnum)
   (cont-end-stream nil)
   (cont-pending-error nil)
-  (cont-buf (make-obuf 1024) :type obuf)
+  (cont-buf nil :type (or null obuf))
+  ;; ---- limits, keepalive and flood accounting (times in microseconds)
+  (limits *default-limits* :type connection-limits)
+  (created-us 0 :type fixnum)
+  (last-read-us 0 :type fixnum)
+  (idle-since-us 0 :type fixnum)        ; when the last stream closed
+  (keepalive-ping-us nil :type (or null fixnum)) ; our keepalive PING in flight since
+  (last-ping-us nil :type (or null fixnum))      ; the peer's last PING
+  (ping-strikes 0 :type fixnum)
+  (reset-ping-strikes nil)              ; we sent HEADERS or DATA since the last PING
+  (age-goaway-us nil :type (or null fixnum))     ; when MAX-AGE's GOAWAY went out
+  (resets-window-us 0 :type fixnum)
+  (resets-in-window 0 :type fixnum)
   ;; ---- lifecycle
   (goaway-sent nil)
   (goaway-received nil)
@@ -91,8 +164,8 @@ otherwise) rather than as on streams closed long ago.")
   (closed nil)
   (close-code nil)                      ; error code we or the peer closed with
   (ping-acks 0 :type fixnum)            ; PING ACKs received, for CONNECTION-PING
-  ;; ---- application callbacks (all called with LOCK held, on the reader
-  ;; thread unless noted)
+  ;; ---- application callbacks (all called with LOCK held, on the reactor
+  ;; unless noted)
   ;; (conn stream headers end-stream): a header block on STREAM; on a server
   ;; a stream whose USER is NIL is a new request.
   (on-headers nil :type (or null function))
@@ -104,7 +177,7 @@ otherwise) rather than as on streams closed long ago.")
   ;; answered with RST_STREAM), :GOAWAY (not processed by the peer) or
   ;; :CONNECTION (connection closed; any thread).
   (on-reset nil :type (or null function))
-  ;; (conn): the connection closed (any thread).
+  ;; (conn): the connection closed (reactor thread, lock not held).
   (on-close nil :type (or null function))
   (user nil))
 
@@ -114,11 +187,10 @@ otherwise) rather than as on streams closed long ago.")
                                       (connection-window-size 4194304)
                                       (max-frame-size +default-max-frame-size+)
                                       (max-header-list-size 65536)
-                                      reader-wrapper)
+                                      (limits *default-limits*))
   "A connection over the connected SOCKET as ROLE (:CLIENT or :SERVER).
-Nothing is sent or read until CONNECTION-START.  READER-WRAPPER, if given, is
-called with a thunk in the reader thread and must call it: the place to bind
-per-thread specials for work deferred to the reader."
+Nothing is sent or read until CONNECTION-START.  LIMITS (a
+CONNECTION-LIMITS) bounds what the peer may do."
   (check-type role (member :client :server))
   (validate-setting +settings-initial-window-size+ initial-window-size)
   (validate-setting +settings-max-frame-size+ max-frame-size)
@@ -126,7 +198,7 @@ per-thread specials for work deferred to the reader."
                     :fd (if socket (clgrpc.net:socket-fd socket) -1)
                     :next-stream-id (if (eq role :client) 1 2)
                     :on-headers on-headers :on-data on-data :on-reset on-reset
-                    :on-close on-close :user user :reader-wrapper reader-wrapper
+                    :on-close on-close :user user :limits limits
                     :local-max-concurrent max-concurrent-streams
                     :local-initial-window initial-window-size
                     :local-connection-window (max connection-window-size +default-window-size+)
@@ -149,12 +221,11 @@ per-thread specials for work deferred to the reader."
 (defun connection-peer-max-concurrent-streams (conn) (conn-peer-max-concurrent conn))
 (defun connection-peer-max-frame-size (conn) (conn-peer-max-frame-size conn))
 (defun connection-send-window (conn) (conn-send-window conn))
-(defun reader-thread-p (conn)
-  "True on CONN's reader thread."
-  (eq sb-thread:*current-thread* (conn-reader-thread conn)))
+(defun connection-finished-p (conn) (conn-finished conn))
+(defun connection-handler-count (conn) (conn-handlers conn))
 
 (defun %defer-to-reader (conn function argument)
-  "Reader thread, lock held: call (FUNCTION ARGUMENT) on this thread once it
+  "Reactor thread, lock held: call (FUNCTION ARGUMENT) on this thread once it
 has processed the frames it has read and released the lock, before it
 writes what they produced and reads again."
   (push argument (conn-deferred conn))
@@ -178,7 +249,33 @@ its streams) or we (for ours) have used."
       (> id (conn-max-remote-id conn))
       (>= id (conn-next-stream-id conn))))
 
+(defconstant +reset-memory+ 1024
+  "How many streams we reset are remembered, to ignore the frames the peer
+sent before it saw our RST_STREAM instead of taking them for protocol
+errors.")
+
+(defun %remember-reset (conn id)
+  (unless (conn-reset-set conn)
+    (setf (conn-reset-set conn) (make-hash-table :test 'eql)
+          (conn-reset-ring conn) (make-array +reset-memory+ :element-type 'fixnum
+                                                            :initial-element 0)))
+  (let ((set (conn-reset-set conn))
+        (ring (conn-reset-ring conn))
+        (i (conn-reset-next conn)))
+    (declare (type (simple-array fixnum (*)) ring))
+    (remhash (aref ring i) set)
+    (setf (aref ring i) id
+          (gethash id set) t
+          (conn-reset-next conn) (if (= (1+ i) +reset-memory+) 0 (1+ i)))))
+
+(defun %reset-sent-p (conn id)
+  "True if we reset stream ID (among the last +RESET-MEMORY+ we reset)."
+  (let ((set (conn-reset-set conn)))
+    (and set (gethash id set))))
+
 (defun %remember-closed (conn id how)
+  (when (eq how :reset-sent)
+    (%remember-reset conn id))
   (let ((i (conn-recent-next conn)))
     (setf (aref (conn-recent-ids conn) i) id
           (svref (conn-recent-how conn) i) how
@@ -205,14 +302,14 @@ or for a free stream slot."
               (decf (conn-active-remote conn))
               (decf (conn-active-local conn))))
         (%remember-closed conn id how)))
-    (when (and (conn-goaway-received conn)
-               (zerop (hash-table-count (conn-streams conn)))
-               (>= (conn-fd conn) 0)
-               (not (eq sb-thread:*current-thread* (conn-reader-thread conn))))
-      ;; The peer said goodbye and nothing is left: wake the reader, which
-      ;; flushes and closes (the reader checks this itself after each read).
-      (clgrpc.net:fd-shutdown (conn-fd conn) :input))
-    (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn))))
+    (when (zerop (hash-table-count (conn-streams conn)))
+      (setf (conn-idle-since-us conn) (clgrpc.util:now-us))
+      (when (or (conn-goaway-received conn) (conn-goaway-sent conn))
+        ;; After GOAWAY the connection ends with its last stream: the
+        ;; reactor flushes and closes it.
+        (%post conn +post-drain-close+)))
+    (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn))
+    (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))))
 
 (defun %stream-end-remote (conn stream)
   "The peer sent END_STREAM."
@@ -228,4 +325,16 @@ or for a free stream slot."
 
 ;;; Defined in later files; declared so each file compiles alone without
 ;;; undefined-function warnings.
-(declaim (ftype function connection-close %request-flush))
+(declaim (ftype function connection-close %request-flush %post reader-thread-p))
+
+;;; Handler slots (Rapid Reset): the application counts the work it starts
+;;; for a peer stream, and a stream the peer resets keeps its slot until
+;;; that work is over.
+
+(defun %handler-begin (conn)
+  (incf (conn-handlers conn)))
+
+(defun handler-end (conn)
+  "The application finished the work of one peer stream (any thread)."
+  (with-connection-lock (conn)
+    (decf (conn-handlers conn))))

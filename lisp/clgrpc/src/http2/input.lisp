@@ -1,20 +1,30 @@
-;;;; Receiving: the reader thread's frame loop and what each frame does to
-;;;; connection and stream state (RFC 9113 sections 4-6).
+;;;; Receiving: what each received frame does to connection and stream
+;;;; state (RFC 9113 sections 4-6), and the floods it is checked against.
 ;;;;
-;;;; The loop reads as much as the socket has into one large buffer and
-;;;; processes every complete frame in it in place: payloads are slices of
-;;;; that buffer, never copied (CONTINUATION fragments excepted).  A stream
-;;;; error (5.4.2) is answered with RST_STREAM and the loop goes on; a
-;;;; connection error (5.4.1) unwinds out of the loop to GOAWAY and close
-;;;; (lifecycle.lisp).  Control frames the reader must answer (SETTINGS ACK,
-;;;; PING ACK, WINDOW_UPDATE) go to the writer thread, never written inline:
-;;;; the reader must keep reading whatever the peer does.
+;;;; The reactor (reactor.lisp) reads into its large buffer and hands every
+;;;; complete frame to PROCESS-INPUT in place: payloads are slices of that
+;;;; buffer, never copied (CONTINUATION fragments excepted).  A stream
+;;;; error (5.4.2) is answered with RST_STREAM and processing goes on; a
+;;;; connection error (5.4.1) unwinds to GOAWAY and close (lifecycle.lisp).
+;;;; Replies (SETTINGS ACK, PING ACK, WINDOW_UPDATE, RST_STREAM) are queued
+;;;; and written without blocking once the read is processed: the reactor
+;;;; must keep serving every other connection whatever this peer does.
 
 (in-package #:clgrpc.http2)
 
 (declaim (optimize (speed 3) (safety 1) (debug 0)))
 
 (defconstant +read-buffer-size+ (* 256 1024))
+
+(defun %count-control-reply (conn)
+  "Lock held: one more ACK or RST_STREAM queued for the peer.  A peer that
+keeps asking for replies while it does not read what we send (the socket
+stays full) would grow the output without bound."
+  (when (and (> (incf (conn-control-queued conn))
+                (limits-max-queued-control-frames (conn-limits conn)))
+             (conn-write-blocked conn))
+    (connection-error +enhance-your-calm+ "~D control frames queued for a peer that does not read"
+                      (conn-control-queued conn))))
 
 ;;; ------------------------------------------------------------------
 ;;; Frames on streams that are not open
@@ -26,12 +36,12 @@
          ;; 5.1: only HEADERS (and PRIORITY) may be received on an idle stream.
          (unless (= type +frame-priority+)
            (connection-error +protocol-error+ "~A on idle stream ~D" (frame-type-name type) id)))
-        ((eq (%recently-closed conn id) :reset-sent)
-         ;; 5.4.2: frames the peer sent before it saw our RST_STREAM.
-         nil)
-        ((= type +frame-data+)
+        ((and (= type +frame-data+) (eq (%recently-closed conn id) :ended))
+         ;; 5.1: DATA after both sides ended the stream.
          (stream-error* id +stream-closed+ "DATA on closed stream ~D" id))
-        (t nil)))                       ; WINDOW_UPDATE, RST_STREAM, PRIORITY: ignore
+        ;; 5.4.2: frames the peer sent before it saw our RST_STREAM, and late
+        ;; frames on streams closed long ago (grpc-go ignores those too).
+        (t nil)))
 
 ;;; ------------------------------------------------------------------
 ;;; DATA (6.1)
@@ -119,7 +129,11 @@ so the connection window only needs to stay open."
     (return-from %open-peer-stream nil))
   (let ((limit (conn-local-max-concurrent conn)))
     (when (and limit (>= (conn-active-remote conn) limit))
-      (stream-error* id +refused-stream+ "SETTINGS_MAX_CONCURRENT_STREAMS (~D) reached" limit)))
+      (stream-error* id +refused-stream+ "SETTINGS_MAX_CONCURRENT_STREAMS (~D) reached" limit))
+    ;; Streams the peer reset still hold their handler's slot until the
+    ;; handler is over, so resets cannot pile up work (Rapid Reset).
+    (when (and limit (>= (conn-handlers conn) limit))
+      (stream-error* id +refused-stream+ "~D handlers still running" (conn-handlers conn))))
   (check-field-block headers :request id)
   (let ((stream (make-h2-stream id (if end-stream :half-closed-remote :open)
                                 (conn-peer-initial-window conn)
@@ -167,6 +181,11 @@ is then refused."
     (with-connection-lock (conn)
       (let ((stream (gethash id (conn-streams conn))))
         (when (> list-size (conn-local-max-header-list-size conn))
+          (when (and (null stream) (peer-initiated-p conn id) (> id (conn-max-remote-id conn)))
+            ;; The refused stream used up its identifier: it is closed now,
+            ;; not idle (5.1.1).
+            (setf (conn-max-remote-id conn) id))
+          ;; 8.2.3 / 10.5.1: 431 is an HTTP answer; gRPC peers expect a reset.
           (stream-error* id +protocol-error+ "header list of ~D octets exceeds ~D"
                          list-size (conn-local-max-header-list-size conn)))
         (cond (stream
@@ -175,8 +194,9 @@ is then refused."
                (if (%stream-idle-p conn id)
                    (connection-error +protocol-error+ "HEADERS on idle stream ~D" id)
                    (case (%recently-closed conn id)
-                     (:reset-sent nil)
-                     (t (connection-error +stream-closed+ "HEADERS on closed stream ~D" id)))))
+                     ((:ended :reset-received)
+                      (connection-error +stream-closed+ "HEADERS on closed stream ~D" id))
+                     (t nil))))
               ((eq (conn-role conn) :client)
                ;; A server can only open streams by PUSH_PROMISE (8.4).
                (connection-error +protocol-error+ "HEADERS on server stream ~D" id))
@@ -184,12 +204,15 @@ is then refused."
                (%open-peer-stream conn id headers end-stream))
               (t
                (case (%recently-closed conn id)
-                 (:reset-sent nil)
                  ((:ended :reset-received)
                   (connection-error +stream-closed+ "HEADERS on closed stream ~D" id))
-                 (t (connection-error +protocol-error+
+                 (t
+                  ;; Late trailers after our RST_STREAM are ignored (5.4.2);
+                  ;; anything else reuses an identifier (5.1.1).
+                  (unless (%reset-sent-p conn id)
+                    (connection-error +protocol-error+
                                       "stream ~D not above the last opened stream ~D"
-                                      id (conn-max-remote-id conn))))))))))
+                                      id (conn-max-remote-id conn)))))))))))
 
 (defun header-block-limit (conn)
   "Bound on an assembled header block.  HPACK can expand a block at most
@@ -212,7 +235,7 @@ CONTINUATION flood from growing memory without limit."
     (let ((end-stream (logtest flags +flag-end-stream+)))
       (if (logtest flags +flag-end-headers+)
           (process-header-block conn id octets bs be end-stream pending)
-          (let ((buf (conn-cont-buf conn)))
+          (let ((buf (or (conn-cont-buf conn) (setf (conn-cont-buf conn) (make-obuf 1024)))))
             (obuf-reset buf)
             (obuf-write-bytes buf octets bs be)
             (setf (conn-cont-active conn) t
@@ -231,7 +254,8 @@ CONTINUATION flood from growing memory without limit."
         (connection-error +enhance-your-calm+ "header block over ~D octets"
                           (header-block-limit conn)))
       (when (logtest flags +flag-end-headers+)
-        (setf (conn-cont-active conn) nil)
+        (setf (conn-cont-active conn) nil
+              (conn-cont-buf conn) nil)
         (process-header-block conn id (obuf-data buf) 0 (obuf-fill buf)
                               (conn-cont-end-stream conn) (conn-cont-pending-error conn))))))
 
@@ -252,9 +276,23 @@ CONTINUATION flood from growing memory without limit."
       (let ((stream (gethash id (conn-streams conn))))
         (if stream
             (progn
+              (when (and (peer-initiated-p conn id) (h2-stream-user stream))
+                (%count-early-reset conn))
               (%close-stream conn stream :reset-received)
               (funcall (the function (conn-on-reset conn)) conn stream code :peer))
             (%frame-on-absent-stream conn +frame-rst-stream+ id))))))
+
+(defun %count-early-reset (conn)
+  "The peer reset one of its streams before we finished it.  Clients do
+cancel calls; one that does so faster than the limit is flooding."
+  (let ((now (clgrpc.util:now-us)))
+    (when (> (- now (conn-resets-window-us conn)) 1000000)
+      (setf (conn-resets-window-us conn) now
+            (conn-resets-in-window conn) 0))
+    (when (> (incf (conn-resets-in-window conn))
+             (limits-max-early-resets-per-second (conn-limits conn)))
+      (connection-error +enhance-your-calm+ "more than ~D streams reset by the peer in a second"
+                        (limits-max-early-resets-per-second (conn-limits conn))))))
 
 ;;; ------------------------------------------------------------------
 ;;; SETTINGS (6.5)
@@ -296,6 +334,7 @@ CONTINUATION flood from growing memory without limit."
             (loop for (sid . value) in settings
                   do (%apply-peer-setting conn sid value))
             (setf (conn-peer-settings-seen conn) t)
+            (%count-control-reply conn)
             (write-settings-ack (conn-out conn))
             (%request-flush conn)
             (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))))
@@ -308,9 +347,33 @@ CONTINUATION flood from growing memory without limit."
     (with-connection-lock (conn)
       (if (logtest flags +flag-ack+)
           (progn (incf (conn-ping-acks conn))
+                 (setf (conn-keepalive-ping-us conn) nil)
                  (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))
-          (progn (write-ping-frame (conn-out conn) opaque :ack t)
-                 (%request-flush conn))))))
+          (progn (%count-control-reply conn)
+                 (write-ping-frame (conn-out conn) opaque :ack t)
+                 (%request-flush conn)
+                 (when (eq (conn-role conn) :server)
+                   (%enforce-ping-policy conn)))))))
+
+(defun %enforce-ping-policy (conn)
+  "grpc-go's keepalive enforcement: a PING sooner than the policy allows
+since the previous one is a strike, unless we sent HEADERS or DATA in
+between; more than two strikes end the connection."
+  (let ((now (clgrpc.util:now-us))
+        (last (conn-last-ping-us conn))
+        (limits (conn-limits conn)))
+    (setf (conn-last-ping-us conn) now)
+    (if (conn-reset-ping-strikes conn)
+        (setf (conn-reset-ping-strikes conn) nil
+              (conn-ping-strikes conn) 0)
+        (when (and last
+                   (< (- now (the fixnum last))
+                      (if (and (zerop (hash-table-count (conn-streams conn)))
+                               (not (limits-permit-without-stream limits)))
+                          7200000000    ; grpc-go's defaultPingTimeout, 2 h
+                          (limits-min-ping-interval limits))))
+          (when (> (incf (conn-ping-strikes conn)) 2)
+            (connection-error +enhance-your-calm+ "too_many_pings"))))))
 
 (defun on-goaway-frame (conn id octets start end)
   (multiple-value-bind (last-id code) (decode-goaway-payload octets start end id)
@@ -348,6 +411,8 @@ CONTINUATION flood from growing memory without limit."
                   (when (> w +max-window-size+)
                     (stream-error* id +flow-control-error+ "stream ~D window overflow" id))
                   (setf (h2-stream-send-window stream) w)))))
+      (when (conn-parked conn)
+        (%resume-parked conn))
       (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))
 
 ;;; ------------------------------------------------------------------
@@ -388,6 +453,7 @@ CONTINUATION flood from growing memory without limit."
         (code (http2-error-code e)))
     (with-connection-lock (conn)
       (let ((stream (gethash id (conn-streams conn))))
+        (%count-control-reply conn)
         (write-rst-stream-frame (conn-out conn) id code)
         (if stream
             (progn (%close-stream conn stream :reset-sent)
@@ -396,76 +462,47 @@ CONTINUATION flood from growing memory without limit."
             (%remember-closed conn id :reset-sent))
         (%request-flush conn)))))
 
-(defun read-preface (conn buf)
-  "Server side: read and check the 24-octet client preface (3.4).  Returns
-how many octets past it are already in BUF."
-  (declare (type octets buf))
-  (let ((fill 0) (n (length +connection-preface+)))
-    (declare (type fixnum fill))
-    (loop while (< fill n)
-          do (let ((got (clgrpc.net:fd-read (conn-fd conn) buf fill (length buf))))
-               (when (or (null got) (zerop got))
-                 (return-from read-preface nil))
-               (let ((check (min (+ fill got) n)))
-                 (unless (loop for i from fill below check
-                               always (= (aref buf i) (aref +connection-preface+ i)))
-                   (connection-error +protocol-error+ "invalid connection preface"))
-                 (incf fill got))))
-    (replace buf buf :start2 n :end2 fill)
-    (- fill n)))
+(defun %check-preface (conn buf start fill)
+  "Server side: check the client preface (3.4) in BUF[START,FILL).  Returns
+where frames start, or NIL while the preface is still incomplete."
+  (declare (type octets buf) (type fixnum start fill))
+  (let* ((seen (conn-preface-seen conn))
+         (n (length +connection-preface+))
+         (take (min (- n seen) (- fill start))))
+    (declare (type fixnum seen n take))
+    (unless (loop for i of-type fixnum from 0 below take
+                  always (= (aref buf (+ start i)) (aref +connection-preface+ (+ seen i))))
+      (connection-error +protocol-error+ "invalid connection preface"))
+    (setf (conn-preface-seen conn) (+ seen take))
+    (and (= (+ seen take) n) (+ start take))))
 
-(defun read-loop (conn)
-  "Read and process frames until the peer closes or a connection error.
-Returns when the socket reaches end of file or fails."
-  (let* ((buf (make-octets (max +read-buffer-size+
-                                (* 2 (+ 9 (conn-local-max-frame-size conn))))))
-         (fill 0)
-         (pos 0)
-         (fd (conn-fd conn))
-         (max-frame (conn-local-max-frame-size conn)))
-    (declare (type fixnum fill pos fd max-frame))
-    (when (eq (conn-role conn) :server)
-      (let ((extra (read-preface conn buf)))
-        (unless extra
-          (return-from read-loop nil))
-        (setf fill extra)))
+(defun process-input (conn buf pos fill)
+  "Process every complete frame in BUF[POS,FILL).  Returns the position of
+the first octet not processed (a partial frame).  Signals HTTP2-ERROR for a
+connection error."
+  (declare (type octets buf) (type fixnum pos fill))
+  (let ((max-frame (conn-local-max-frame-size conn)))
+    (declare (type fixnum max-frame))
     (loop
-      ;; Every complete frame in [POS, FILL).
-      (loop
-        (when (< (- fill pos) 9)
-          (return))
-        (multiple-value-bind (length type flags id) (decode-frame-header buf pos)
-          (declare (type fixnum length id))
-          (check-frame-size length type max-frame)
-          (let ((frame-end (+ pos 9 length)))
-            (when (> frame-end fill)
-              (return))
-            (handler-case (process-frame conn type flags id buf (+ pos 9) frame-end)
-              (http2-error (e)
-                (if (http2-error-connection-p e)
-                    (error e)
-                    (handle-stream-error conn e))))
-            (setf pos frame-end))))
-      ;; 6.8: after the peer's GOAWAY, the connection ends with its last stream.
-      (when (and (conn-goaway-received conn)
-                 (zerop (hash-table-count (conn-streams conn))))
-        (return nil))
-      ;; Work deferred by the frames just processed (unary handlers a server
-      ;; runs here, server.lisp), in the order it was deferred.
-      (loop while (conn-deferred conn)
-            do (let ((tasks (reverse (shiftf (conn-deferred conn) '()))))
-                 (loop for (argument function) on tasks by #'cddr
-                       do (funcall (the function function) argument))))
-      ;; Frames the reader queued (acks, WINDOW_UPDATE, responses of the
-      ;; work above) leave before it blocks reading again.
-      (when (conn-reader-flush conn)
-        (%reader-flush conn))
-      ;; Keep the partial frame at the front, then read more behind it.
-      (cond ((= pos fill) (setf pos 0 fill 0))
-            ((plusp pos)
-             (replace buf buf :start2 pos :end2 fill)
-             (setf fill (- fill pos) pos 0)))
-      (let ((n (clgrpc.net:fd-read fd buf fill (length buf))))
-        (when (or (null n) (zerop n))
-          (return nil))
-        (incf fill n)))))
+      (when (< (- fill pos) 9)
+        (return pos))
+      (multiple-value-bind (length type flags id) (decode-frame-header buf pos)
+        (declare (type fixnum length id))
+        (check-frame-size length type max-frame)
+        (let ((frame-end (+ pos 9 length)))
+          (when (> frame-end fill)
+            (return pos))
+          (handler-case (process-frame conn type flags id buf (+ pos 9) frame-end)
+            (http2-error (e)
+              (if (http2-error-connection-p e)
+                  (error e)
+                  (handle-stream-error conn e))))
+          (setf pos frame-end))))))
+
+(defun run-deferred (conn)
+  "Work deferred by the frames just processed (unary handlers a server runs
+inline, server.lisp), in the order it was deferred."
+  (loop while (conn-deferred conn)
+        do (let ((tasks (reverse (shiftf (conn-deferred conn) '()))))
+             (loop for (argument function) on tasks by #'cddr
+                   do (funcall (the function function) argument)))))

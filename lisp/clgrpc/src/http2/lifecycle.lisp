@@ -1,11 +1,12 @@
-;;;; Connection lifecycle: the preface and SETTINGS exchange (3.4, 6.5), the
-;;;; reader thread, connection errors (5.4.1), GOAWAY and graceful shutdown
-;;;; (6.8), PING round trips (6.7) and closing.
+;;;; Connection lifecycle: the preface and SETTINGS exchange (3.4, 6.5),
+;;;; handing the connection to a reactor, GOAWAY and graceful shutdown (6.8),
+;;;; PING round trips (6.7) and closing.
 ;;;;
-;;;; Closing is careful about the file descriptor: the reader thread owns it
-;;;; and closes it only after the connection is marked closed (no new flush
-;;;; can start) and any flush in progress has returned, so no thread can write
-;;;; to a descriptor number the kernel has already reused.
+;;;; Closing is careful about the file descriptor: only the reactor closes
+;;;; it (reactor.lisp, FINISH-CONNECTION), after the connection is marked
+;;;; closed (no new flush can start) and any flush in progress has returned,
+;;;; so no thread can write to a descriptor number the kernel has already
+;;;; reused.
 
 (in-package #:clgrpc.http2)
 
@@ -25,62 +26,29 @@
 
 (defun connection-start (conn)
   "Send our preface (the client's magic octets, then SETTINGS and a
-connection WINDOW_UPDATE) and start the reader thread.  Peers may send
-before seeing each other's SETTINGS (3.4), so nothing waits here."
-  (with-connection-lock (conn)
-    (let ((out (conn-out conn)))
-      (when (eq (conn-role conn) :client)
-        (obuf-write-bytes out +connection-preface+))
-      (write-settings-frame out (local-settings conn))
-      ;; The connection window starts at 65535 whatever SETTINGS say
-      ;; (6.9.2); only WINDOW_UPDATE raises it.
-      (let ((increment (- (conn-local-connection-window conn) +default-window-size+)))
-        (when (plusp increment)
-          (write-window-update-frame out 0 increment)
-          (incf (conn-recv-window conn) increment)))))
+connection WINDOW_UPDATE) and hand CONN to a reactor, which reads it from
+now on.  Peers may send before seeing each other's SETTINGS (3.4), so
+nothing waits here."
+  (let ((now (clgrpc.util:now-us)))
+    (with-connection-lock (conn)
+      (setf (conn-created-us conn) now
+            (conn-last-read-us conn) now
+            (conn-idle-since-us conn) now)
+      (let ((out (conn-out conn)))
+        (when (eq (conn-role conn) :client)
+          (obuf-write-bytes out +connection-preface+))
+        (write-settings-frame out (local-settings conn))
+        ;; The connection window starts at 65535 whatever SETTINGS say
+        ;; (6.9.2); only WINDOW_UPDATE raises it.
+        (let ((increment (- (conn-local-connection-window conn) +default-window-size+)))
+          (when (plusp increment)
+            (write-window-update-frame out 0 increment)
+            (incf (conn-recv-window conn) increment))))
+      (setf (conn-reactor conn) (pick-reactor))))
   (flush-connection conn)
-  (setf (conn-reader-thread conn)
-        (sb-thread:make-thread #'reader-main :name "h2 reader" :arguments (list conn)))
-  conn)
-
-(defun reader-main (conn)
-  (let ((code nil) (message nil))
-    (handler-case (let ((wrapper (conn-reader-wrapper conn)))
-                    (if wrapper
-                        (funcall wrapper (lambda () (read-loop conn)))
-                        (read-loop conn)))
-      (http2-error (e)
-        (setf code (http2-error-code e) message (http2-error-message e)))
-      (serious-condition (e)
-        ;; A bug must cost this connection, not the process.
-        (setf code +internal-error+
-              message (ignore-errors (princ-to-string e)))))
-    (when code
-      (send-goaway-and-linger conn code message))
-    (finish-connection conn code)))
-
-(defun send-goaway-and-linger (conn code message)
-  "Connection error: GOAWAY with the last stream we processed, then drain
-input briefly so the peer reads the GOAWAY before our close can reset the
-connection (closing with unread input sends a TCP RST)."
   (with-connection-lock (conn)
-    (unless (conn-closed conn)
-      (write-goaway-frame (conn-out conn) (conn-max-remote-id conn) code
-                          (and message (latin1-to-octets
-                                        (remove-if (lambda (c) (> (char-code c) 255))
-                                                   (subseq message 0 (min 200 (length message)))))))
-      (setf (conn-goaway-sent conn) t
-            (conn-close-code conn) code)))
-  (flush-connection conn :wait t)
-  (clgrpc.net:fd-shutdown (conn-fd conn) :output)
-  (let ((scratch (make-octets 4096))
-        (deadline (+ (clgrpc.util:now-us) 200000)))
-    (loop while (< (clgrpc.util:now-us) deadline)
-          do (unless (clgrpc.net:fd-wait-readable (conn-fd conn) 0.05)
-               (return))
-             (let ((n (clgrpc.net:fd-read (conn-fd conn) scratch 0 4096)))
-               (when (or (null n) (zerop n))
-                 (return))))))
+    (%post conn +post-register+))
+  conn)
 
 (defun %mark-closed (conn code)
   "Mark CONN closed and fail its streams (lock held).  Returns true the
@@ -96,52 +64,20 @@ first time."
           (funcall (the function (conn-on-reset conn)) conn stream
                    (or code +no-error+) :connection))))
     (sb-thread:condition-broadcast (conn-window-cv conn))
-    (sb-thread:condition-broadcast (conn-writer-cv conn))
     (sb-thread:condition-broadcast (conn-drain-cv conn))
     t))
 
-(defun finish-connection (conn code)
-  "The reader thread's exit: close everything and release the socket."
-  (let ((writer nil))
-    (unless code
-      ;; A clean end (EOF, or GOAWAY and no streams left): what is buffered,
-      ;; such as a last response, still goes out.
-      (flush-connection conn :wait t))
-    (with-connection-lock (conn)
-      (%mark-closed conn code))
-    ;; Wakes a flush blocked on a peer that stopped reading.
-    (clgrpc.net:fd-shutdown (conn-fd conn) :both)
-    (with-connection-lock (conn)
-      ;; A flush that started before the close must return before the
-      ;; descriptor is closed.
-      (loop while (conn-flushing conn)
-            do (clgrpc.util:counted-wait ((conn-drain-waiters conn))
-                 (sb-thread:condition-wait (conn-drain-cv conn) (conn-lock conn))))
-      (setf writer (conn-writer-thread conn)))
-    (when (and writer (not (eq writer sb-thread:*current-thread*)))
-      (sb-thread:join-thread writer :default nil :timeout 5))
-    ;; Under the lock, so CONNECTION-CLOSE never shuts down a descriptor
-    ;; number the kernel may already have given to another socket.
-    (with-connection-lock (conn)
-      (setf (conn-fd conn) -1)
-      (clgrpc.net:socket-close (conn-socket conn)))
-    (when (conn-on-close conn)
-      (funcall (the function (conn-on-close conn)) conn))
-    (with-connection-lock (conn)
-      (setf (conn-reader-thread conn) nil)
-      (sb-thread:condition-broadcast (conn-window-cv conn)))))
-
 (defun connection-close (conn &key (code +no-error+))
-  "Close CONN now (any thread): streams fail, the reader thread wakes up
-and releases the socket.  Buffered output not yet written is dropped."
-  (let ((never-started nil))
+  "Close CONN now (any thread): streams fail, and its reactor releases the
+socket.  Buffered output not yet written is dropped."
+  (let ((unstarted nil))
     (with-connection-lock (conn)
-      (when (and (%mark-closed conn code) (null (conn-reader-thread conn)))
-        (setf never-started t))
-      (when (and (not never-started) (>= (conn-fd conn) 0))
-        (clgrpc.net:fd-shutdown (conn-fd conn) :both)))
-    (when never-started
-      ;; Nobody else will release the socket.
+      (%mark-closed conn code)
+      (if (conn-reactor conn)
+          (%post conn +post-close+)
+          (setf unstarted (not (shiftf (conn-finished conn) t)))))
+    (when unstarted
+      ;; No reactor will release the socket.
       (clgrpc.net:socket-close (conn-socket conn))
       (setf (conn-fd conn) -1)
       (when (conn-on-close conn)
@@ -149,14 +85,14 @@ and releases the socket.  Buffered output not yet written is dropped."
   nil)
 
 (defun connection-wait-closed (conn &optional timeout)
-  "Wait until the reader thread has finished.  True if it has."
+  "Wait until the socket is released.  True if it is."
   (let ((deadline (and timeout (+ (clgrpc.util:now-us) (round (* timeout 1000000))))))
     (with-connection-lock (conn)
-      (loop while (conn-reader-thread conn)
+      (loop until (conn-finished conn)
             do (unless (clgrpc.util:counted-wait ((conn-window-waiters conn))
                          (clgrpc.util:wait-on (conn-window-cv conn) (conn-lock conn) deadline))
                  (return)))
-      (null (conn-reader-thread conn)))))
+      (conn-finished conn))))
 
 (defun connection-send-goaway (conn)
   "Graceful GOAWAY (NO_ERROR, last stream the peer opened), written now.
@@ -164,8 +100,10 @@ The peer opens no more streams; those it has run to completion."
   (with-connection-lock (conn)
     (unless (or (conn-closed conn) (conn-goaway-sent conn))
       (write-goaway-frame (conn-out conn) (conn-max-remote-id conn) +no-error+)
-      (setf (conn-goaway-sent conn) t)))
-  (flush-connection conn :wait t))
+      (setf (conn-goaway-sent conn) t)
+      (when (zerop (hash-table-count (conn-streams conn)))
+        (%post conn +post-drain-close+))))
+  (flush-connection conn :wait t :timeout 1))
 
 (defun connection-shutdown (conn &key (timeout 5))
   "Graceful shutdown (6.8): GOAWAY with NO_ERROR and the last stream the
@@ -179,7 +117,7 @@ streams to finish; then close."
             do (unless (clgrpc.util:counted-wait ((conn-window-waiters conn))
                          (clgrpc.util:wait-on (conn-window-cv conn) (conn-lock conn) deadline))
                  (return))))
-    (flush-connection conn :wait t)
+    (flush-connection conn :wait t :timeout (max 0.1 (/ (- deadline (clgrpc.util:now-us)) 1d6)))
     (connection-close conn)
     (connection-wait-closed conn (max 1 timeout))))
 

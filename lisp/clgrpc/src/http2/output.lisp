@@ -1,155 +1,153 @@
 ;;;; Sending: frames appended to the connection's output buffer under its
 ;;;; lock, flow-controlled DATA (6.9), and flushing.
 ;;;;
-;;;; Flushing coalesces.  Frames accumulate in OUT; a flush swaps OUT with
-;;;; SPARE under the lock and writes SPARE with no lock held, so other
-;;;; threads keep appending meanwhile, and loops until OUT is empty.  Only one
-;;;; thread flushes at a time (FLUSHING); a thread that finds a flush in
-;;;; progress just leaves its frames for it.  Under load many responses go out
-;;;; in one send(2).
+;;;; No thread ever blocks on a socket here.  A flush swaps OUT with SPARE
+;;;; under the lock and writes SPARE with a non-blocking send(2) and no lock
+;;;; held, so other threads keep appending meanwhile; only one thread
+;;;; flushes at a time (FLUSHING), and a thread that finds a flush in
+;;;; progress just leaves its frames to it, so under load many responses go
+;;;; out in one send(2).  What the socket does not take goes back in front
+;;;; of OUT, the connection is marked WRITE-BLOCKED and its reactor finishes
+;;;; the job when epoll says the socket is writable.
 ;;;;
-;;;; Two ways to get output written:
-;;;;  - FLUSH-CONNECTION: the calling thread writes (blocking).  For a
-;;;;    complete unary response or request this is the lowest latency.
-;;;;  - %REQUEST-FLUSH: wake the connection's writer thread.  The reader thread
-;;;;    uses it for control frames (it must never block on a slow peer, or two
-;;;;    peers both blocked writing would deadlock), and streaming sends use it
-;;;;    so a handler producing many messages keeps encoding while the previous
+;;;; Three ways to get output written:
+;;;;  - FLUSH-CONNECTION: the calling thread writes what the socket takes now.
+;;;;    For a complete unary response or request this is the lowest latency.
+;;;;  - %REQUEST-FLUSH (lock held): on the reactor, noted and written once it
+;;;;    has processed the frames of its read; elsewhere the reactor is asked
+;;;;    to write, so a streaming handler keeps encoding while the previous
 ;;;;    batch is written.
+;;;;  - the reactor itself, on EPOLLOUT, for a write-blocked connection.
 
 (in-package #:clgrpc.http2)
 
 (declaim (optimize (speed 3) (safety 1) (debug 0)))
 
 (defconstant +high-water+ (* 4 1024 1024)
-  "Output buffered beyond this makes DATA senders wait for the writer:
-flow-control windows alone would let a fast producer buffer without bound
-when the socket is slow.")
+  "Output buffered beyond this makes DATA senders wait for the socket to
+drain: flow-control windows alone would let a fast producer buffer without
+bound when the peer reads slowly.")
+
+(defconstant +shrink-above+ (* 256 1024)
+  "An output buffer that grew beyond this is given back once drained, so a
+connection that once sent a large message does not keep its buffer idle.")
 
 ;;; ------------------------------------------------------------------
 ;;; Flushing
 
-(defun writer-loop (conn)
-  (let ((lock (conn-lock conn)))
-    (loop
-      (sb-thread:with-mutex (lock)
-        (loop until (or (conn-writer-wanted conn) (conn-closed conn))
-              do (sb-thread:condition-wait (conn-writer-cv conn) lock))
-        (when (conn-closed conn)
-          (return))
-        (setf (conn-writer-wanted conn) nil))
-      (flush-connection conn))))
-
 (defun %request-flush (conn)
   "Have OUT flushed soon (lock held).  Cheap when a flush is already pending
-or in progress.  On the reader thread this only notes that the reader's
-frames (SETTINGS and PING acknowledgements, WINDOW_UPDATE, RST_STREAM) need
-writing: READ-LOOP writes them with %READER-FLUSH before it reads again."
-  (if (eq sb-thread:*current-thread* (conn-reader-thread conn))
+or in progress."
+  (if (reader-thread-p conn)
       (setf (conn-reader-flush conn) t)
-      (%wake-writer conn))
+      (unless (or (conn-flushing conn) (conn-write-blocked conn) (conn-closed conn)
+                  (zerop (obuf-fill (conn-out conn))))
+        (%post conn +post-flush+)))
   nil)
 
-(defun %wake-writer (conn)
-  "Have the writer thread flush OUT soon (lock held)."
-  (when (and (not (conn-flushing conn))
-             (not (conn-writer-wanted conn))
-             (not (conn-closed conn))
-             (plusp (obuf-fill (conn-out conn))))
-    (setf (conn-writer-wanted conn) t)
-    (if (conn-writer-thread conn)
-        (sb-thread:condition-notify (conn-writer-cv conn))
-        ;; Started on first use: unary traffic may never need it.
-        (setf (conn-writer-thread conn)
-              (sb-thread:make-thread #'writer-loop :name "h2 writer" :arguments (list conn)))))
-  nil)
+(defun %drained (conn)
+  "Lock held: everything buffered has been written."
+  (setf (conn-control-queued conn) 0)
+  (when (> (length (obuf-data (conn-spare conn))) +shrink-above+)
+    (setf (conn-spare conn) (make-obuf 512)))
+  (when (and (> (length (obuf-data (conn-out conn))) +shrink-above+)
+             (zerop (obuf-fill (conn-out conn))))
+    (setf (conn-out conn) (make-obuf 512)))
+  (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn)))
 
-;;; The profile (PERFORMANCE.md) showed the writer thread's wake-ups, mostly
-;;; for acknowledging grpc-go's BDP PINGs and for WINDOW_UPDATEs, at ~8% of
-;;; the server's CPU in futex calls alone, plus the writer's own wait and
-;;; send.  The reader writes those frames itself, but only what the socket
-;;; takes at once: it must never block on a slow peer.
-(defun %reader-flush (conn)
-  "Reader thread: write OUT with non-blocking send(2)s.  Whatever the
-socket does not take now, and whatever other threads append meanwhile, is
-left to the writer thread, in order."
+(declaim (ftype function %set-write-interest %resume-parked))
+
+(defun %write-out (conn resume)
+  "Write OUT until it is empty or the socket is full, from this thread.
+RESUME: the reactor continuing a write-blocked connection.  Returns NIL if
+the connection failed (it is then closed)."
   (let ((lock (conn-lock conn))
         (buf nil))
     (sb-thread:with-mutex (lock)
-      (setf (conn-reader-flush conn) nil)
-      (when (or (conn-flushing conn) (conn-closed conn)
+      (when (and resume (conn-write-blocked conn))
+        (setf (conn-write-blocked conn) nil)
+        (%set-write-interest conn nil))
+      (when (or (conn-flushing conn) (conn-write-blocked conn) (conn-closed conn)
                 (zerop (obuf-fill (conn-out conn))))
-        ;; A flush in progress writes our frames too.
-        (return-from %reader-flush nil))
-      (setf (conn-flushing conn) t)
-      (rotatef (conn-out conn) (conn-spare conn))
-      (setf buf (conn-spare conn)))
-    (let* ((fill (obuf-fill buf))
-           (n (or (clgrpc.net:fd-write-some (conn-fd conn) (obuf-data buf) 0 fill) 0)))
-      (declare (type index fill n))
-      (sb-thread:with-mutex (lock)
-        (if (= n fill)
-            (obuf-reset buf)
-            ;; The unwritten rest goes back in front of what others appended
-            ;; meanwhile (a failed connection: the writer finds out and closes).
-            (let ((data (obuf-data buf))
-                  (out (conn-out conn)))
-              (replace data data :start2 n :end2 fill)
-              (setf (obuf-fill buf) (- fill n))
-              (obuf-write-bytes buf (obuf-data out) 0 (obuf-fill out))
-              (obuf-reset out)
-              (rotatef (conn-out conn) (conn-spare conn))))
-        (setf (conn-flushing conn) nil)
-        (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
-        (%wake-writer conn))))
-  nil)
-
-(defun flush-connection (conn &key wait)
-  "Write everything buffered, in this thread, unless another thread is
-already flushing (it will write our frames too).  With WAIT, return only
-once everything buffered so far has been written, whoever writes it (needed
-before shutting the socket down).  Returns NIL if the connection failed."
-  (let ((lock (conn-lock conn))
-        (buf nil))
-    (sb-thread:with-mutex (lock)
-      (when wait
-        (loop while (and (conn-flushing conn) (not (conn-closed conn)))
-              do (clgrpc.util:counted-wait ((conn-drain-waiters conn))
-                   (sb-thread:condition-wait (conn-drain-cv conn) lock))))
-      (when (or (conn-flushing conn) (conn-closed conn)
-                (zerop (obuf-fill (conn-out conn))))
-        (return-from flush-connection t))
+        (return-from %write-out t))
       (setf (conn-flushing conn) t)
       (rotatef (conn-out conn) (conn-spare conn))
       (setf buf (conn-spare conn)))
     (loop
-      (let ((ok (clgrpc.net:fd-write (conn-fd conn) (obuf-data buf) 0 (obuf-fill buf))))
-        (obuf-reset buf)
+      (let* ((fill (obuf-fill buf))
+             (n (clgrpc.net:fd-write-some (conn-fd conn) (obuf-data buf) 0 fill)))
         (sb-thread:with-mutex (lock)
-          (cond ((or (not ok) (conn-closed conn) (zerop (obuf-fill (conn-out conn))))
+          (cond ((null n)
+                 (obuf-reset buf)
                  (setf (conn-flushing conn) nil)
-                 (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
-                 (unless ok
-                   (setf buf nil))
+                 (%drained conn)
                  (return))
+                ((< (the fixnum n) fill)
+                 ;; The socket is full: the unwritten rest goes back in front
+                 ;; of what others appended meanwhile, and the reactor writes
+                 ;; it when the socket drains.
+                 (let ((data (obuf-data buf))
+                       (out (conn-out conn)))
+                   (replace data data :start2 n :end2 fill)
+                   (setf (obuf-fill buf) (- fill (the fixnum n)))
+                   (obuf-write-bytes buf (obuf-data out) 0 (obuf-fill out))
+                   (obuf-reset out)
+                   (rotatef (conn-out conn) (conn-spare conn)))
+                 (setf (conn-flushing conn) nil
+                       (conn-write-blocked conn) t)
+                 (unless (conn-closed conn)
+                   (%set-write-interest conn t))
+                 (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
+                 (return-from %write-out t))
+                ((or (conn-closed conn) (zerop (obuf-fill (conn-out conn))))
+                 (obuf-reset buf)
+                 (setf (conn-flushing conn) nil)
+                 (%drained conn)
+                 (return-from %write-out t))
                 (t
+                 (obuf-reset buf)
                  (rotatef (conn-out conn) (conn-spare conn))
-                 (setf buf (conn-spare conn))
-                 ;; Senders waiting at the high-water mark can go on.
-                 (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn)))))))
-    (if buf
-        t
-        (progn (connection-close conn :code +internal-error+) nil))))
+                 (setf buf (conn-spare conn)))))))
+    (connection-close conn :code +internal-error+)
+    nil))
+
+(defun %reader-flush (conn)
+  "Reactor: write what the frames of the last read queued."
+  (setf (conn-reader-flush conn) nil)
+  (%write-out conn nil))
+
+(defun flush-connection (conn &key wait (timeout 5))
+  "Write what is buffered, from this thread, as far as the socket takes it
+now; the reactor writes the rest.  With WAIT, return only once everything
+buffered so far has been written (needed before shutting the socket down),
+or after TIMEOUT seconds.  Returns NIL if the connection failed or WAIT
+timed out."
+  (unless (%write-out conn nil)
+    (return-from flush-connection nil))
+  (if (not wait)
+      t
+      (let ((deadline (+ (clgrpc.util:now-us) (round (* timeout 1000000)))))
+        (with-connection-lock (conn)
+          (loop
+            (when (conn-closed conn)
+              (return nil))
+            (unless (or (conn-flushing conn) (conn-write-blocked conn)
+                        (plusp (obuf-fill (conn-out conn))))
+              (return t))
+            (unless (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                      (clgrpc.util:wait-on (conn-drain-cv conn) (conn-lock conn) deadline))
+              (return nil)))))))
 
 ;;; ------------------------------------------------------------------
 ;;; Streams we open
 
-(defun %open-stream (conn user)
+(defun %open-stream (conn user &optional deadline-us)
   "A new client stream for USER, registered with the next odd identifier.
-Waits while the peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached.  The
-caller must write its HEADERS before releasing the lock, so identifiers
-reach the wire in increasing order (5.1.1).  Returns NIL if the connection
-can take no more streams (closed, GOAWAY, identifiers exhausted)."
+Waits while the peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached, until
+DEADLINE-US if given.  The caller must write its HEADERS before releasing
+the lock, so identifiers reach the wire in increasing order (5.1.1).
+Returns NIL if the connection can take no more streams (closed, GOAWAY,
+identifiers exhausted), :TIMEOUT if the deadline passed first."
   (loop
     (when (or (conn-closed conn) (conn-goaway-received conn) (conn-goaway-sent conn)
               (> (conn-next-stream-id conn) +max-window-size+))
@@ -163,8 +161,9 @@ can take no more streams (closed, GOAWAY, identifiers exhausted)."
                 (gethash id (conn-streams conn)) stream)
           (incf (conn-active-local conn))
           (return stream))))
-    (clgrpc.util:counted-wait ((conn-window-waiters conn))
-      (sb-thread:condition-wait (conn-window-cv conn) (conn-lock conn)))))
+    (unless (clgrpc.util:counted-wait ((conn-window-waiters conn))
+              (clgrpc.util:wait-on (conn-window-cv conn) (conn-lock conn) deadline-us))
+      (return :timeout))))
 
 ;;; ------------------------------------------------------------------
 ;;; Frames (lock held)
@@ -180,6 +179,7 @@ peer's SETTINGS_MAX_FRAME_SIZE).  HEADERS is a list of (name . value) or
                            (h2-stream-id stream))))
     (clgrpc.hpack:encode-header-block (conn-encoder conn) out headers)
     (finish-headers-frame out pos (conn-peer-max-frame-size conn))
+    (setf (conn-reset-ping-strikes conn) t)
     (when end-stream
       (%stream-end-local conn stream))
     t))
@@ -202,8 +202,9 @@ Returns T, or NIL if the stream or connection closed first."
              (n (min remaining (conn-peer-max-frame-size conn)
                      (conn-send-window conn) (h2-stream-send-window stream))))
         (declare (type fixnum n))
-        (cond ((and (> (obuf-fill out) +high-water+) (conn-flushing conn)
-                    (not (eq sb-thread:*current-thread* (conn-reader-thread conn))))
+        (cond ((and (> (obuf-fill out) +high-water+)
+                    (or (conn-flushing conn) (conn-write-blocked conn))
+                    (not (reader-thread-p conn)))
                (clgrpc.util:counted-wait ((conn-drain-waiters conn))
                  (sb-thread:condition-wait (conn-drain-cv conn) lock)))
               ((or (plusp n) (zerop remaining))
@@ -216,6 +217,7 @@ Returns T, or NIL if the stream or connection closed first."
                                    :end-stream (and last end-stream))
                  (decf (conn-send-window conn) n)
                  (decf (h2-stream-send-window stream) n)
+                 (setf (conn-reset-ping-strikes conn) t)
                  (incf start n)
                  (when last
                    (when end-stream
@@ -227,6 +229,61 @@ Returns T, or NIL if the stream or connection closed first."
                (%request-flush conn)
                (clgrpc.util:counted-wait ((conn-window-waiters conn))
                  (sb-thread:condition-wait (conn-window-cv conn) lock))))))))
+
+(defun %parkable-window (conn stream wanted)
+  "How much of WANTED octets may be written now without waiting: none while
+OUT is over the high-water mark (the rest is parked until it drains)."
+  (declare (type fixnum wanted))
+  (if (> (obuf-fill (conn-out conn)) +high-water+)
+      0
+      (min wanted (%stream-send-window conn stream))))
+
+(defun %write-data-or-park (conn stream octets start end then)
+  "Lock held: DATA for OCTETS[START,END) on STREAM as far as the windows
+allow now, never waiting.  The rest is copied and parked on STREAM; the
+reactor writes it as the peer's WINDOW_UPDATEs arrive, so a peer that
+advertises no window holds no thread.  THEN, a function of CONN and STREAM,
+is called (lock held) once everything is written.  Returns T if it was
+written now, :PARKED, or NIL if the stream or connection closed."
+  (declare (type h2-stream stream) (type octets octets) (type index start end)
+           (type function then))
+  (when (or (conn-closed conn) (not (stream-can-send-p stream)))
+    (return-from %write-data-or-park nil))
+  (let ((n (%parkable-window conn stream (- end start))))
+    (when (plusp n)
+      (%write-data conn stream octets start (+ start n)))
+    (incf start n)
+    (cond ((= start end)
+           (funcall then conn stream)
+           t)
+          (t
+           (setf (h2-stream-parked stream) (subseq octets start end)
+                 (h2-stream-parked-then stream) then)
+           (push stream (conn-parked conn))
+           (%request-flush conn)
+           :parked))))
+
+(defun %resume-parked (conn)
+  "Reactor, lock held, after the send windows grew: write what parked
+streams may send now."
+  (let ((still '()))
+    (dolist (stream (shiftf (conn-parked conn) '()))
+      (let ((data (h2-stream-parked stream)))
+        (when (and data (stream-can-send-p stream) (not (conn-closed conn)))
+          (let ((n (%parkable-window conn stream (length (the octets data)))))
+            (when (plusp n)
+              (%write-data conn stream data 0 n))
+            (if (= n (length (the octets data)))
+                (let ((then (h2-stream-parked-then stream)))
+                  (setf (h2-stream-parked stream) nil
+                        (h2-stream-parked-then stream) nil)
+                  (funcall (the function then) conn stream))
+                (progn
+                  (when (plusp n)
+                    (setf (h2-stream-parked stream) (subseq (the octets data) n)))
+                  (push stream still)))))))
+    (setf (conn-parked conn) (nconc still (conn-parked conn)))
+    (%request-flush conn)))
 
 (defun %reset-stream (conn stream error-code)
   "Send RST_STREAM for STREAM and close it (no callback: the caller knows)."

@@ -51,15 +51,23 @@
 
 (defun tcp-accept (listener)
   "The next connection on LISTENER, with TCP_NODELAY set, or NIL once the
-listener is shut down or closed."
+listener is shut down or closed.  Running out of descriptors or memory is
+not the end of the listener: it backs off briefly and tries again, as
+Go's net/http and grpc-go do."
   (loop
     (handler-case
         (let ((socket (sb-bsd-sockets:socket-accept listener)))
           (when socket
-            (setf (sb-bsd-sockets:sockopt-tcp-nodelay socket) t)
+            (handler-case (setf (sb-bsd-sockets:sockopt-tcp-nodelay socket) t)
+              (error () nil))           ; the peer already left; reading finds out
             (return socket)))
       (sb-bsd-sockets:interrupted-error () nil)
-      (error () (return nil)))))
+      ((or sb-bsd-sockets:invalid-argument-error sb-bsd-sockets:bad-file-descriptor-error) ()
+        (return nil))
+      (error ()
+        (if (< (sb-bsd-sockets:socket-file-descriptor listener) 0)
+            (return nil)
+            (sleep 0.05))))))
 
 (defun tcp-connect (host port)
   "A connected socket to HOST:PORT with TCP_NODELAY set."
@@ -140,3 +148,24 @@ full), or NIL if the connection failed."
 (defun fd-wait-readable (fd timeout-seconds)
   "True when FD has input (or EOF) within TIMEOUT-SECONDS."
   (sb-sys:wait-until-fd-usable fd :input timeout-seconds nil))
+
+(defun fd-recv-some (fd buffer start end)
+  "Read what the socket has now into BUFFER[START,END), without blocking
+(MSG_DONTWAIT).  Returns the octet count, 0 at end of file, :AGAIN when
+nothing is there yet, or NIL on an error (reset connection)."
+  (declare (type fixnum fd) (type octets buffer) (type index start end))
+  (loop
+    (let ((n (sb-sys:with-pinned-objects (buffer)
+               (sb-alien:alien-funcall
+                (sb-alien:extern-alien "recv" (function sb-alien:long sb-alien:int
+                                                        sb-sys:system-area-pointer
+                                                        sb-alien:unsigned-long sb-alien:int))
+                fd (sb-sys:sap+ (sb-sys:vector-sap buffer) start) (- end start)
+                +msg-dontwait+))))
+      (declare (type fixnum n))
+      (if (>= n 0)
+          (return n)
+          (let ((errno (sb-alien:get-errno)))
+            (cond ((= errno sb-unix:eintr))
+                  ((= errno sb-unix:ewouldblock) (return :again))
+                  (t (return nil))))))))

@@ -1,0 +1,441 @@
+;;;; Reactors: the threads that read every connection of the process.
+;;;;
+;;;; A reactor is one thread around one epoll set.  There is one per core
+;;;; (*REACTOR-COUNT*), created on first use and shared by servers and
+;;;; clients; a new connection goes to the next one in turn.  Per event the
+;;;; reactor reads once (level-triggered, so every ready connection gets a
+;;;; turn before a busy one is read again), processes every complete frame
+;;;; in place, runs the work those frames deferred (inline unary handlers)
+;;;; and writes the replies without blocking.
+;;;;
+;;;; Buffers.  All connections of a reactor read into the reactor's one
+;;;; large buffer; a partial frame left at its end is copied into the
+;;;; connection's CARRY, which exists only while such a fragment does.  An
+;;;; idle connection therefore holds no read buffer, and its output buffers
+;;;; are small until it sends (output.lisp).
+;;;;
+;;;; Ownership.  Only the reactor thread touches its table (descriptor to
+;;;; connection), adds descriptors to or removes them from its epoll set, and
+;;;; closes a connection's socket.  Other threads ask it to, through
+;;;; %POST: the connection is queued with a bit saying what it needs, and an
+;;;; eventfd wakes the reactor.  Lock order: a connection's lock, then the
+;;;; reactor's; the reactor never takes a connection's lock while holding its
+;;;; own.
+;;;;
+;;;; Timers.  Every +SWEEP-INTERVAL-US+ the reactor looks at each of its
+;;;; connections for the deadlines of CONNECTION-LIMITS: the handshake,
+;;;; keepalive pings and their ACKs, idle and age limits, and the linger
+;;;; after a GOAWAY.  At 10,000 connections that is a few hundred
+;;;; microseconds per sweep.
+
+(in-package #:clgrpc.http2)
+
+(declaim (optimize (speed 3) (safety 1) (debug 0)))
+
+(defconstant +sweep-interval-us+ 200000)
+(defconstant +linger-us+ 1000000
+  "How long a connection that sent GOAWAY for an error keeps reading (and
+dropping) input so that the peer can read the GOAWAY.")
+(defconstant +drain-close-us+ 5000000
+  "How long a connection closing gracefully may take to write what it has
+buffered to a peer that reads slowly.")
+(defconstant +post-register+ 8)         ; add the connection to the epoll set
+
+(defstruct (reactor (:constructor %make-reactor))
+  (epfd -1 :type fixnum)
+  (wakefd -1 :type fixnum)
+  (thread nil)
+  (lock (sb-thread:make-mutex :name "reactor") :type sb-thread:mutex)
+  (posted '() :type list)               ; connections with CONN-POSTED bits
+  (wake-pending nil)                    ; an eventfd signal is outstanding
+  (table (make-hash-table :test 'eql) :type hash-table) ; fd -> connection
+  (buffer (make-octets (+ +read-buffer-size+ 64)) :type octets)
+  (events (clgrpc.net:make-epoll-events 256))
+  (next-sweep-us 0 :type fixnum))
+
+(defvar *reactor-thread-wrapper* nil
+  "NIL or a function of a thunk that each reactor thread runs its loop
+through (and must call): where a layer above binds per-thread specials for
+the work a reactor runs inline, such as an encoding scratch buffer.")
+
+(defparameter *reactor-count* nil
+  "How many reactors to start: NIL for one per online CPU.")
+
+(defvar *reactors* #())
+(defvar *reactors-lock* (sb-thread:make-mutex :name "reactors"))
+(defvar *next-reactor* 0)
+(declaim (type simple-vector *reactors*) (type fixnum *next-reactor*))
+
+(defun online-cpu-count ()
+  (max 1 (the fixnum (sb-alien:alien-funcall
+                      (sb-alien:extern-alien "sysconf" (function sb-alien:long sb-alien:int))
+                      84))))            ; _SC_NPROCESSORS_ONLN on Linux
+
+(defun reader-thread-p (conn)
+  "True on the reactor thread that reads CONN: code that must never block."
+  (let ((reactor (conn-reactor conn)))
+    (and reactor (eq sb-thread:*current-thread* (reactor-thread reactor)))))
+
+(declaim (ftype function connection-fail finish-connection %mark-closed))
+
+(defmacro with-connection-guard ((conn) &body body)
+  "Run BODY for CONN on a reactor: a connection error becomes GOAWAY and
+close; anything else unexpected is logged and costs this connection only,
+never the reactor (which serves every other connection)."
+  `(handler-case (progn ,@body)
+     (http2-error (e)
+       (guarded-fail ,conn (http2-error-code e) (http2-error-message e)))
+     (serious-condition (e)
+       (log-unexpected ,conn e)
+       (guarded-fail ,conn +internal-error+ "internal error"))))
+
+(defun log-unexpected (conn e)
+  (ignore-errors
+   (format *error-output* "~&clgrpc: connection on fd ~D failed: ~A~%" (conn-fd conn) e)
+   (finish-output *error-output*)))
+
+(defun guarded-fail (conn code message)
+  "Fail CONN with CODE; if even that fails, just release it."
+  (handler-case (if (conn-linger-until conn)
+                    (finish-connection conn code)
+                    (connection-fail conn code message))
+    (serious-condition (e)
+      (log-unexpected conn e)
+      (ignore-errors (finish-connection conn code)))))
+
+(declaim (ftype function reactor-main))
+
+(defun start-reactor ()
+  (let ((reactor (%make-reactor :epfd (clgrpc.net:epoll-create)
+                                :wakefd (clgrpc.net:eventfd-create))))
+    (clgrpc.net:epoll-control (reactor-epfd reactor) :add (reactor-wakefd reactor)
+                              clgrpc.net:+epollin+)
+    (setf (reactor-thread reactor)
+          (sb-thread:make-thread #'reactor-main :name "h2 reactor" :arguments (list reactor)))
+    reactor))
+
+(defun pick-reactor ()
+  "The reactor for a new connection, starting them on first use."
+  (sb-thread:with-mutex (*reactors-lock*)
+    (when (zerop (length *reactors*))
+      (setf *reactors* (coerce (loop repeat (or *reactor-count* (online-cpu-count))
+                                     collect (start-reactor))
+                               'simple-vector)))
+    (let ((i *next-reactor*))
+      (setf *next-reactor* (mod (1+ i) (length *reactors*)))
+      (svref *reactors* i))))
+
+(defun %post (conn bit)
+  "Connection lock held, any thread: ask CONN's reactor for work BIT."
+  (declare (type fixnum bit))
+  (let ((reactor (conn-reactor conn))
+        (old (conn-posted conn)))
+    (when (and reactor (not (conn-finished conn)))
+      (setf (conn-posted conn) (logior old bit))
+      (when (zerop old)
+        (sb-thread:with-mutex ((reactor-lock reactor))
+          (push conn (reactor-posted reactor))
+          (unless (or (reactor-wake-pending reactor)
+                      (eq sb-thread:*current-thread* (reactor-thread reactor)))
+            (setf (reactor-wake-pending reactor) t)
+            (clgrpc.net:eventfd-signal (reactor-wakefd reactor))))))
+    nil))
+
+(defun %interest (conn)
+  (logior clgrpc.net:+epollin+ (if (conn-write-blocked conn) clgrpc.net:+epollout+ 0)))
+
+(defun %set-write-interest (conn on)
+  "Lock held: whether the reactor should wait for CONN's socket to become
+writable (ON) or only readable."
+  (declare (ignore on))
+  (when (conn-registered conn)
+    (clgrpc.net:epoll-control (reactor-epfd (conn-reactor conn)) :modify (conn-fd conn)
+                              (%interest conn))))
+
+;;; ------------------------------------------------------------------
+;;; Closing
+
+(defun finish-connection (conn code)
+  "Reactor thread: release CONN's socket and fail what is left.  CODE is
+NIL for a clean end (end of file, or GOAWAY and no streams left)."
+  (when (conn-finished conn)
+    (return-from finish-connection nil))
+  (unless code
+    ;; What is buffered, such as a last response, still goes out if the
+    ;; socket takes it now.
+    (%write-out conn nil))
+  (let ((reactor (conn-reactor conn)))
+    (with-connection-lock (conn)
+      (%mark-closed conn code)
+      (when (conn-registered conn)
+        (clgrpc.net:epoll-control (reactor-epfd reactor) :delete (conn-fd conn) 0)
+        (remhash (conn-fd conn) (reactor-table reactor))
+        (setf (conn-registered conn) nil))
+      ;; A flush that started before the close must return before the
+      ;; descriptor is closed (it never blocks, so this is short).
+      (loop while (conn-flushing conn)
+            do (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                 (clgrpc.util:wait-on (conn-drain-cv conn) (conn-lock conn)
+                                      (+ (clgrpc.util:now-us) 100000))))
+      ;; Under the lock, so no thread writes to a descriptor number the
+      ;; kernel may already have given to another socket.
+      (when (>= (conn-fd conn) 0)
+        (clgrpc.net:fd-shutdown (conn-fd conn) :both))
+      (setf (conn-fd conn) -1
+            (conn-carry conn) nil
+            (conn-parked conn) '())
+      (clgrpc.net:socket-close (conn-socket conn)))
+    (when (conn-on-close conn)
+      (funcall (the function (conn-on-close conn)) conn))
+    (with-connection-lock (conn)
+      (setf (conn-finished conn) t)
+      (sb-thread:condition-broadcast (conn-window-cv conn))
+      (sb-thread:condition-broadcast (conn-drain-cv conn)))))
+
+(defun %begin-linger (conn until)
+  "Reactor thread: from now on only drop input, and finish at UNTIL or at
+end of file; half-close our side once our output is written."
+  (setf (conn-linger-until conn) until)
+  (unless (or (conn-write-blocked conn) (< (conn-fd conn) 0))
+    (clgrpc.net:fd-shutdown (conn-fd conn) :output)))
+
+(defun connection-fail (conn code message)
+  "Reactor thread, a connection error: GOAWAY with CODE and the last stream
+we processed, then linger so the peer reads it before the close."
+  (with-connection-lock (conn)
+    (unless (or (conn-closed conn) (conn-linger-until conn))
+      (write-goaway-frame (conn-out conn) (conn-max-remote-id conn) code
+                          (and message (latin1-to-octets
+                                        (remove-if (lambda (c) (> (char-code c) 255))
+                                                   (subseq message 0 (min 200 (length message)))))))
+      (setf (conn-goaway-sent conn) t
+            (conn-close-code conn) code)))
+  (%write-out conn nil)
+  (%begin-linger conn (+ (clgrpc.util:now-us) +linger-us+)))
+
+(defun drain-and-close (conn)
+  "Reactor thread: a graceful end (GOAWAY and no streams left): write what
+is buffered, then close."
+  (%write-out conn nil)
+  (if (conn-write-blocked conn)
+      (unless (conn-linger-until conn)
+        (%begin-linger conn (+ (clgrpc.util:now-us) +drain-close-us+)))
+      (finish-connection conn nil)))
+
+;;; ------------------------------------------------------------------
+;;; Reading
+
+(defun %save-carry (conn buf pos fill)
+  "Keep BUF[POS,FILL), a partial frame, for the next read."
+  (declare (type octets buf) (type fixnum pos fill))
+  (let ((rest (- fill pos)))
+    (if (zerop rest)
+        (setf (conn-carry conn) nil (conn-carry-fill conn) 0)
+        (let ((carry (conn-carry conn)))
+          (unless (and carry (>= (length carry) rest))
+            (setf carry (make-octets (max rest 1024))
+                  (conn-carry conn) carry))
+          (replace carry buf :start2 pos :end2 fill)
+          (setf (conn-carry-fill conn) rest)))))
+
+(defun %reactor-buffer (reactor conn)
+  "The reactor's read buffer, large enough for a partial frame of CONN and
+a whole frame behind it."
+  (let ((need (* 2 (+ 9 (conn-local-max-frame-size conn))))
+        (buf (reactor-buffer reactor)))
+    (if (>= (length buf) need)
+        buf
+        (setf (reactor-buffer reactor) (make-octets need)))))
+
+(defun on-readable (reactor conn)
+  (let* ((buf (%reactor-buffer reactor conn))
+         (fd (conn-fd conn)))
+    (when (conn-linger-until conn)
+      ;; Dropping input until the peer has read our GOAWAY.
+      (let ((n (clgrpc.net:fd-recv-some fd buf 0 (length buf))))
+        (unless (eq n :again)
+          (when (or (null n) (eql n 0))
+            (finish-connection conn (conn-close-code conn)))))
+      (return-from on-readable nil))
+    (let ((fill (conn-carry-fill conn)))
+      (declare (type fixnum fill))
+      (when (plusp fill)
+        (replace buf (the octets (conn-carry conn)) :end2 fill))
+      (let ((n (clgrpc.net:fd-recv-some fd buf fill (length buf))))
+        (cond ((eq n :again) (return-from on-readable nil))
+              ((or (null n) (eql n 0))
+               (finish-connection conn nil)
+               (return-from on-readable nil)))
+        (incf fill (the fixnum n)))
+      (setf (conn-last-read-us conn) (clgrpc.util:now-us))
+      (let ((pos 0))
+        (declare (type fixnum pos))
+        (when (and (eq (conn-role conn) :server)
+                   (< (conn-preface-seen conn) (length +connection-preface+)))
+          (let ((start (%check-preface conn buf 0 fill)))
+            (if start
+                (setf pos start)
+                (setf pos fill))))
+        (setf pos (process-input conn buf pos fill))
+        (%save-carry conn buf pos fill)))
+    (run-deferred conn)
+    ;; Replies to what was just read, and responses of the work above,
+    ;; leave before the next connection is served.
+    (loop repeat 4 while (conn-reader-flush conn) do (%reader-flush conn))
+    ;; 6.8: after the peer's GOAWAY, the connection ends with its last stream.
+    (when (and (conn-goaway-received conn)
+               (zerop (hash-table-count (conn-streams conn))))
+      (drain-and-close conn))))
+
+(defun on-writable (conn)
+  (%write-out conn t)
+  (when (and (conn-linger-until conn) (not (conn-write-blocked conn)))
+    (if (or (conn-closed conn) (null (conn-close-code conn))
+            (eql (conn-close-code conn) +no-error+))
+        ;; A graceful close: everything is written.
+        (finish-connection conn (conn-close-code conn))
+        (clgrpc.net:fd-shutdown (conn-fd conn) :output))))
+
+;;; ------------------------------------------------------------------
+;;; Timers
+
+(defun %send-keepalive-ping (conn now)
+  (with-connection-lock (conn)
+    (setf (conn-keepalive-ping-us conn) now)
+    (write-ping-frame (conn-out conn) now))
+  (%write-out conn nil))
+
+(defun %graceful-goaway (conn)
+  "Reactor: GOAWAY NO_ERROR (idle or age limit); the connection closes
+with its last stream."
+  (with-connection-lock (conn)
+    (unless (conn-goaway-sent conn)
+      (write-goaway-frame (conn-out conn) (conn-max-remote-id conn) +no-error+)
+      (setf (conn-goaway-sent conn) t)))
+  (if (zerop (hash-table-count (conn-streams conn)))
+      (drain-and-close conn)
+      (%write-out conn nil)))
+
+(defun sweep-connection (conn now)
+  (declare (type fixnum now))
+  (let ((limits (conn-limits conn))
+        (linger (conn-linger-until conn)))
+    (cond
+      (linger
+       (when (>= now (the fixnum linger))
+         (finish-connection conn (conn-close-code conn))))
+      ((and (eq (conn-role conn) :server) (not (conn-peer-settings-seen conn))
+            (limits-handshake-timeout limits)
+            (> (- now (conn-created-us conn)) (the fixnum (limits-handshake-timeout limits))))
+       ;; No preface and SETTINGS in time: close without a word, as
+       ;; grpc-go does (the peer may not even speak HTTP/2).
+       (finish-connection conn +settings-timeout+))
+      (t
+       (let ((ping (conn-keepalive-ping-us conn))
+             (max-idle (limits-max-idle limits))
+             (max-age (limits-max-age limits))
+             (grace (limits-max-age-grace limits))
+             (age-goaway (conn-age-goaway-us conn))
+             (keepalive (limits-keepalive-time limits)))
+         (cond
+           ((and ping (> (- now (the fixnum ping)) (limits-keepalive-timeout limits)))
+            (finish-connection conn +cancel+))
+           ((and age-goaway grace (> (- now (the fixnum age-goaway)) (the fixnum grace)))
+            (finish-connection conn +no-error+))
+           ((and max-age (null age-goaway) (eq (conn-role conn) :server)
+                 (> (- now (conn-created-us conn)) (the fixnum max-age)))
+            (setf (conn-age-goaway-us conn) now)
+            (%graceful-goaway conn))
+           ((and max-idle (eq (conn-role conn) :server) (not (conn-goaway-sent conn))
+                 (zerop (hash-table-count (conn-streams conn)))
+                 (> (- now (conn-idle-since-us conn)) (the fixnum max-idle)))
+            (%graceful-goaway conn))
+           ((and keepalive (null ping) (conn-peer-settings-seen conn)
+                 (> (- now (conn-last-read-us conn)) (the fixnum keepalive)))
+            (%send-keepalive-ping conn now))))))))
+
+(defun sweep (reactor)
+  (let ((now (clgrpc.util:now-us))
+        (conns '()))
+    (maphash (lambda (fd conn) (declare (ignore fd)) (push conn conns)) (reactor-table reactor))
+    (dolist (conn conns)
+      (with-connection-guard (conn)
+        (sweep-connection conn now)))
+    (setf (reactor-next-sweep-us reactor) (+ now +sweep-interval-us+))))
+
+;;; ------------------------------------------------------------------
+;;; The loop
+
+(defun register-connection (reactor conn)
+  (with-connection-lock (conn)
+    (unless (or (conn-closed conn) (conn-registered conn) (< (conn-fd conn) 0))
+      (setf (gethash (conn-fd conn) (reactor-table reactor)) conn
+            (conn-registered conn) t)
+      (unless (clgrpc.net:epoll-control (reactor-epfd reactor) :add (conn-fd conn)
+                                        (%interest conn))
+        (remhash (conn-fd conn) (reactor-table reactor))
+        (setf (conn-registered conn) nil)))))
+
+(defun run-posted (reactor)
+  (let ((conns (sb-thread:with-mutex ((reactor-lock reactor))
+                 (shiftf (reactor-posted reactor) '()))))
+    (dolist (conn (nreverse conns))
+      (let ((bits (with-connection-lock (conn)
+                    (shiftf (conn-posted conn) 0))))
+        (declare (type fixnum bits))
+        (with-connection-guard (conn)
+          (when (logtest bits +post-register+)
+            (register-connection reactor conn))
+          (cond ((logtest bits +post-close+)
+                 (finish-connection conn (conn-close-code conn)))
+                ((logtest bits +post-drain-close+)
+                 (drain-and-close conn))
+                ((logtest bits +post-flush+)
+                 (%write-out conn nil))))))))
+
+(defun reactor-loop (reactor)
+  (let ((events (reactor-events reactor))
+        (epfd (reactor-epfd reactor))
+        (wakefd (reactor-wakefd reactor))
+        (table (reactor-table reactor)))
+    (loop
+      (run-posted reactor)
+      (let* ((wait-ms (max 0 (min +sweep-interval-us+
+                                  (floor (- (reactor-next-sweep-us reactor) (clgrpc.util:now-us))
+                                         1000))))
+             (n (clgrpc.net:epoll-wait epfd events (if (reactor-posted reactor) 0 wait-ms))))
+        (declare (type fixnum n))
+        (dotimes (i n)
+          (let ((fd (clgrpc.net:epoll-event-fd events i))
+                (flags (clgrpc.net:epoll-event-flags events i)))
+            (if (= fd wakefd)
+                (progn
+                  (sb-thread:with-mutex ((reactor-lock reactor))
+                    (setf (reactor-wake-pending reactor) nil))
+                  (clgrpc.net:eventfd-drain wakefd))
+                (let ((conn (gethash fd table)))
+                  (when conn
+                    (with-connection-guard (conn)
+                      (when (logtest flags clgrpc.net:+epollout+)
+                        (on-writable conn))
+                      (when (and (logtest flags (logior clgrpc.net:+epollin+ clgrpc.net:+epollhup+
+                                                        clgrpc.net:+epollerr+))
+                                 (conn-registered conn))
+                        (on-readable reactor conn))))))))
+        (when (>= (clgrpc.util:now-us) (reactor-next-sweep-us reactor))
+          (sweep reactor))))))
+
+(defun reactor-main (reactor)
+  (flet ((run ()
+           ;; The loop never ends; a bug outside any connection's guard is
+           ;; logged and the loop goes on.
+           (loop
+             (handler-case (reactor-loop reactor)
+               (serious-condition (e)
+                 (ignore-errors
+                  (format *error-output* "~&clgrpc: reactor error: ~A~%" e)
+                  (finish-output *error-output*)))))))
+    (let ((wrapper *reactor-thread-wrapper*))
+      (if wrapper
+          (funcall (the function wrapper) #'run)
+          (run)))))
