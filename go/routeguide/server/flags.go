@@ -15,6 +15,7 @@ type config struct {
 	dbPath               string
 	maxConcurrentStreams uint32 // 0 keeps gRPC's default (unlimited)
 	shutdownTimeout      time.Duration
+	limits               limits
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -37,6 +38,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.UintVar(&maxStreams, "max_concurrent_streams", 0, "limit on concurrent streams per HTTP/2 connection (0: gRPC default)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown_timeout", 5*time.Second,
 		"how long a graceful stop may wait for RPCs in flight before connections are closed")
+	cfg.limits.register(fs)
 
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
@@ -46,6 +48,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if maxStreams > math.MaxUint32 {
 		return config{}, usageError(fs, "-max_concurrent_streams %d exceeds %d", maxStreams, uint32(math.MaxUint32))
+	}
+	if cfg.limits.maxConnections < 0 {
+		return config{}, usageError(fs, "-max_connections must not be negative")
 	}
 	if cfg.shutdownTimeout < 0 {
 		return config{}, usageError(fs, "-shutdown_timeout must not be negative")

@@ -55,7 +55,10 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var opts []grpc.ServerOption
+	if cfg.limits.maxConnections > 0 {
+		lis = &limitListener{Listener: lis, max: cfg.limits.maxConnections}
+	}
+	opts := cfg.limits.serverOptions()
 	if cfg.maxConcurrentStreams > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(cfg.maxConcurrentStreams))
 	}

@@ -106,7 +106,7 @@ the file descriptor so the hot path neither conses nor goes through streams.")
   (:export
    #:tcp-listen #:tcp-accept #:tcp-connect #:socket-local-port #:socket-fd
    #:socket-close #:fd-read #:fd-write #:fd-write-some #:fd-shutdown #:fd-wait-readable
-   #:fd-recv-some #:fd-close #:resolve-host
+   #:fd-recv-some #:fd-close #:resolve-host #:raise-open-file-limit
    ;; epoll and eventfd (epoll.lisp)
    #:+epollin+ #:+epollout+ #:+epollerr+ #:+epollhup+ #:+epollrdhup+
    #:epoll-create #:epoll-control #:make-epoll-events #:epoll-wait

@@ -2,7 +2,7 @@
 ;;;; go/routeguide/server:
 ;;;;
 ;;;;   server [-addr HOST:PORT] [-db PATH] [-max_concurrent_streams N]
-;;;;          [-shutdown_timeout DURATION]
+;;;;          [-shutdown_timeout DURATION] [limit flags, as the Go server's]
 ;;;;
 ;;;; It prints exactly one line to stdout, "listening on HOST:PORT", once the
 ;;;; port is bound, and stops gracefully on SIGINT or SIGTERM.
@@ -10,14 +10,14 @@
 (in-package #:routeguide)
 
 (defun start-server (&key (host "127.0.0.1") (port 0) (db (default-features))
-                          (max-concurrent-streams 1000))
-  "A running clgrpc server with the RouteGuide service.  Returns (values
-server port)."
+                          (max-concurrent-streams 1000) limits)
+  "A running clgrpc server with the RouteGuide service.  LIMITS is a plist
+of MAKE-SERVER's limit arguments.  Returns (values server port)."
   ;; GetFeature only looks a point up in memory: it never blocks, so it can
-  ;; run on its connection's reader thread (:UNARY-INLINE), which saves a
-  ;; hand-off to a worker thread per call (see clgrpc's PERFORMANCE.md).
-  (let ((server (clgrpc.grpc:make-server :max-concurrent-streams max-concurrent-streams
-                                         :unary-inline t)))
+  ;; run on its connection's reactor (:UNARY-INLINE), which saves a hand-off
+  ;; to a worker thread per call (see clgrpc's PERFORMANCE.md).
+  (let ((server (apply #'clgrpc.grpc:make-server :max-concurrent-streams max-concurrent-streams
+                                                 :unary-inline t limits)))
     (register-service server (make-service db))
     (values server (clgrpc.grpc:server-start server :host host :port port))))
 
@@ -31,7 +31,41 @@ server port)."
         (flag-spec "max_concurrent_streams" :int 0
                    "limit on concurrent streams per HTTP/2 connection (0: the default, 1000)")
         (flag-spec "shutdown_timeout" :duration 5
-                   "how long a graceful stop may wait for RPCs in flight before connections are closed")))
+                   "how long a graceful stop may wait for RPCs in flight before connections are closed")
+        ;; The limits, with the Go server's flags and grpc-go's defaults.
+        (flag-spec "max_connections" :int 0
+                   "connections beyond this `count` are closed at once (0: no limit)")
+        (flag-spec "connection_timeout" :duration 120
+                   "how long a new connection may take to send the HTTP/2 preface and SETTINGS")
+        (flag-spec "keepalive_time" :duration 7200 "ping a client silent for this long")
+        (flag-spec "keepalive_timeout" :duration 20
+                   "close the connection if a keepalive ping is not answered within this")
+        (flag-spec "max_connection_idle" :duration 0
+                   "send GOAWAY to a connection without RPCs for this long (0: never)")
+        (flag-spec "max_connection_age" :duration 0
+                   "send GOAWAY to a connection this old (0: never)")
+        (flag-spec "max_connection_age_grace" :duration 0
+                   "close a connection this long after its age GOAWAY (0: never)")
+        (flag-spec "keepalive_min_time" :duration 300
+                   "pings from a client closer than this are strikes; three get GOAWAY ENHANCE_YOUR_CALM")
+        (flag-spec "keepalive_permit_without_stream" :bool nil
+                   "allow client pings when there are no RPCs")
+        (flag-spec "max_header_list_size" :int 16777216
+                   "SETTINGS_MAX_HEADER_LIST_SIZE advertised and enforced, in `bytes`")))
+
+(defun limit-options (options)
+  "MAKE-SERVER's limit arguments from the parsed flags (0 durations: none)."
+  (flet ((seconds (key) (let ((v (getf options key))) (and (plusp v) v))))
+    (list :max-connections (let ((n (getf options :max-connections))) (and (plusp n) n))
+          :handshake-timeout (seconds :connection-timeout)
+          :keepalive-time (seconds :keepalive-time)
+          :keepalive-timeout (getf options :keepalive-timeout)
+          :max-connection-idle (seconds :max-connection-idle)
+          :max-connection-age (seconds :max-connection-age)
+          :max-connection-age-grace (seconds :max-connection-age-grace)
+          :keepalive-min-time (getf options :keepalive-min-time)
+          :keepalive-permit-without-stream (getf options :keepalive-permit-without-stream)
+          :max-header-list-size (getf options :max-header-list-size))))
 
 (defun check-server-options (options rest)
   (cond (rest (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
@@ -39,13 +73,26 @@ server port)."
          (flag-fail "-max_concurrent_streams ~D is not from 0 to 4294967295"
                     (getf options :max-concurrent-streams)))
         ((minusp (getf options :shutdown-timeout))
-         (flag-fail "-shutdown_timeout must not be negative")))
+         (flag-fail "-shutdown_timeout must not be negative"))
+        ((minusp (getf options :max-connections))
+         (flag-fail "-max_connections must not be negative"))
+        ((not (<= 0 (getf options :max-header-list-size) 4294967295))
+         (flag-fail "-max_header_list_size ~D is not from 0 to 4294967295"
+                    (getf options :max-header-list-size)))
+        ((find-if #'minusp (list (getf options :connection-timeout) (getf options :keepalive-time)
+                                 (getf options :keepalive-timeout)
+                                 (getf options :max-connection-idle)
+                                 (getf options :max-connection-age)
+                                 (getf options :max-connection-age-grace)
+                                 (getf options :keepalive-min-time)))
+         (flag-fail "durations must not be negative")))
   (multiple-value-bind (host port) (split-host-port (getf options :addr))
     (list :host host :port port
           :db (let ((db (getf options :db))) (and (plusp (length db)) db))
           :max-concurrent-streams (let ((n (getf options :max-concurrent-streams)))
                                     (if (zerop n) 1000 (min n most-positive-fixnum)))
-          :shutdown-timeout (getf options :shutdown-timeout))))
+          :shutdown-timeout (getf options :shutdown-timeout)
+          :limits (limit-options options))))
 
 (defvar *stop-requested* nil)
 
@@ -70,7 +117,8 @@ stdout once bound, and stops gracefully on SIGINT or SIGTERM."))
                         :db (if (getf options :db)
                                 (load-features (getf options :db))
                                 (default-features))
-                        :max-concurrent-streams (getf options :max-concurrent-streams))
+                        :max-concurrent-streams (getf options :max-concurrent-streams)
+                        :limits (getf options :limits))
         ;; A signal handler only sets a flag: it may interrupt any thread,
         ;; even one holding a lock the shutdown needs.
         (flet ((request-stop (signal info context)

@@ -467,6 +467,7 @@ or stopping."
   "Listen on HOST:PORT (0 picks a free port) and serve.  Returns the port."
   (unless (eq (server-state server) :new)
     (error "server already started"))
+  (clgrpc.net:raise-open-file-limit)
   (let ((listener (clgrpc.net:tcp-listen host port)))
     (setf (server-listener server) listener
           (server-port server) (clgrpc.net:socket-local-port listener)

@@ -169,3 +169,21 @@ nothing is there yet, or NIL on an error (reset connection)."
             (cond ((= errno sb-unix:eintr))
                   ((= errno sb-unix:ewouldblock) (return :again))
                   (t (return nil))))))))
+
+(defun raise-open-file-limit ()
+  "Raise this process's soft RLIMIT_NOFILE to its hard limit, as Go's
+runtime does at start: a server holding thousands of connections needs a
+descriptor each.  Returns the new soft limit."
+  (sb-alien:with-alien ((limit (array (sb-alien:unsigned 64) 2)))
+    (let ((sap (sb-alien:alien-sap limit))
+          (rlimit-nofile 7))
+      (when (zerop (the fixnum (sb-alien:alien-funcall
+                                (sb-alien:extern-alien "getrlimit" (function sb-alien:int sb-alien:int
+                                                                             sb-sys:system-area-pointer))
+                                rlimit-nofile sap)))
+        (setf (sb-sys:sap-ref-64 sap 0) (sb-sys:sap-ref-64 sap 8))
+        (sb-alien:alien-funcall
+         (sb-alien:extern-alien "setrlimit" (function sb-alien:int sb-alien:int
+                                                      sb-sys:system-area-pointer))
+         rlimit-nofile sap)
+        (sb-sys:sap-ref-64 sap 0)))))

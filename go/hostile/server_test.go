@@ -1,0 +1,161 @@
+package hostile
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	pb "github.com/grpcbench/grpcbench/proto/routeguide"
+)
+
+var (
+	lispServer = flag.String("lisp_server", "", "path of the Lisp RouteGuide server")
+	goServer   = flag.String("go_server", "", "path of the Go RouteGuide server")
+)
+
+// serverFlags are given to both servers alike: a short handshake timeout so
+// that the slowloris case sees connections closed within the test, and room
+// for the idle-connection case.
+var serverFlags = []string{"-addr", "127.0.0.1:0", "-connection_timeout", "2s", "-max_connections", "15000"}
+
+// target is a server under attack.
+type target struct {
+	name string
+	proc *serverproc.Process
+	addr string
+}
+
+func startServer(t *testing.T, name, path string) *target {
+	t.Helper()
+	if path == "" {
+		t.Fatalf("-%s_server not given", name)
+	}
+	p, err := serverproc.Start(context.Background(), serverproc.Spec{
+		Argv:         append([]string{path}, serverFlags...),
+		ReadyTimeout: 60 * time.Second,
+		StopGrace:    5 * time.Second,
+		Log:          testLog{t, name},
+		Check:        serverproc.CheckLoopback,
+	})
+	if err != nil {
+		t.Fatalf("starting the %s server: %v", name, err)
+	}
+	t.Cleanup(func() { p.Stop() })
+	return &target{name: name, proc: p, addr: p.Addr()}
+}
+
+type testLog struct {
+	t    *testing.T
+	name string
+}
+
+func (l testLog) Write(b []byte) (int, error) {
+	l.t.Logf("%s server: %s", l.name, strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// rssMiB is the server's resident set size.
+func (s *target) rssMiB(t *testing.T) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.proc.PID()))
+	if err != nil {
+		t.Fatalf("%s server: %v", s.name, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kib, _ := strconv.Atoi(f[1])
+			return float64(kib) / 1024
+		}
+	}
+	t.Fatalf("%s server: no VmRSS", s.name)
+	return 0
+}
+
+// threads is the server's thread count.
+func (s *target) threads(t *testing.T) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.proc.PID()))
+	if err != nil {
+		t.Fatalf("%s server: %v", s.name, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Threads:" {
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	return 0
+}
+
+// healthy asserts the three things every case promises: the process is
+// alive, a well-behaved client on a fresh connection gets a correct
+// GetFeature within a second, and RSS is under boundMiB.
+func (s *target) healthy(t *testing.T, phase string, boundMiB float64) {
+	t.Helper()
+	if err := s.proc.ExitedEarly(); err != nil {
+		t.Fatalf("%s: %s server died: %v", phase, s.name, err)
+	}
+	if err := getFeature(s.addr); err != nil {
+		t.Errorf("%s: a well-behaved client was not served: %v", phase, err)
+	}
+	if rss := s.rssMiB(t); rss > boundMiB {
+		t.Errorf("%s: RSS %.0f MiB is over the bound of %.0f MiB", phase, rss, boundMiB)
+	}
+}
+
+// getFeature asks for a point of the standard database on a new connection
+// and checks the answer, all within one second.
+func getFeature(addr string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	f, err := pb.NewRouteGuideClient(conn).GetFeature(ctx, &pb.Point{Latitude: 409146138, Longitude: -746188906})
+	if err != nil {
+		return err
+	}
+	if f.GetName() != "Berkshire Valley Management Area Trail, Jefferson, NJ, USA" {
+		return fmt.Errorf("wrong feature %q", f.GetName())
+	}
+	return nil
+}
+
+// raiseFileLimit lets this test hold its side of 10,000 connections.
+func raiseFileLimit(t *testing.T) {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		t.Fatal(err)
+	}
+	l.Cur = l.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHostilePeers(t *testing.T) {
+	raiseFileLimit(t)
+	for _, srv := range []struct{ name, path string }{{"lisp", *lispServer}, {"go", *goServer}} {
+		t.Run(srv.name, func(t *testing.T) {
+			s := startServer(t, srv.name, srv.path)
+			s.healthy(t, "before any attack", 512)
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					c.run(t, s)
+					s.healthy(t, "after the attack", c.boundMiB)
+				})
+			}
+			t.Logf("%s server after every attack: %.0f MiB RSS, %d threads", s.name, s.rssMiB(t), s.threads(t))
+		})
+	}
+}
