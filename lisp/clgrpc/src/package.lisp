@@ -56,6 +56,7 @@ readers and UTF-8 / Latin-1 conversion.")
   (:documentation "Protocol Buffers binary wire format: varints, zigzag,
 fixed-width, length-delimited and packed fields, unknown-field preservation.")
   (:export
+   #:+max-message-depth+ #:decode-error
    #:protobuf-decode-error #:protobuf-decode-error-message
    #:+wire-varint+ #:+wire-fixed64+ #:+wire-length-delimited+
    #:+wire-start-group+ #:+wire-end-group+ #:+wire-fixed32+
@@ -179,6 +180,7 @@ the file descriptor so the hot path neither conses nor goes through streams.")
    ;; sending, lock held (the % functions) or not
    #:%open-stream #:%write-headers #:%write-data #:%reset-stream
    #:%stream-consumed #:%request-flush #:%stream-send-window #:%write-data-or-park
+   #:header-list-size #:%header-list-fits-p #:connection-peer-max-header-list-size
    #:flush-connection #:reset-stream #:stream-consumed
    ;; header validation (section 8)
    #:malformed-field-block))

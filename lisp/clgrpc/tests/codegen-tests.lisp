@@ -159,6 +159,23 @@
     (is (equalp m (decode-pb "EVERYTHING" bytes)))
     (is (= (length bytes) (clgrpc.protobuf:message-size m)))))
 
+(test nesting-limit
+  ;; Inner.children nests Inner in itself: 100 levels below the top decode,
+  ;; 100,000 (a few hundred kilobytes of hostile input) fail cleanly
+  ;; instead of exhausting the stack.
+  (flet ((nested (depth)
+           ;; field 2 (children), length-delimited, wrapping the level below
+           (let ((bytes (octets-of)))
+             (dotimes (i depth bytes)
+               (let ((buf (clgrpc.octets:make-obuf 16)))
+                 (clgrpc.octets:obuf-write-u8 buf #x12)
+                 (clgrpc.protobuf:write-varint buf (length bytes))
+                 (clgrpc.octets:obuf-write-bytes buf bytes)
+                 (setf bytes (clgrpc.octets:obuf-contents buf)))))))
+    (is (not (null (decode-pb "EVERYTHING.INNER" (nested 100)))))
+    (signals clgrpc.protobuf:protobuf-decode-error (decode-pb "EVERYTHING.INNER" (nested 102)))
+    (signals clgrpc.protobuf:protobuf-decode-error (decode-pb "EVERYTHING.INNER" (nested 100000)))))
+
 (test generated-services-end-to-end
   (let* ((server (clgrpc.grpc:make-server))
          (port nil))

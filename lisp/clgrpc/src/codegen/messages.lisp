@@ -202,7 +202,8 @@ to an undefined type."
       (:string '(read-utf8-string octets p end))
       (:bytes '(read-bytes octets p end))
       (:message `(multiple-value-bind (s e p2) (read-length-delimited octets p end)
-                   (values (,(decoder-symbol gen (field-descriptor-type-name field)) octets s e)
+                   (values (,(decoder-symbol gen (field-descriptor-type-name field))
+                            octets s e (1+ depth))
                            p2))))))
 
 (defun packed-kind (type)
@@ -366,11 +367,17 @@ to an undefined type."
         (let ((u (,unknown-accessor m)))
           (when u (clgrpc.octets:obuf-write-bytes buf u)))
         buf)
-      (defun ,decoder (octets &optional (start 0) (end (length octets)))
-        ,(format nil "Decode a ~A from OCTETS[START,END)." full)
+      (defun ,decoder (octets &optional (start 0) (end (length octets)) (depth 0))
+        ,(format nil "Decode a ~A from OCTETS[START,END).  DEPTH is how deep in
+other messages it is nested: past CLGRPC.PROTOBUF:+MAX-MESSAGE-DEPTH+,
+decoding fails, so that hostile input cannot exhaust the stack." full)
         (declare (type (simple-array (unsigned-byte 8) (*)) octets)
                  (type (and fixnum unsigned-byte) start end)
+                 (type fixnum depth)
                  (optimize (speed 3) (safety 1) (debug 0)))
+        (when (> depth clgrpc.protobuf:+max-message-depth+)
+          (clgrpc.protobuf:decode-error start "messages nested more than ~D deep"
+                                         clgrpc.protobuf:+max-message-depth+))
         (let ((m (,(sym gen "MAKE-" (base-name gen full))))
               (pos start)
               (unknown nil)

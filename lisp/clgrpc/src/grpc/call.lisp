@@ -44,6 +44,12 @@
   (asm-flag 0 :type (unsigned-byte 8))
   (asm-length 0 :type (unsigned-byte 32))
   (asm-buf nil :type (or null obuf))
+  ;; Flow-control octets of the message being assembled, returned to the
+  ;; peer only when the application takes the message; and whether it is
+  ;; held so (a message larger than the stream window is not, or it could
+  ;; never complete).
+  (asm-held 0 :type fixnum)
+  (asm-hold t)
   ;; ---- outbound
   (headers-sent nil)                    ; server: response HEADERS written
   (head-received nil)                   ; client: response HEADERS received

@@ -217,6 +217,10 @@ could not)."
     (loop repeat 3
           do (setf conn (channel-connection channel conn))
              (clgrpc.http2:with-connection-lock (conn)
+               (unless (clgrpc.http2:%header-list-fits-p conn headers)
+                 (raise-grpc-error +internal+ "request header list of ~D octets exceeds the server's limit of ~D"
+                                   (clgrpc.http2:header-list-size headers)
+                                   (clgrpc.http2:connection-peer-max-header-list-size conn)))
                (let ((stream (clgrpc.http2:%open-stream conn call deadline)))
                  (when (eq stream :timeout)
                    ;; The deadline covers the wait for a stream slot too.

@@ -8,11 +8,13 @@
 ;;;; wholly inside one frame (the usual case) is decoded straight from the
 ;;;; read buffer; only messages split across frames are copied.
 ;;;;
-;;;; Flow control: octets of a message decoded from its frame are returned to
-;;;; the peer when the application takes the message (backpressure); octets
-;;;; copied into a partial message are returned at once, since a message is
-;;;; bounded by the maximum message size and holding them back could stall a
-;;;; message larger than the window.
+;;;; Flow control: every octet of a message is returned to the peer when the
+;;;; application takes the message (backpressure), whether it was decoded in
+;;;; place or assembled from several frames.  The one exception is a message
+;;;; larger than the stream's receive window: holding its octets back would
+;;;; stall it for ever, so they are returned as they arrive (the message is
+;;;; still bounded by the maximum receive size), as grpc-go grants window
+;;;; for a message larger than its window.
 
 (in-package #:clgrpc.grpc)
 
@@ -92,6 +94,24 @@ it waits."
            nil)
           (t t))))
 
+(defun %hold-or-return (call n)
+  "Account N flow-control octets of the message being assembled: held until
+the application takes it, or returned now (the result) if it is too large
+to hold."
+  (declare (type call call) (type fixnum n))
+  (if (call-asm-hold call)
+      (progn (incf (call-asm-held call) n) 0)
+      n))
+
+(defun %begin-message (call conn)
+  "A complete prefix: decide whether the message's octets can be held."
+  (setf (call-asm-hold call)
+        (<= (+ 5 (call-asm-length call))
+            (the fixnum (clgrpc.http2::conn-local-initial-window conn)))))
+
+(defun %take-held (call)
+  (shiftf (call-asm-held call) 0))
+
 (defun %feed (call conn stream octets start end)
   "Run the DATA payload OCTETS[START,END) through CALL's message assembler
 (lock held)."
@@ -113,33 +133,44 @@ it waits."
                                (setf (call-asm-prefix call) 0)
                                (%deliver call octets body (+ body length) (+ 5 length))
                                (setf start (+ body length)))
-                             (progn (incf immediate 5)
+                             (progn (%begin-message call conn)
+                                    (incf immediate (%hold-or-return call 5))
                                     (setf start body)))))
-                     ;; A prefix split across frames, one octet at a time.
+                     ;; A prefix split across frames, one octet at a time:
+                     ;; held until the length says whether it may be.
                      (let ((b (aref octets start))
                            (k (call-asm-prefix call)))
                        (if (zerop k)
-                           (setf (call-asm-flag call) b (call-asm-length call) 0)
+                           (setf (call-asm-flag call) b (call-asm-length call) 0
+                                 (call-asm-hold call) t)
                            (setf (call-asm-length call)
                                  (logior (ash (logand (call-asm-length call) #xffffff) 8) b)))
                        (setf (call-asm-prefix call) (1+ k))
                        (incf start)
-                       (incf immediate)
+                       (incf (call-asm-held call))
                        (when (and (= k 4) (not (%check-prefix call)))
                          (return))
+                       (when (= k 4)
+                         (%begin-message call conn)
+                         (unless (call-asm-hold call)
+                           (incf immediate (%take-held call))))
                        (when (and (= k 4) (zerop (call-asm-length call)))
                          (setf (call-asm-prefix call) 0)
-                         (%deliver call octets start start 0))))
+                         (%deliver call octets start start (%take-held call)))))
                  ;; Payload of a message that did not fit in one frame.
                  (let* ((buf (or (call-asm-buf call) (setf (call-asm-buf call) (make-obuf 1024))))
                         (need (- (call-asm-length call) (obuf-fill buf)))
                         (n (min need (- end start))))
                    (obuf-write-bytes buf octets start (+ start n))
                    (incf start n)
-                   (incf immediate n)
+                   (incf immediate (%hold-or-return call n))
                    (when (= n need)
                      (setf (call-asm-prefix call) 0)
-                     (%deliver call (obuf-data buf) 0 (obuf-fill buf) 0)
-                     (obuf-reset buf)))))
+                     (%deliver call (obuf-data buf) 0 (obuf-fill buf) (%take-held call))
+                     (if (> (length (obuf-data buf)) 65536)
+                         ;; Do not keep a large message's buffer for the
+                         ;; rest of a long stream.
+                         (setf (call-asm-buf call) nil)
+                         (obuf-reset buf))))))
     (when (plusp immediate)
       (clgrpc.http2:%stream-consumed conn stream immediate))))

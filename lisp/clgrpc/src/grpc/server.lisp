@@ -149,11 +149,13 @@ it with UNKNOWN."
 (defun %send-response-headers (call)
   (unless (call-headers-sent call)
     (setf (call-headers-sent call) t)
-    (clgrpc.http2:%write-headers
-     (call-conn call) (call-stream call)
-     (if (call-%response-metadata call)
-         (append +response-headers+ (metadata-to-headers (call-%response-metadata call)))
-         +response-headers+))))
+    (let ((headers (if (call-%response-metadata call)
+                       (append +response-headers+ (metadata-to-headers (call-%response-metadata call)))
+                       +response-headers+)))
+      (unless (clgrpc.http2:%header-list-fits-p (call-conn call) headers)
+        ;; The client said it takes no more (SETTINGS_MAX_HEADER_LIST_SIZE).
+        (setf headers +response-headers+))
+      (clgrpc.http2:%write-headers (call-conn call) (call-stream call) headers))))
 
 (defun trailer-headers (code message metadata)
   (let ((tail (when metadata (metadata-to-headers metadata))))
@@ -176,6 +178,8 @@ it stops (RFC 9113 8.1)."
       (let ((trailers (handler-case (trailer-headers code message metadata)
                         (grpc-error (e)
                           (trailer-headers +internal+ (grpc-error-message e) nil)))))
+        (unless (clgrpc.http2:%header-list-fits-p conn trailers)
+          (setf trailers (trailer-headers +internal+ "response trailers exceed the client's header list limit" nil)))
         (clgrpc.http2:%write-headers conn stream
                                      (if (call-headers-sent call)
                                          trailers

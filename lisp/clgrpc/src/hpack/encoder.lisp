@@ -118,11 +118,26 @@ added to the tables).  NAME should be lower case (RFC 9113 8.2.1)."
                (dynamic-table-add table name value))))))))
   buf)
 
+(defun check-header-list (headers)
+  "Signal HPACK-ERROR unless every name and value of HEADERS is a string of
+octets (characters below 256)."
+  (flet ((octet-string-p (s)
+           (and (stringp s) (every (lambda (c) (< (char-code c) 256)) s))))
+    (dolist (h headers)
+      (let ((name (car h))
+            (value (if (consp (cdr h)) (second h) (cdr h))))
+        (unless (and (octet-string-p name) (octet-string-p value))
+          (hpack-error "header field ~S is not a pair of octet strings" h))))))
+
 (defun encode-header-block (encoder buf headers)
   "Append a complete header block for HEADERS, a list whose elements are
 (name . value) or (name value indexing).  Emits any pending table size
 update first."
   (declare (type encoder encoder) (type obuf buf) (type list headers))
+  ;; Everything that could fail is checked before anything is written or
+  ;; the dynamic table changes: a half-encoded block would desynchronize
+  ;; the peer's decoder from our table.
+  (check-header-list headers)
   (emit-pending-size-update encoder buf)
   (dolist (h headers buf)
     (if (consp (cdr h))

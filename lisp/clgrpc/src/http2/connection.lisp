@@ -220,6 +220,7 @@ CONNECTION-LIMITS) bounds what the peer may do."
 (defun connection-stream-count (conn) (hash-table-count (conn-streams conn)))
 (defun connection-peer-max-concurrent-streams (conn) (conn-peer-max-concurrent conn))
 (defun connection-peer-max-frame-size (conn) (conn-peer-max-frame-size conn))
+(defun connection-peer-max-header-list-size (conn) (conn-peer-max-header-list-size conn))
 (defun connection-send-window (conn) (conn-send-window conn))
 (defun connection-finished-p (conn) (conn-finished conn))
 (defun connection-handler-count (conn) (conn-handlers conn))

@@ -55,7 +55,7 @@ or in progress."
     (setf (conn-out conn) (make-obuf 512)))
   (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn)))
 
-(declaim (ftype function %set-write-interest %resume-parked))
+(declaim (ftype function %set-write-interest %resume-parked %mark-closed))
 
 (defun %write-out (conn resume)
   "Write OUT until it is empty or the socket is full, from this thread.
@@ -168,16 +168,39 @@ identifiers exhausted), :TIMEOUT if the deadline passed first."
 ;;; ------------------------------------------------------------------
 ;;; Frames (lock held)
 
+(defun header-list-size (headers)
+  "The size of HEADERS as SETTINGS_MAX_HEADER_LIST_SIZE counts it (6.5.2):
+name and value lengths plus 32 per field."
+  (loop for h in headers
+        sum (+ 32 (length (the string (car h)))
+               (length (the string (if (consp (cdr h)) (second h) (cdr h)))))))
+
+(defun %header-list-fits-p (conn headers)
+  "Lock held: HEADERS are within the peer's SETTINGS_MAX_HEADER_LIST_SIZE."
+  (let ((limit (conn-peer-max-header-list-size conn)))
+    (or (null limit) (<= (header-list-size headers) (the fixnum limit)))))
+
 (defun %write-headers (conn stream headers &key end-stream)
   "A header block for STREAM: HEADERS (+ CONTINUATION if larger than the
 peer's SETTINGS_MAX_FRAME_SIZE).  HEADERS is a list of (name . value) or
 (name value indexing); see CLGRPC.HPACK:ENCODE-HEADER-BLOCK."
   (declare (type h2-stream stream))
   (let* ((out (conn-out conn))
+         (before (obuf-fill out))
          (pos (begin-frame out +frame-headers+
                            (logior +flag-end-headers+ (if end-stream +flag-end-stream+ 0))
                            (h2-stream-id stream))))
-    (clgrpc.hpack:encode-header-block (conn-encoder conn) out headers)
+    (handler-bind ((serious-condition
+                     (lambda (e)
+                       ;; No half-written frame stays in OUT.  Bad input is
+                       ;; refused before the encoder changes its table; any
+                       ;; other failure leaves the table unknown to the peer,
+                       ;; so the connection cannot go on.
+                       (setf (obuf-fill out) before)
+                       (unless (typep e 'clgrpc.hpack:hpack-error)
+                         (%mark-closed conn +internal-error+)
+                         (%post conn +post-close+)))))
+      (clgrpc.hpack:encode-header-block (conn-encoder conn) out headers))
     (finish-headers-frame out pos (conn-peer-max-frame-size conn))
     (setf (conn-reset-ping-strikes conn) t)
     (when end-stream

@@ -17,6 +17,10 @@
 (defconstant +max-group-depth+ 100
   "Nesting limit for skipping groups, so hostile input cannot blow the stack.")
 
+(defconstant +max-message-depth+ 100
+  "Nesting limit for decoding messages within messages (protobuf-java's
+default recursion limit), so hostile input cannot blow the stack.")
+
 (declaim (inline truncated))
 (defun truncated (pos)
   (decode-error pos "truncated input"))
