@@ -23,6 +23,10 @@ type Runner struct {
 	Progress io.Writer
 	// ProgressInterval throttles progress lines; 0 means two seconds.
 	ProgressInterval time.Duration
+	// AfterRep, if set, is called after each measured repetition (0-based),
+	// outside the measured time: where a suite samples what the harness
+	// does not, such as the server's memory, once per repetition.
+	AfterRep func(rep int)
 }
 
 // Run warms up, then measures Plan.Reps repetitions of op. On error
@@ -50,6 +54,9 @@ func (r *Runner) Run(ctx context.Context, op Op) ([]Rep, error) {
 			return reps, fmt.Errorf("%s %s: %w", r.Scenario, label, err)
 		}
 		reps = append(reps, rep)
+		if r.AfterRep != nil {
+			r.AfterRep(i)
+		}
 		if i == r.Plan.Reps-1 {
 			prog.force("%s", repSummary(label, rep))
 		} else {

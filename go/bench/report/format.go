@@ -19,7 +19,7 @@ func FormatValue(v float64, unit string) string {
 		return FormatDuration(v / 1e9)
 	case schema.UnitNsPerOp:
 		return FormatDuration(v/1e9) + "/op"
-	case schema.UnitBytesPerOp:
+	case schema.UnitBytesPerOp, schema.UnitBytes:
 		return FormatBytes(v)
 	case schema.UnitAllocsPerOp:
 		return FormatNumber(v)
@@ -159,6 +159,10 @@ var metricLabels = map[string]string{
 	"allocs_per_op": "Allocs/op",
 	"cpu_pressure":  "Host CPU pressure",
 	"encoded_bytes": "Encoded bytes",
+	// The connection-scale suite's own (go/routeguide/loadgen).
+	"server_rss":          "Server RSS",
+	"server_rss_per_conn": "Server RSS per connection",
+	"server_cpu_per_req":  "Server CPU per request",
 }
 
 // shareMetrics are ratio metrics that are a share of time, printed as

@@ -146,6 +146,53 @@ var BuiltinLayouts = map[string]Layout{
 		},
 	},
 
+	// Connection scale (bench/connscale): the RouteGuide servers holding
+	// 100 to 10,000 connections, 100 of them busy with unary calls and the
+	// rest idle. Parameters: impl (go|lisp), rpc, clients (the busy ones),
+	// total_conns, idle_conns.
+	"connscale": {
+		Title: "Connection scale: Go vs Common Lisp",
+		Sections: []Section{
+			PivotTable{
+				Title: "Throughput", GroupBy: []string{"rpc", "clients"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: "req_per_s", Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
+			},
+			PivotTable{
+				Title: "Latency p99", GroupBy: []string{"rpc", "clients"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: "latency_p99", Names: implNames,
+			},
+			PivotTable{
+				Title: "Server RSS per connection", GroupBy: []string{"rpc", "clients"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: "server_rss_per_conn", Names: implNames,
+			},
+			PivotTable{
+				Title: "Server CPU per request", GroupBy: []string{"rpc", "clients"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: "server_cpu_per_req", Names: implNames,
+			},
+			Goal{
+				Title: "Goal",
+				Statement: "At every connection count, the Lisp server reaches at least the Go server's " +
+					"req/s, a p99 latency no higher than Go's, and at most 2x Go's RSS per connection " +
+					"(RSS divided by the connections held).",
+				GroupBy:  []string{"rpc", "clients", "total_conns"},
+				Vary:     []string{"impl"},
+				Baseline: "go",
+				Names:    implNames,
+				Limits: []RatioLimit{
+					{Metric: "req_per_s", Min: 1},
+					{Metric: "latency_p99", Max: 1},
+					{Metric: "server_rss_per_conn", Max: 2},
+				},
+				Context: []MetricView{{Name: "server_cpu_per_req"}, {Name: "server_rss"}},
+			},
+		},
+	},
+
 	// Kubernetes content types (go/kcpbench). Parameters: benchmark
 	// (WithClientCM and WithClientRBAC against kcp, SerializationCM/encode
 	// etc. for the micro-benchmark), content_type. JSON is the baseline.

@@ -13,6 +13,7 @@ const (
 	UnitAllocsPerOp = "allocs/op" // heap allocations per operation
 	UnitRatio       = "ratio"     // dimensionless, e.g. CPU time / wall time
 	UnitCount       = "count"     // plain counts: operations, errors
+	UnitBytes       = "B"         // memory sizes: resident set size, per connection
 )
 
 var knownUnits = map[string]bool{
@@ -25,6 +26,7 @@ var knownUnits = map[string]bool{
 	UnitAllocsPerOp: true,
 	UnitRatio:       true,
 	UnitCount:       true,
+	UnitBytes:       true,
 }
 
 // KnownUnit reports whether unit is one of the units above.

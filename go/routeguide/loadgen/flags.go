@@ -52,6 +52,9 @@ type config struct {
 	duration   time.Duration
 	conns      connMode
 	streamMsgs int
+	// totalConns, when given, makes this the connection-scale suite: each
+	// scenario holds that many connections, the clients' plus idle ones.
+	totalConns []int
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -72,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	// before the first measured repetition.
 	cfg := config{bench: harness.Flags{Reps: 3, Warmup: harness.Warmup{Duration: time.Second}}}
 	cfg.bench.Register(fs)
-	var rpcs, clients, conns string
+	var rpcs, clients, conns, totalConns string
 	fs.StringVar(&cfg.serverPath, "server", "", "RouteGuide server `executable` to start with -addr 127.0.0.1:0 (its CPU time is measured too)")
 	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
 	fs.StringVar(&cfg.impl, "impl", "go", "server implementation `label` recorded in the results (go, lisp)")
@@ -80,12 +83,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&clients, "clients", "1,10,100", "comma `list` of concurrent client counts, one scenario each")
 	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per repetition")
 	fs.StringVar(&conns, "conns", string(perClient), "connection `mode`: per-client (each client its own HTTP/2 connection) or shared (all clients multiplex one)")
+	fs.StringVar(&totalConns, "total_conns", "", "comma `list` of total connection counts: each scenario adds idle HTTP/2 connections up to it and records the server's RSS per idle connection and CPU per request (the connscale suite)")
 	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
 
 	if err := cfg.bench.Parse(fs, args[1:]); err != nil {
 		return config{}, err // Parse has printed the problem and the usage
 	}
-	if err := cfg.complete(rpcs, clients, conns); err != nil {
+	if err := cfg.complete(rpcs, clients, conns, totalConns); err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
 		return config{}, err
@@ -95,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // complete parses the list flags into cfg and checks every suite flag,
 // reporting all problems at once.
-func (cfg *config) complete(rpcs, clients, conns string) error {
+func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
@@ -133,6 +137,21 @@ func (cfg *config) complete(rpcs, clients, conns string) error {
 		cfg.conns = connMode(conns)
 	default:
 		fail("-conns %q: want per-client or shared", conns)
+	}
+	if totalConns != "" {
+		if cfg.totalConns, err = parseClientCounts(totalConns); err != nil {
+			fail("-total_conns: %v", err)
+		}
+		for _, t := range cfg.totalConns {
+			for _, c := range cfg.clients {
+				if t < c {
+					fail("-total_conns %d is below -clients %d: the active clients' connections count too", t, c)
+				}
+			}
+		}
+		if cfg.conns != perClient {
+			fail("-total_conns needs -conns per-client")
+		}
 	}
 	if cfg.streamMsgs < 1 || cfg.streamMsgs > maxStreamMsgs {
 		fail("-stream_msgs must be from 1 to %d, got %d", maxStreamMsgs, cfg.streamMsgs)

@@ -61,7 +61,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	if cfg.serverPath != "" {
 		env.Extra["server"] = filepath.Base(cfg.serverPath)
 	}
-	file := schema.NewFile(suite, env)
+	name := suite
+	if len(cfg.totalConns) > 0 {
+		name = connScaleSuite
+	}
+	file := schema.NewFile(name, env)
 	scenarios := cfg.scenarios()
 	ss := &session{cfg: cfg, addr: cfg.addr, progress: log, stallGrace: stallGrace}
 	// fail records every scenario as failed, so that the report shows

@@ -31,15 +31,22 @@ const (
 type scenario struct {
 	kind    rpcKind
 	clients int
+	total   int // connections in all (connscale suite), else 0
 }
 
 // scenarios lists the run's points, by kind and then by client count, the
 // order in which the report shows them.
 func (cfg config) scenarios() []scenario {
 	var out []scenario
-	for _, k := range cfg.rpcs {
-		for _, n := range cfg.clients {
-			out = append(out, scenario{k, n})
+	totals := cfg.totalConns
+	if len(totals) == 0 {
+		totals = []int{0}
+	}
+	for _, t := range totals {
+		for _, k := range cfg.rpcs {
+			for _, n := range cfg.clients {
+				out = append(out, scenario{k, n, t})
+			}
 		}
 	}
 	return out
@@ -49,7 +56,11 @@ func (cfg config) scenarios() []scenario {
 // and the Lisp run: hence the implementation first, e.g.
 // "go/unary/clients=10".
 func (s scenario) name(impl string) string {
-	return fmt.Sprintf("%s/%s/clients=%d", impl, s.kind, s.clients)
+	name := fmt.Sprintf("%s/%s/clients=%d", impl, s.kind, s.clients)
+	if s.total > 0 {
+		name += fmt.Sprintf("/conns=%d", s.total)
+	}
+	return name
 }
 
 // session is what all scenarios of one run share.
@@ -69,7 +80,7 @@ type session struct {
 // client, rpc and clients are what the report's "routeguide" layout pivots
 // on; the Lisp load generator (lisp/routeguide) records "client": "lisp".
 func (ss *session) params(s scenario) map[string]any {
-	return map[string]any{
+	p := map[string]any{
 		"impl":        ss.cfg.impl,
 		"rpc":         string(s.kind),
 		"clients":     s.clients,
@@ -78,6 +89,11 @@ func (ss *session) params(s scenario) map[string]any {
 		"stream_msgs": ss.work.msgsPerCall(s.kind),
 		"client":      "go",
 	}
+	if s.total > 0 {
+		p["total_conns"] = s.total
+		p["idle_conns"] = s.total - s.clients
+	}
+	return p
 }
 
 // plan is the harness plan of one scenario.
@@ -120,6 +136,20 @@ func (ss *session) run(ctx context.Context, s scenario) schema.Result {
 		return harness.ErrorResult(name, params, err)
 	}
 	defer closeConns()
+	if idle := s.total - s.clients; idle > 0 {
+		before, _ := ss.serverRSS()
+		closeIdle, err := openIdle(ctx, ss.addr, idle)
+		if err != nil {
+			return harness.ErrorResult(name, params, err)
+		}
+		defer closeIdle()
+		time.Sleep(idleSettleBeforeMeasure) // let the server accept and set up every one
+		if after, ok := ss.serverRSS(); ok && before > 0 {
+			fmt.Fprintf(ss.progress, "[%s] %s: %d idle connections added %.1f KiB of server RSS each\n",
+				suite, name, idle, (after-before)/float64(idle)/1024)
+		}
+	}
+	var rss []float64
 
 	plan := ss.plan(s)
 	budget := timeBudget(plan, ss.stallGrace)
@@ -127,6 +157,13 @@ func (ss *session) run(ctx context.Context, s scenario) schema.Result {
 	defer cancel()
 
 	r := &harness.Runner{Suite: suite, Scenario: name, Plan: plan, Server: ss.cpu, Progress: ss.progress}
+	if s.total > 0 {
+		r.AfterRep = func(int) {
+			if v, ok := ss.serverRSS(); ok {
+				rss = append(rss, v)
+			}
+		}
+	}
 	reps, err := r.Run(runCtx, newOp(s.kind, ss.work, clients))
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("%w: cancelled after %v, %v past its planned time; an RPC is probably stuck", err, budget, ss.stallGrace)
@@ -136,5 +173,18 @@ func (ss *session) run(ctx context.Context, s scenario) schema.Result {
 		// repetition could leave too few failures to notice.
 		err = ss.server.ExitedEarly()
 	}
-	return harness.Result(name, params, reps, err)
+	res := harness.Result(name, params, reps, err)
+	if s.total > 0 && res.Status == schema.StatusOK {
+		res.Metrics = append(res.Metrics, scaleMetrics(reps, rss, s.total)...)
+	}
+	return res
+}
+
+// serverRSS is the started server's resident set size, if there is one.
+func (ss *session) serverRSS() (float64, bool) {
+	if ss.server == nil {
+		return 0, false
+	}
+	rss, err := processRSS(ss.server.PID())
+	return rss, err == nil
 }

@@ -38,7 +38,7 @@ func TestScenarioWithAStuckRPCIsCancelledAndFails(t *testing.T) {
 		bench: harness.Flags{Reps: 1}}
 	ss := &session{cfg: cfg, addr: lis.Addr().String(), work: testWorkload(t, 10), stallGrace: 300 * time.Millisecond}
 	start := time.Now()
-	res := ss.run(testContext(t), scenario{unary, 2})
+	res := ss.run(testContext(t), scenario{kind: unary, clients: 2})
 	if res.Status != schema.StatusError || !strings.Contains(res.Error, "probably stuck") {
 		t.Errorf("result %s %q, want an error about a stuck RPC", res.Status, res.Error)
 	}
@@ -60,7 +60,7 @@ func TestScenarioAgainstNoServerFails(t *testing.T) {
 	ss := &session{cfg: cfg, addr: addr, work: testWorkload(t, 10), stallGrace: time.Second}
 	ctx, cancel := context.WithTimeout(testContext(t), 500*time.Millisecond)
 	defer cancel()
-	res := ss.run(ctx, scenario{unary, 1})
+	res := ss.run(ctx, scenario{kind: unary, clients: 1})
 	if res.Status != schema.StatusError || !strings.Contains(res.Error, "not ready") {
 		t.Errorf("result %s %q, want a connection error", res.Status, res.Error)
 	}

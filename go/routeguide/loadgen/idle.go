@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// Metrics of the connection-scale suite (-total_conns), beside the
+// harness's own.
+const (
+	metricServerRSS         = "server_rss"
+	metricServerRSSPerConn  = "server_rss_per_conn"
+	metricServerCPUPerReq   = "server_cpu_per_req"
+	connScaleSuite          = "connscale"
+	idleConnectTimeout      = 30 * time.Second
+	idleSettleBeforeMeasure = time.Second
+)
+
+// preface is what an idle client sends: the HTTP/2 client preface and an
+// empty SETTINGS frame. After that it says nothing and reads nothing, as
+// an idle or keepalive-only client of a real service does between calls.
+var preface = append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 0, 0, 0, 4, 0, 0, 0, 0, 0)
+
+// openIdle opens n idle HTTP/2 connections to addr. The returned function
+// closes them.
+func openIdle(ctx context.Context, addr string, n int) (func(), error) {
+	conns := make([]net.Conn, 0, n)
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, idleConnectTimeout)
+	defer cancel()
+	var d net.Dialer
+	for i := range n {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			_, err = c.Write(preface)
+		}
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("idle connection %d of %d: %w", i+1, n, err)
+		}
+		conns = append(conns, c)
+	}
+	return closeAll, nil
+}
+
+// processRSS is a process's resident set size in bytes, from /proc.
+func processRSS(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kib, err := strconv.ParseFloat(f[1], 64)
+			return kib * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+// scaleMetrics are the connection-scale metrics of a finished scenario,
+// one value per repetition: the server's RSS after it, that RSS divided by
+// the connections held, and the server's CPU per completed request.
+func scaleMetrics(reps []harness.Rep, rss []float64, conns int) []schema.Metric {
+	if len(rss) != len(reps) {
+		return nil
+	}
+	perConn := make([]float64, len(rss))
+	for i, v := range rss {
+		perConn[i] = v / float64(conns)
+	}
+	out := []schema.Metric{
+		schema.NewMetric(metricServerRSS, schema.UnitBytes, schema.LowerIsBetter, rss),
+		schema.NewMetric(metricServerRSSPerConn, schema.UnitBytes, schema.LowerIsBetter, perConn),
+	}
+	var perReq []float64
+	for _, r := range reps {
+		if !r.HasServerCPU || r.Ops == 0 {
+			return out
+		}
+		perReq = append(perReq, float64(r.ServerCPU.Total().Nanoseconds())/float64(r.Ops))
+	}
+	return append(out, schema.NewMetric(metricServerCPUPerReq, schema.UnitNanoseconds, schema.LowerIsBetter, perReq))
+}
