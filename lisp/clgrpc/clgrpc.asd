@@ -90,6 +90,7 @@
                (:file "descriptor-tests")
                (:file "h2-peer")
                (:file "connection-tests")
+               (:file "limits-tests")
                (:file "grpc-tests")
                (:file "generated")
                (:static-file "data/messages/clgrpc.test.Everything.full.bin")

@@ -349,19 +349,6 @@ break")))))
 ;;; ------------------------------------------------------------------
 ;;; Raw requests: what the server puts on the wire
 
-(defun grpc-request-headers (path &optional extra)
-  (append `((":method" . "POST") (":scheme" . "http") (":path" . ,path)
-            (":authority" . "localhost") ("content-type" . "application/grpc")
-            ("te" . "trailers"))
-          extra))
-
-(defun grpc-frame (message &key (flag 0))
-  (let ((b (make-obuf 16)))
-    (obuf-write-u8 b flag)
-    (obuf-write-u32 b (length message))
-    (obuf-write-bytes b message)
-    (obuf-contents b)))
-
 (defun header (name headers) (cdr (assoc name headers :test #'string=)))
 
 (defun raw-grpc-response (peer stream-id)

@@ -129,6 +129,26 @@ Frames it skips are answered as a client would (SETTINGS ACK) or ignored."
     (obuf-write-bytes b payload)
     (obuf-contents b)))
 
+;;; gRPC requests written raw, for tests that speak to a gRPC server.
+
+(defun grpc-request-headers (path &optional extra)
+  (append `((":method" . "POST") (":scheme" . "http") (":path" . ,path)
+            (":authority" . "localhost") ("content-type" . "application/grpc")
+            ("te" . "trailers"))
+          extra))
+
+(defun grpc-frame (message &key (flag 0))
+  (let ((b (make-obuf 16)))
+    (obuf-write-u8 b flag)
+    (obuf-write-u32 b (length message))
+    (obuf-write-bytes b message)
+    (obuf-contents b)))
+
+(defun raw-grpc-request (peer stream-id path message &key (end-stream t))
+  "HEADERS for PATH, then MESSAGE as one gRPC message in DATA."
+  (raw-headers peer stream-id :headers (grpc-request-headers path))
+  (raw-data peer stream-id (grpc-frame message) :end-stream end-stream))
+
 ;;; ------------------------------------------------------------------
 ;;; Echo server on CLGRPC.HTTP2 connections: answers every request with
 ;;; :status 200 and, once the request ends, all its DATA echoed back.
