@@ -7,8 +7,8 @@
     lisp_proto_library(name = "api_lisp", deps = [":api_proto"], package = "api.proto")
     lisp_test(name = "lib_test", srcs = ["tests.lisp"], deps = [":lib"], suites = ["lib.tests::all"])
 
-- lisp_library compiles one action per source file, in the order of srcs, after loading the fasls of
-  its dependencies and of the files before it; a change recompiles only that file and what follows.
+- lisp_library compiles its srcs in order in one action (one SBCL process), after loading the fasls of
+  its dependencies, loading each new fasl before the next file; a change recompiles the library.
 - lisp_binary saves an executable with save-lisp-and-die; `main` is package:function, and its integer
   result is the exit code. For linux_arm64 the output is a real aarch64 executable, and `bazel run`
   runs it under qemu-user.

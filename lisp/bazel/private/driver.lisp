@@ -2,7 +2,10 @@
 ;;;;
 ;;;;   sbcl --core ... --load driver.lisp --end-toplevel-options COMMAND ARG...
 ;;;;
-;;;;   compile OUT SRC NAME REQUIRES FASL...   compile SRC to the fasl OUT, after loading FASL...
+;;;;   compile REQUIRES N OUT SRC NAME ... FASL...
+;;;;                                          load FASL..., then compile the N sources in order,
+;;;;                                          each SRC (workspace name NAME) to the fasl OUT,
+;;;;                                          loading each fasl before the next source
 ;;;;   save OUT TOPLEVEL COMPRESS REQUIRES FASL...
 ;;;;                                          load FASL... and save an executable whose entry
 ;;;;                                          point is the function TOPLEVEL ("package:name")
@@ -54,19 +57,31 @@
                           (declare (ignore function pathspec))
                           0))))
 
-(defun compile-command (out src name requires fasls)
-  (require-modules requires)
-  (load-fasls fasls)
-  (fix-source-write-dates)
+(defun compile-one (out src name)
   (unless (call-with-captured-output
            (lambda ()
-             ;; The fasl names the source by its workspace path, not the sandbox's.
-             (let ((sb-c::*source-namestring* name))
+             ;; The fasl names the source by its workspace path, not the sandbox's, and gensyms
+             ;; are numbered from zero in each file: a fasl then depends only on its source and
+             ;; what was loaded before it, not on how much the process compiled first.
+             (let ((sb-c::*source-namestring* name)
+                   (*gensym-counter* 0))
                (multiple-value-bind (fasl warnings-p failure-p)
                    (compile-file src :output-file out :verbose nil :print nil)
                  (declare (ignore warnings-p))
                  (and fasl (not failure-p))))))
     (fail "compiling ~A failed (warnings count as failures)" name)))
+
+(defun compile-command (requires n rest)
+  (require-modules requires)
+  (let ((sources (loop repeat n
+                       for (out src name) on rest by #'cdddr
+                       collect (list out src name)))
+        (fasls (nthcdr (* 3 n) rest)))
+    (load-fasls fasls)
+    (fix-source-write-dates)
+    (loop for (out src name) in sources
+          do (compile-one out src name)
+             (load out))))
 
 (defun resolve-toplevel (designator)
   (let* ((colon (or (position #\: designator)
@@ -154,13 +169,14 @@
 (defun main (args)
   (let ((command (first args))
         (args (rest args)))
-    (cond ((and (equal command "compile") (>= (length args) 4))
-           (destructuring-bind (out src name requires &rest fasls) args
-             (compile-command out src name requires fasls)))
+    (cond ((and (equal command "compile") (>= (length args) 2)
+                (every #'digit-char-p (second args))
+                (>= (length (cddr args)) (* 3 (parse-integer (second args)))))
+           (compile-command (first args) (parse-integer (second args)) (cddr args)))
           ((and (equal command "save") (>= (length args) 4))
            (destructuring-bind (out toplevel compress requires &rest fasls) args
              (save-command out toplevel compress requires fasls)))
-          (t (fail "usage: compile OUT SRC NAME REQUIRES FASL... | save OUT TOPLEVEL COMPRESS REQUIRES FASL...")))
+          (t (fail "usage: compile REQUIRES N OUT SRC NAME ... FASL... | save OUT TOPLEVEL COMPRESS REQUIRES FASL...")))
     (sb-ext:exit :code 0)))
 
 ;; SBCL leaves only the program name and the arguments after --end-toplevel-options here.

@@ -1,4 +1,4 @@
-"""lisp_library: compiles Lisp sources to fasls, one action per file."""
+"""lisp_library: compiles Lisp sources to fasls, one action (one SBCL) per library."""
 
 load(":providers.bzl", "LispInfo")
 load(":sbcl_action.bzl", "TOOLCHAIN_TYPE", "requires_arg", "run_driver", "sbcl_info")
@@ -6,8 +6,11 @@ load(":sbcl_action.bzl", "TOOLCHAIN_TYPE", "requires_arg", "run_driver", "sbcl_i
 def compile_sources(ctx, srcs, deps, requires, data = []):
     """Compiles srcs in order; returns the LispInfo of the result.
 
-    Each file gets its own action, which loads the dependencies' fasls and the fasls of the files
-    before it in srcs, so a change to one file recompiles only it and what comes after it.
+    One action compiles the whole library in one SBCL process: it loads the dependencies' fasls
+    once, then compiles each file and loads its fasl before the next, as ASDF does. One process per
+    file would start SBCL (under qemu for arm64) and load every earlier fasl again for each file,
+    a cost that grows with the square of the library's length. A change to any file recompiles the
+    library; libraries are cached separately.
 
     Args:
       ctx: the rule context.
@@ -20,21 +23,23 @@ def compile_sources(ctx, srcs, deps, requires, data = []):
     all_requires = depset(requires, transitive = [d.requires for d in deps])
     loaded = depset(transitive = [d.fasls for d in deps], order = "postorder")
     own = []
+    triples = []
     for src in srcs:
         fasl = ctx.actions.declare_file("%s_fasl/%s.fasl" % (ctx.label.name, src.short_path.replace("../", "external/").rsplit(".", 1)[0]))
-        before = depset(own, transitive = [loaded], order = "postorder")
+        own.append(fasl)
+        triples.extend([fasl.path, src.path, src.short_path])
+    if srcs:
         run_driver(
             ctx,
             sbcl,
             command = "compile",
-            arguments = [fasl.path, src.path, src.short_path, requires_arg(all_requires)] +
-                        [f.path for f in before.to_list()],
-            inputs = depset([src] + data, transitive = [before]),
-            outputs = [fasl],
+            arguments = [requires_arg(all_requires), str(len(srcs))] + triples +
+                        [f.path for f in loaded.to_list()],
+            inputs = depset(srcs + data, transitive = [loaded]),
+            outputs = own,
             mnemonic = "LispCompile",
-            progress_message = "Compiling Lisp %{label}: " + src.short_path,
+            progress_message = "Compiling Lisp %%{label} (%d files)" % len(srcs),
         )
-        own.append(fasl)
     return LispInfo(
         fasls = depset(own, transitive = [loaded], order = "postorder"),
         srcs = depset(srcs, transitive = [d.srcs for d in deps]),
@@ -58,7 +63,7 @@ LISP_COMPILE_ATTRS = {
 
 lisp_library = rule(
     implementation = _lisp_library_impl,
-    doc = "Compiles Lisp sources into fasls, in order, one action per file.",
+    doc = "Compiles Lisp sources into fasls, in order, in one action.",
     attrs = LISP_COMPILE_ATTRS,
     toolchains = [TOOLCHAIN_TYPE],
 )
