@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,33 +64,20 @@ func (l testLog) Write(b []byte) (int, error) {
 
 // rssMiB is the server's resident set size.
 func (s *target) rssMiB(t *testing.T) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.proc.PID()))
+	rss, err := s.proc.RSS()
 	if err != nil {
 		t.Fatalf("%s server: %v", s.name, err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kib, _ := strconv.Atoi(f[1])
-			return float64(kib) / 1024
-		}
-	}
-	t.Fatalf("%s server: no VmRSS", s.name)
-	return 0
+	return float64(rss) / (1 << 20)
 }
 
 // threads is the server's thread count.
 func (s *target) threads(t *testing.T) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.proc.PID()))
+	n, err := s.proc.Threads()
 	if err != nil {
 		t.Fatalf("%s server: %v", s.name, err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Threads:" {
-			n, _ := strconv.Atoi(f[1])
-			return n
-		}
-	}
-	return 0
+	return n
 }
 
 // healthy asserts the three things every case promises: the process is

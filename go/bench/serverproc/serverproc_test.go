@@ -244,3 +244,17 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+func TestRSSAndThreadsOfThisProcess(t *testing.T) {
+	rss, err := statusField(os.Getpid(), "VmRSS")
+	if err != nil || rss <= 0 {
+		t.Fatalf("VmRSS of this process: %d, %v", rss, err)
+	}
+	n, err := statusField(os.Getpid(), "Threads")
+	if err != nil || n < 1 {
+		t.Fatalf("Threads of this process: %d, %v", n, err)
+	}
+	if _, err := statusField(os.Getpid(), "NoSuchField"); err == nil {
+		t.Error("a missing field gave no error")
+	}
+}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
@@ -53,21 +50,6 @@ func openIdle(ctx context.Context, addr string, n int) (func(), error) {
 		conns = append(conns, c)
 	}
 	return closeAll, nil
-}
-
-// processRSS is a process's resident set size in bytes, from /proc.
-func processRSS(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kib, err := strconv.ParseFloat(f[1], 64)
-			return kib * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
 
 // scaleMetrics are the connection-scale metrics of a finished scenario,

@@ -185,6 +185,6 @@ func (ss *session) serverRSS() (float64, bool) {
 	if ss.server == nil {
 		return 0, false
 	}
-	rss, err := processRSS(ss.server.PID())
-	return rss, err == nil
+	rss, err := ss.server.RSS()
+	return float64(rss), err == nil
 }

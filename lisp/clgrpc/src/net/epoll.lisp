@@ -104,24 +104,23 @@ the wait."
            0 (logior +o-cloexec+ +o-nonblock+))
           "eventfd"))
 
+(defmacro %eventfd-io (name fd &optional (value 0))
+  "The read(2) or write(2) (NAME) of one 64-bit counter value on FD."
+  `(sb-alien:with-alien ((word (sb-alien:unsigned 64)))
+     (setf word ,value)
+     (sb-alien:alien-funcall
+      (sb-alien:extern-alien ,name (function sb-alien:long sb-alien:int
+                                             sb-sys:system-area-pointer sb-alien:unsigned-long))
+      ,fd (sb-alien:alien-sap (sb-alien:addr word)) 8)
+     nil))
+
 (defun eventfd-signal (fd)
   (declare (type fixnum fd))
-  (sb-alien:with-alien ((one (sb-alien:unsigned 64)))
-    (setf one 1)
-    (sb-alien:alien-funcall
-     (sb-alien:extern-alien "write" (function sb-alien:long sb-alien:int
-                                              sb-sys:system-area-pointer sb-alien:unsigned-long))
-     fd (sb-alien:alien-sap (sb-alien:addr one)) 8))
-  nil)
+  (%eventfd-io "write" fd 1))
 
 (defun eventfd-drain (fd)
   (declare (type fixnum fd))
-  (sb-alien:with-alien ((value (sb-alien:unsigned 64)))
-    (sb-alien:alien-funcall
-     (sb-alien:extern-alien "read" (function sb-alien:long sb-alien:int
-                                             sb-sys:system-area-pointer sb-alien:unsigned-long))
-     fd (sb-alien:alien-sap (sb-alien:addr value)) 8))
-  nil)
+  (%eventfd-io "read" fd))
 
 (defun fd-close (fd)
   (declare (type fixnum fd))

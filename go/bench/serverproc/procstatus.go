@@ -1,0 +1,35 @@
+package serverproc
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// statusField reads one numeric field of /proc/PID/status ("VmRSS",
+// "Threads"); for sizes the kernel reports kB.
+func statusField(pid int, name string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == name+":" {
+			return strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", name, pid)
+}
+
+// RSS is the server's resident set size in bytes (Linux only).
+func (p *Process) RSS() (int64, error) {
+	kib, err := statusField(p.PID(), "VmRSS")
+	return kib * 1024, err
+}
+
+// Threads is the server's thread count (Linux only).
+func (p *Process) Threads() (int, error) {
+	n, err := statusField(p.PID(), "Threads")
+	return int(n), err
+}
