@@ -400,3 +400,19 @@ both against the RFC."
                             (clgrpc.hpack:dynamic-table-size (hp-table dec))))
               (incf failures))))))
     (is (= 0 failures))))
+
+(test failed-encode-writes-nothing
+  ;; A field that is not an octet string is refused before anything is
+  ;; written or indexed: the peer's decoder never sees half a block, and
+  ;; the next block encodes as if the bad one had never been tried.
+  (let ((encoder (clgrpc.hpack:make-encoder))
+        (buf (make-obuf 64)))
+    (signals clgrpc.hpack:hpack-error
+      (clgrpc.hpack:encode-header-block encoder buf (list '("x-good" . "1")
+                                                          (cons "x-bad" (string (code-char 300))))))
+    (is (zerop (obuf-length buf)))
+    (is (zerop (clgrpc.hpack:dynamic-table-size (clgrpc.hpack:encoder-table encoder))))
+    (clgrpc.hpack:encode-header-block encoder buf '(("x-good" . "1")))
+    (is (equal '(("x-good" . "1"))
+               (clgrpc.hpack:decode-header-block (clgrpc.hpack:make-decoder)
+                                                 (obuf-data buf) 0 (obuf-length buf))))))
