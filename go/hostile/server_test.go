@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
 
@@ -39,7 +40,7 @@ func startServer(t *testing.T, name, path string) *target {
 		t.Fatalf("-%s_server not given", name)
 	}
 	p, err := serverproc.Start(context.Background(), serverproc.Spec{
-		Argv:         append([]string{path}, serverFlags...),
+		Argv:         append([]string{runfile.Path(path)}, serverFlags...),
 		ReadyTimeout: 60 * time.Second,
 		StopGrace:    5 * time.Second,
 		Log:          testLog{t, name},

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
 )
 
 // kcpBinary is the kcp to start: under Bazel the @kcp//:kcp in the test's
@@ -15,16 +17,13 @@ import (
 func kcpBinary(t *testing.T) string {
 	t.Helper()
 	p := os.Getenv("KCP_BINARY")
-	srcdir := os.Getenv("TEST_SRCDIR")
 	switch {
-	case p == "" && srcdir != "":
+	case p == "" && runfile.UnderBazel():
 		t.Fatal("KCP_BINARY is not set under Bazel; the BUILD file passes @kcp//:kcp")
 	case p == "":
 		t.Skip("needs a kcp binary: KCP_BINARY=$(tools/kcp/build) go test ./go/kcpbench/...")
-	case !filepath.IsAbs(p) && srcdir != "":
-		p = filepath.Join(srcdir, p)
 	}
-	return p
+	return runfile.Path(p)
 }
 
 // sharedKCP starts one kcp for the tests of this binary that need one.

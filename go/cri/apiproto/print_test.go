@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +9,8 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/types/descriptorpb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
 )
 
 var upstream = runtimeapi.File_staging_src_k8s_io_cri_api_pkg_apis_runtime_v1_api_proto
@@ -60,7 +61,7 @@ func TestPrintedFileCompilesToTheUpstreamDescriptor(t *testing.T) {
 	if rel == "" {
 		t.Skip("CRI_API_DESCRIPTOR_SET is not set; `bazel test //go/cri/apiproto:apiproto_test` sets it")
 	}
-	data, err := os.ReadFile(filepath.Join(os.Getenv("TEST_SRCDIR"), rel))
+	data, err := os.ReadFile(runfile.Path(rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
 )
 
 var (
@@ -22,7 +23,7 @@ var (
 func mockcriBinary(t *testing.T) string {
 	t.Helper()
 	if rel := os.Getenv("MOCKCRI"); rel != "" {
-		return filepath.Join(os.Getenv("TEST_SRCDIR"), rel)
+		return runfile.Path(rel)
 	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "cribench-test-")

@@ -6,12 +6,13 @@ import (
 	"flag"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
 )
 
 var crictlFlag = flag.String("crictl", "", "path to a crictl binary (sigs.k8s.io/cri-tools); default $CRICTL, else `go tool -n crictl`")
@@ -27,11 +28,11 @@ func crictlBinary(t *testing.T) string {
 		return *crictlFlag
 	}
 	env := os.Getenv("CRICTL") // read here, so go test's cache keys on it
-	if srcdir := os.Getenv("TEST_SRCDIR"); srcdir != "" {
+	if runfile.UnderBazel() {
 		if env == "" {
 			t.Fatal("under Bazel, CRICTL must name crictl's runfile (the test target's env)")
 		}
-		return filepath.Join(srcdir, env)
+		return runfile.Path(env)
 	}
 	if env != "" {
 		return env

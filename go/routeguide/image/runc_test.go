@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 	"github.com/grpcbench/grpcbench/tools/oci/ocilayout"
 )
@@ -49,7 +50,7 @@ func TestServerImageUnderRunc(t *testing.T) {
 		t.Skipf("SKIPPED: %v", err)
 	}
 	bundle := t.TempDir()
-	entrypoint, user := unpackImage(t, runfile(*serverIndex), "amd64", filepath.Join(bundle, "rootfs"))
+	entrypoint, user := unpackImage(t, runfile.Path(*serverIndex), "amd64", filepath.Join(bundle, "rootfs"))
 	// Port 0: the server picks a free port and prints it. The container shares the host's network
 	// namespace, so the port is on this machine's loopback.
 	args := append(append([]string{}, entrypoint...), "-addr", "127.0.0.1:0")
