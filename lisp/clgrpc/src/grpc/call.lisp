@@ -37,6 +37,7 @@
   ;; ---- inbound messages: message, flow-control octets, message, ...
   (inbox nil :type (or null fifo))
   (inbound-done nil)                    ; the peer half-closed
+  (wake-deferred nil)                   ; the reactor will wake the receiver (framing.lisp)
   (received 0 :type fixnum)             ; messages received
   (request nil)                         ; server: the request of a unary-request call
   ;; message assembly (framing.lisp)

@@ -62,16 +62,20 @@ of flow-control octets to return when the application takes it."
           (if (and (plusp (call-waiters call))
                    (clgrpc.http2:reader-thread-p (call-conn call)))
               ;; Woken under the lock, the receiver would only block on it
-              ;; again until the reader lets go: wake it once the reader has.
-              (clgrpc.http2:%defer-to-reader (call-conn call) #'%wake-receiver call)
+              ;; again until the reactor lets go: wake it once the reactor
+              ;; has, and once for all the messages of this read.
+              (unless (call-wake-deferred call)
+                (setf (call-wake-deferred call) t)
+                (clgrpc.http2:%defer-to-reader (call-conn call) #'%wake-receiver call))
               (broadcast-if-waiting (call-waiters call) (call-cv call)))))))
 
 (defun %wake-receiver (call)
-  "Reader thread, lock released: wake CALL-RECV for a delivered message.
+  "Reactor, lock released: wake CALL-RECV for the messages delivered.
 Without the lock the waiter count may be stale, which is harmless: a thread
 that stopped waiting has the message, one that waits again is woken for
 nothing, and one that has not counted itself yet sees the message before
 it waits."
+  (setf (call-wake-deferred call) nil)
   (broadcast-if-waiting (call-waiters call) (call-cv call)))
 
 (defun %check-prefix (call)
