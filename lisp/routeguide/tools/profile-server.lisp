@@ -31,8 +31,7 @@
     (let ((mode (intern (string-upcase mode) :keyword))
           (seconds (parse-integer seconds)))
       (check-type mode (member :cpu :alloc))
-      ;; As the server program does (routeguide::serve).
-      (setf (sb-ext:bytes-consed-between-gcs) (* 64 1024 1024))
+      ;; At SBCL's default GC settings, as the server program runs.
       (multiple-value-bind (server port)
           (routeguide::start-server :host "127.0.0.1" :port (parse-integer port))
         (flet ((request-stop (signal info context)
