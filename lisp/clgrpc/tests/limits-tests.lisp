@@ -179,3 +179,22 @@
              (is (eq :eof (raw-expect-eof (third peers))))
              (is (not (symbolp (raw-expect (first peers) (frame-of-type clgrpc.http2:+frame-settings+))))))
         (mapc #'raw-close peers)))))
+
+(test peer-header-list-limit-is-obeyed
+  ;; The server advertises SETTINGS_MAX_HEADER_LIST_SIZE 1024: a request
+  ;; whose metadata exceeds it fails on the client, before it is sent.
+  (with-grpc-server (port server :max-header-list-size 1024)
+    (clgrpc.grpc:register-method server "/t.T/Echo" (lambda (req call) (declare (ignore call)) req))
+    (setf port (clgrpc.grpc:server-start server))
+    (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+      (unwind-protect
+           (progn
+             ;; The first call learns the server's SETTINGS.
+             (is (equalp (octets-of 1) (clgrpc.grpc:unary-call ch "/t.T/Echo" (octets-of 1) :timeout 5)))
+             (let ((code nil))
+               (handler-case (clgrpc.grpc:unary-call ch "/t.T/Echo" (octets-of 2) :timeout 5
+                                                     :metadata (list (cons "x-big" (make-string 2000 :initial-element #\a))))
+                 (clgrpc.grpc:grpc-error (e) (setf code (clgrpc.grpc:grpc-error-code e))))
+               (is (eql clgrpc.grpc:+internal+ code)))
+             (is (equalp (octets-of 3) (clgrpc.grpc:unary-call ch "/t.T/Echo" (octets-of 3) :timeout 5))))
+        (clgrpc.grpc:channel-close ch)))))
