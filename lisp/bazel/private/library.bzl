@@ -18,6 +18,9 @@ def compile_sources(ctx, srcs, deps, requires, data = []):
       deps: list of LispInfo.
       requires: list of string, SBCL modules to require before compiling and loading.
       data: list of File that the sources read while compiling (e.g. with #.).
+
+    Returns:
+      LispInfo: the library's fasls (after its dependencies'), sources and required modules.
     """
     sbcl = sbcl_info(ctx)
     all_requires = depset(requires, transitive = [d.requires for d in deps])
