@@ -55,7 +55,7 @@ or in progress."
     (setf (conn-out conn) (make-obuf 512)))
   (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn)))
 
-(declaim (ftype function %set-write-interest %resume-parked %mark-closed))
+(declaim (ftype function %update-interest %resume-parked %mark-closed))
 
 (defun %write-out (conn resume)
   "Write OUT until it is empty or the socket is full, from this thread.
@@ -66,7 +66,7 @@ the connection failed (it is then closed)."
     (sb-thread:with-mutex (lock)
       (when (and resume (conn-write-blocked conn))
         (setf (conn-write-blocked conn) nil)
-        (%set-write-interest conn nil))
+        (%update-interest conn))
       (when (or (conn-flushing conn) (conn-write-blocked conn) (conn-closed conn)
                 (zerop (obuf-fill (conn-out conn))))
         (return-from %write-out t))
@@ -96,7 +96,7 @@ the connection failed (it is then closed)."
                  (setf (conn-flushing conn) nil
                        (conn-write-blocked conn) t)
                  (unless (conn-closed conn)
-                   (%set-write-interest conn t))
+                   (%update-interest conn))
                  (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
                  (return-from %write-out t))
                 ((or (conn-closed conn) (zerop (obuf-fill (conn-out conn))))

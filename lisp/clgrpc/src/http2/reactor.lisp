@@ -144,10 +144,9 @@ never the reactor (which serves every other connection)."
 (defun %interest (conn)
   (logior clgrpc.net:+epollin+ (if (conn-write-blocked conn) clgrpc.net:+epollout+ 0)))
 
-(defun %set-write-interest (conn on)
-  "Lock held: whether the reactor should wait for CONN's socket to become
-writable (ON) or only readable."
-  (declare (ignore on))
+(defun %update-interest (conn)
+  "Lock held: tell epoll what the reactor waits for on CONN: input, and
+output while the connection is write-blocked."
   (when (conn-registered conn)
     (clgrpc.net:epoll-control (reactor-epfd (conn-reactor conn)) :modify (conn-fd conn)
                               (%interest conn))))
