@@ -3,21 +3,29 @@
 load(":library.bzl", "LISP_COMPILE_ATTRS", "compile_sources")
 load(":providers.bzl", "LispExecutableInfo", "LispInfo")
 load(":runfiles.bzl", "emulated_launcher")
-load(":sbcl_action.bzl", "TOOLCHAIN_TYPE", "requires_arg", "run_driver", "sbcl_info")
+load(":sbcl_action.bzl", "TOOLCHAIN_TYPE", "requires_arg", "run_save", "sbcl_info")
 
 def save_executable(ctx, info, main, compress, name):
-    """Saves an executable named NAME that loads info's fasls and calls MAIN; returns the File."""
+    """Saves an executable that loads info's fasls and calls MAIN.
+
+    Args:
+      ctx: the rule context (needs the private _driver and _save attributes).
+      info: LispInfo of what the executable holds.
+      main: the entry function, "package:function".
+      compress: whether to compress the core.
+      name: the executable's file name.
+
+    Returns:
+      The executable File.
+    """
     sbcl = sbcl_info(ctx)
     out = ctx.actions.declare_file(name)
-    fasls = info.fasls.to_list()
-    run_driver(
+    run_save(
         ctx,
         sbcl,
-        command = "save",
-        arguments = [out.path, main, "1" if compress else "0", requires_arg(info.requires)] +
-                    [f.path for f in fasls],
-        inputs = info.fasls,
-        outputs = [out],
+        out = out,
+        arguments = [main, "1" if compress else "0", requires_arg(info.requires)],
+        fasls = info.fasls.to_list(),
         mnemonic = "LispSave",
         progress_message = "Saving Lisp executable %{output}",
     )
@@ -38,6 +46,11 @@ def _lisp_binary_impl(ctx):
 LISP_BINARY_ATTRS = LISP_COMPILE_ATTRS | {
     "compress": attr.bool(default = False, doc = "compress the saved core (zstd): smaller, starts slower"),
     "main": attr.string(mandatory = True, doc = "the entry function, as package:function; its integer result is the exit code"),
+    "_save": attr.label(
+        default = "//lisp/bazel/private:save",
+        executable = True,
+        cfg = "exec",
+    ),
 }
 
 lisp_binary = rule(

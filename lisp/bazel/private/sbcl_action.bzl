@@ -5,13 +5,41 @@ TOOLCHAIN_TYPE = "//lisp/bazel:toolchain_type"
 def sbcl_info(ctx):
     return ctx.toolchains[TOOLCHAIN_TYPE].sbcl
 
+# Options for the runtime and the toplevel, the same for every action.
+_SBCL_OPTIONS = [
+    "--noinform",
+    "--disable-ldb",
+    "--lose-on-corruption",
+    "--end-runtime-options",
+    "--no-sysinit",
+    "--no-userinit",
+    "--non-interactive",
+]
+
+def _driver_arguments(driver_name, driver_path, command):
+    """The SBCL options that load the driver from driver_path and run COMMAND, up to its arguments."""
+    return _SBCL_OPTIONS + [
+        # Loaded under its workspace name: `--load` would record the absolute path of the sandbox in
+        # the driver's debug info, which a saved executable keeps.
+        "--eval",
+        '(let ((sb-c::*source-namestring* "{0}")) (load "{1}"))'.format(driver_name, driver_path),
+        "--end-toplevel-options",
+        command,
+    ]
+
+def _environment(sbcl):
+    env = {"SBCL_HOME": sbcl.core.dirname}
+    if sbcl.library_path:
+        env["LD_LIBRARY_PATH"] = sbcl.library_path
+    return env
+
 def run_driver(ctx, sbcl, command, arguments, inputs, outputs, mnemonic, progress_message):
-    """Registers one action that runs `driver.lisp COMMAND ARGUMENTS...`.
+    """Registers one action that runs `driver.lisp COMMAND ARGUMENTS...` where the action runs.
 
     Args:
       ctx: the rule context (needs the private _driver attribute).
       sbcl: SbclInfo of the toolchain.
-      command: "compile" or "save".
+      command: "compile" (fasls depend only on their sources, wherever they are compiled).
       arguments: list of strings after the command.
       inputs: depset of File the driver reads (fasls, sources).
       outputs: list of File.
@@ -19,43 +47,67 @@ def run_driver(ctx, sbcl, command, arguments, inputs, outputs, mnemonic, progres
       progress_message: the action's progress message.
     """
     driver = ctx.file._driver
-    sbcl_args = [
-        sbcl.sbcl.path,
-        "--core",
-        sbcl.core.path,
-        "--noinform",
-        "--disable-ldb",
-        "--lose-on-corruption",
-        "--end-runtime-options",
-        "--no-sysinit",
-        "--no-userinit",
-        "--non-interactive",
-        # Loaded under its execroot-relative name: `--load` would record the absolute path of the
-        # sandbox in the driver's debug info, which a saved executable keeps, and whose length
-        # shifts every object allocated after it (two output bases gave 2 MB of differences).
-        "--eval",
-        '(let ((sb-c::*source-namestring* "{0}")) (load "{0}"))'.format(driver.path),
-        "--end-toplevel-options",
-        command,
-    ] + arguments
+    sbcl_args = [sbcl.sbcl.path, "--core", sbcl.core.path] + _driver_arguments(driver.path, driver.path, command) + arguments
     if sbcl.emulator:
         executable = sbcl.emulator
         args = ["-L", sbcl.sysroot] + sbcl_args
     else:
         executable = sbcl.sbcl
         args = sbcl_args[1:]
-    env = {"SBCL_HOME": sbcl.core.dirname}
-    if sbcl.library_path:
-        env["LD_LIBRARY_PATH"] = sbcl.library_path
     ctx.actions.run(
         executable = executable,
         arguments = args,
         inputs = depset([driver], transitive = [inputs, sbcl.files]),
         outputs = outputs,
-        env = env,
+        env = _environment(sbcl),
         mnemonic = mnemonic,
         progress_message = progress_message,
-        # Compiling and saving never need the network.
+        # Compiling never needs the network.
+        execution_requirements = {"block-network": "1"},
+    )
+
+def run_save(ctx, sbcl, out, arguments, fasls, mnemonic, progress_message):
+    """Registers the action that runs `driver.lisp save OUT ARGUMENTS... FASL...` through save.sh.
+
+    save.sh runs SBCL in a directory whose path has the same length in every build: a saved heap
+    keeps traces of the lengths of the paths the saving process used (see save.sh).
+
+    Args:
+      ctx: the rule context (needs the private _driver and _save attributes).
+      sbcl: SbclInfo of the toolchain.
+      out: File, the executable to save.
+      arguments: list of strings after the save command's OUT and before the fasls.
+      fasls: list of File, loaded in order.
+      mnemonic: the action's mnemonic.
+      progress_message: the action's progress message.
+    """
+    driver = ctx.file._driver
+    args = ctx.actions.args()
+    args.add_all([
+        out,
+        sbcl.sbcl,
+        sbcl.core,
+        driver,
+        sbcl.emulator.path if sbcl.emulator else "",
+        sbcl.sysroot,
+        "--",
+    ])
+
+    # save.sh copies the driver to driver.lisp and renames the output "saved".
+    args.add_all(_driver_arguments(driver.path, "driver.lisp", "save") + ["saved"] + arguments)
+    args.add("--")
+    args.add_all(fasls)
+    tools = [sbcl.emulator] if sbcl.emulator else []
+    ctx.actions.run(
+        executable = ctx.executable._save,
+        arguments = [args],
+        inputs = depset([driver] + fasls, transitive = [sbcl.files]),
+        tools = tools,
+        outputs = [out],
+        env = _environment(sbcl),
+        mnemonic = mnemonic,
+        progress_message = progress_message,
+        # Saving never needs the network.
         execution_requirements = {"block-network": "1"},
     )
 

@@ -1,6 +1,6 @@
 """lisp_test: runs FiveAM suites; a failure fails the test, and results go to Bazel's XML report."""
 
-load(":binary.bzl", "LISP_BINARY_ATTRS", "lisp_binary")
+load(":binary.bzl", "lisp_binary")
 load(":providers.bzl", "LispExecutableInfo")
 load(":runfiles.bzl", "emulated_launcher")
 
@@ -79,4 +79,3 @@ def lisp_test(name, suites, srcs = [], deps = [], requires = [], compile_data = 
             tags = tags,
             **kwargs
         )
-
