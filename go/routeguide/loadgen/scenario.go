@@ -165,7 +165,10 @@ func (ss *session) run(ctx context.Context, s scenario) schema.Result {
 		}
 	}
 	reps, err := r.Run(runCtx, newOp(s.kind, ss.work, clients))
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+	// The budget ran out while the caller's context is alive: a call outlived
+	// the plan. Its error may be the context's or the call's own
+	// DeadlineExceeded status, whichever the runner saw first.
+	if err != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("%w: cancelled after %v, %v past its planned time; an RPC is probably stuck", err, budget, ss.stallGrace)
 	}
 	if err == nil && ss.server != nil {
