@@ -73,6 +73,10 @@
 
 (defun compile-command (requires n rest)
   (require-modules requires)
+  ;; A fasl begins with a shebang line naming the runtime that compiled it (so that it can be run
+  ;; as a script), an absolute path into the output base that differs between workspaces, users
+  ;; and machines. None is written when SBCL does not know its runtime's path.
+  (setf sb-ext:*runtime-pathname* nil)
   (let ((sources (loop repeat n
                        for (out src name) on rest by #'cdddr
                        collect (list out src name)))
