@@ -64,6 +64,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	}
 	srv := grpc.NewServer(opts...)
 	pb.RegisterRouteGuideServer(srv, service.New(db))
+	health := registerProbes(srv)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
@@ -82,6 +83,9 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(stderr, "routeguide server: shutting down")
+	// NOT_SERVING for the grace period, so that a load balancer stops
+	// sending new calls while those in flight finish.
+	health.Shutdown()
 	stop(srv, cfg.shutdownTimeout, stderr)
 	return nil
 }
