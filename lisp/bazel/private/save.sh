@@ -42,8 +42,9 @@ trap 'rm -rf "$work"' EXIT
 cp "$sbcl" "$work/sbcl"
 # The core is opened by name, never by truename: a link is enough, and saves copying 40 MB.
 ln -s "$(absolute "$core")" "$work/sbcl.core"
-# REQUIRE loads contribs by truename, so they are copied.
-cp -R "$(dirname "$core")/contrib" "$work/contrib"
+# REQUIRE loads contribs by truename, so they are copied as files: a sandbox gives the action links
+# into the output base, which -L follows.
+cp -R -L "$(dirname "$core")/contrib" "$work/contrib"
 cp "$driver" "$work/driver.lisp"
 # The driver is loaded as source, and its functions, which a saved executable keeps, record the
 # file's write date. (The driver gives the sources it compiles a fixed date itself.)
