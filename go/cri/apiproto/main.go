@@ -1,32 +1,67 @@
-// Command apiproto writes the .proto source of the CRI API (k8s.io/cri-api,
-// package runtime.v1) to stdout, printed from the file descriptor that the
-// module's Go package embeds.
+// Command apiproto writes the .proto source of a file that a linked Go
+// package embeds as a descriptor, printed from that descriptor:
 //
-// Why: //proto/cri/chunked.proto imports the upstream messages, so protoc
-// needs api.proto. The module ships it, but go_deps generates no Bazel
-// target for it (its BUILD files say "gazelle:proto disable"), and copying
-// it into this repository would let the copy drift from the Go code we
-// link. Printing it from the linked Go package makes the two the same by
-// construction; //go/cri/apiproto:apiproto_test compiles the printed file
-// and checks that protoc reads back the identical descriptor.
+//	apiproto -file k8s.io/cri-api/pkg/apis/runtime/v1/api.proto
+//	apiproto -file grpc/health/v1/health.proto
+//
+// Why: //proto/cri/chunked.proto imports the upstream CRI messages, so protoc
+// needs api.proto, and the Lisp health service needs grpc-go's health.proto.
+// The modules ship them, but go_deps generates no Bazel target for them
+// (their BUILD files say "gazelle:proto disable"), and copying them into this
+// repository would let the copies drift from the Go code we link. Printing
+// them from the linked Go packages makes the two the same by construction;
+// //go/cri/apiproto:apiproto_test compiles the printed files and checks that
+// protoc reads back the identical descriptors.
 package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"os"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	// The packages whose files can be printed: they register their
+	// descriptors with protoregistry.GlobalFiles.
+	_ "google.golang.org/grpc/health/grpc_health_v1"
+	_ "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	_ "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	_ "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 func main() {
-	out := bufio.NewWriter(os.Stdout)
-	err := Print(out, runtimeapi.File_staging_src_k8s_io_cri_api_pkg_apis_runtime_v1_api_proto)
-	if err == nil {
-		err = out.Flush()
+	name := flag.String("file", "", "`path` of the .proto file, as the Go package registers it")
+	flag.Parse()
+	if *name == "" || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: apiproto -file PATH")
+		flag.PrintDefaults()
+		os.Exit(2)
 	}
-	if err != nil {
+	if err := run(*name); err != nil {
 		fmt.Fprintf(os.Stderr, "apiproto: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+func run(name string) error {
+	fd, err := protoregistry.GlobalFiles.FindFileByPath(name)
+	if err != nil {
+		return fmt.Errorf("%s: %w (known files: %v)", name, err, knownFiles())
+	}
+	out := bufio.NewWriter(os.Stdout)
+	if err := Print(out, fd); err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+func knownFiles() []string {
+	var names []string
+	protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		names = append(names, fd.Path())
+		return true
+	})
+	return names
 }

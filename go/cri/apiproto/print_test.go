@@ -5,8 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -51,44 +55,66 @@ func TestPrintIsDeterministic(t *testing.T) {
 	}
 }
 
-// TestPrintedFileCompilesToTheUpstreamDescriptor is the real check: protoc
-// (Bazel's proto_library //proto/cri:cri_api_proto) compiled the printed
-// file, and its descriptor must equal the one the Go package embeds, apart
-// from the file name and what only source text carries. Under `go test`
-// there is no protoc, and the test skips.
-func TestPrintedFileCompilesToTheUpstreamDescriptor(t *testing.T) {
-	rel := os.Getenv("CRI_API_DESCRIPTOR_SET")
-	if rel == "" {
-		t.Skip("CRI_API_DESCRIPTOR_SET is not set; `bazel test //go/cri/apiproto:apiproto_test` sets it")
-	}
-	data, err := os.ReadFile(runfile.Path(rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var set descriptorpb.FileDescriptorSet
-	if err := proto.Unmarshal(data, &set); err != nil {
-		t.Fatal(err)
-	}
-	if len(set.File) != 1 {
-		t.Fatalf("descriptor set has %d files, want 1", len(set.File))
-	}
-	got, want := set.File[0], protodesc.ToFileDescriptorProto(upstream)
-	if got.GetName() != "k8s.io/cri-api/pkg/apis/runtime/v1/api.proto" {
-		t.Errorf("compiled file is named %q, want the module path", got.GetName())
-	}
-	normalize(got)
-	normalize(want)
-	if !proto.Equal(got, want) {
-		t.Errorf("the printed api.proto compiles to a different descriptor than the Go package's;\ngot  %v\nwant %v", got, want)
+// TestPrintedFilesCompileToTheUpstreamDescriptors is the real check: protoc
+// (Bazel's proto_library) compiled each printed file, and its descriptor must
+// equal the one the Go package embeds, apart from the file name and what only
+// source text carries. Under `go test` there is no protoc, and the test skips.
+func TestPrintedFilesCompileToTheUpstreamDescriptors(t *testing.T) {
+	for _, c := range []struct {
+		env      string // names the descriptor set in the runfiles
+		upstream protoreflect.FileDescriptor
+		name     string // the compiled file's name
+	}{
+		{"CRI_API_DESCRIPTOR_SET", upstream, "k8s.io/cri-api/pkg/apis/runtime/v1/api.proto"},
+		{"HEALTH_DESCRIPTOR_SET", healthpb.File_grpc_health_v1_health_proto, "grpc/health/v1/health.proto"},
+		{"REFLECTION_V1_DESCRIPTOR_SET", reflectionv1.File_grpc_reflection_v1_reflection_proto,
+			"grpc/reflection/v1/reflection.proto"},
+		{"REFLECTION_V1ALPHA_DESCRIPTOR_SET", reflectionv1alpha.File_grpc_reflection_v1alpha_reflection_proto,
+			"grpc/reflection/v1alpha/reflection.proto"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rel := os.Getenv(c.env)
+			if rel == "" {
+				t.Skipf("%s is not set; `bazel test //go/cri/apiproto:apiproto_test` sets it", c.env)
+			}
+			data, err := os.ReadFile(runfile.Path(rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var set descriptorpb.FileDescriptorSet
+			if err := proto.Unmarshal(data, &set); err != nil {
+				t.Fatal(err)
+			}
+			if len(set.File) != 1 {
+				t.Fatalf("descriptor set has %d files, want 1", len(set.File))
+			}
+			got, want := set.File[0], protodesc.ToFileDescriptorProto(c.upstream)
+			if got.GetName() != c.name {
+				t.Errorf("compiled file is named %q, want %q", got.GetName(), c.name)
+			}
+			normalize(got)
+			normalize(want)
+			if !proto.Equal(got, want) {
+				t.Errorf("the printed file compiles to a different descriptor than the Go package's;\ngot  %v\nwant %v", got, want)
+			}
+		})
 	}
 }
 
 // normalize clears what differs between two compilations of the same API:
-// the file's name, source positions and comments, and json_name, which
-// protoc fills in for plugins (and so for the embedded descriptor) but not
-// in descriptor sets.
+// the file's name, source positions and comments, json_name, which protoc
+// fills in for plugins (and so for the embedded descriptor) but not in
+// descriptor sets, and a method's empty options, which protoc records for
+// "rpc M(A) returns (B) {}" but not for "...;" (the same method).
 func normalize(fd *descriptorpb.FileDescriptorProto) {
 	fd.Name, fd.SourceCodeInfo = nil, nil
+	for _, s := range fd.Service {
+		for _, m := range s.Method {
+			if m.Options != nil && proto.Size(m.Options) == 0 {
+				m.Options = nil
+			}
+		}
+	}
 	var clearMessages func([]*descriptorpb.DescriptorProto)
 	clearMessages = func(ms []*descriptorpb.DescriptorProto) {
 		for _, m := range ms {
