@@ -74,6 +74,40 @@
                              (:file "services"))))
   :in-order-to ((test-op (test-op "clgrpc/tests"))))
 
+(defsystem "clgrpc/health/proto"
+  :description "grpc.health.v1 messages and stubs, from the descriptor set of health.proto."
+  :license "Apache-2.0"
+  :depends-on ("clgrpc")
+  :serial t
+  :pathname "health/"
+  :components ((:static-file "data/health_proto-descriptor-set.proto.bin")
+               (:file "proto")))
+
+(defsystem "clgrpc/health"
+  :description "The standard gRPC health service (grpc.health.v1.Health) for clgrpc servers."
+  :license "Apache-2.0"
+  :depends-on ("clgrpc" "clgrpc/health/proto")
+  :pathname "health/"
+  :components ((:file "health")))
+
+(defsystem "clgrpc/reflection/proto"
+  :description "grpc.reflection.v1 and v1alpha messages and stubs, from the descriptor sets of reflection.proto."
+  :license "Apache-2.0"
+  :depends-on ("clgrpc")
+  :serial t
+  :pathname "reflection/"
+  :components ((:static-file "data/reflection_v1_proto-descriptor-set.proto.bin")
+               (:static-file "data/reflection_v1alpha_proto-descriptor-set.proto.bin")
+               (:file "proto-v1")
+               (:file "proto-v1alpha")))
+
+(defsystem "clgrpc/reflection"
+  :description "gRPC server reflection (grpc.reflection.v1 and v1alpha) for clgrpc servers."
+  :license "Apache-2.0"
+  :depends-on ("clgrpc" "clgrpc/reflection/proto")
+  :pathname "reflection/"
+  :components ((:file "reflection")))
+
 (defsystem "clgrpc/tests"
   :description "FiveAM tests for clgrpc."
   :depends-on ("clgrpc" "fiveam")

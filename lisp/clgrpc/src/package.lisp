@@ -212,6 +212,7 @@ kinds of method, and a client channel.")
    ;; server
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
    #:server-connection-count #:server-refused-connection-count
+   #:register-service-descriptors #:server-service-names #:server-file-descriptors
    ;; client
    #:channel #:make-channel #:channel-close
    #:unary-call #:server-streaming-call #:client-streaming-call #:bidi-streaming-call))
@@ -225,7 +226,7 @@ structures for code generation.")
   (:export
    #:file-descriptor #:file-descriptor-name #:file-descriptor-package
    #:file-descriptor-dependencies #:file-descriptor-messages #:file-descriptor-enums
-   #:file-descriptor-services #:file-descriptor-syntax
+   #:file-descriptor-services #:file-descriptor-syntax #:file-descriptor-octets
    #:message-descriptor #:message-descriptor-name #:message-descriptor-full-name
    #:message-descriptor-fields #:message-descriptor-nested-messages
    #:message-descriptor-enums #:message-descriptor-oneofs
@@ -243,7 +244,7 @@ structures for code generation.")
    #:method-descriptor #:method-descriptor-name #:method-descriptor-input-type
    #:method-descriptor-output-type #:method-descriptor-client-streaming-p
    #:method-descriptor-server-streaming-p #:method-descriptor-path
-   #:read-file-descriptor-set #:load-file-descriptor-set
+   #:read-file-descriptor-set #:read-file-descriptor #:load-file-descriptor-set
    #:descriptor-pool #:make-descriptor-pool #:pool-files #:find-descriptor
    #:field-repeated-p #:field-packed-p #:field-map-entry #:field-scalar-p
    #:all-messages #:all-enums))

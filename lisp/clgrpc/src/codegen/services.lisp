@@ -9,6 +9,10 @@
 ;;;;   (route-guide-record-route channel &key ...) => call (CALL-SEND, CALL-CLOSE-AND-RECV)
 ;;;;   (route-guide-route-chat channel &key ...) => call (CALL-SEND, CALL-RECV)
 ;;;;   (register-route-guide server :get-feature fn :list-features fn ...)
+;;;;
+;;;; Registering a service also gives the server its proto file and the
+;;;; files that file imports (those in the set), as serialized
+;;;; FileDescriptorProtos, for server reflection.
 
 (in-package #:clgrpc.codegen)
 
@@ -19,7 +23,20 @@
         ((method-descriptor-server-streaming-p m) :server-streaming)
         (t :unary)))
 
-(defun service-definitions (gen service package-name)
+(defun descriptor-closure (file files)
+  "FILE and the files it imports, directly or not, that FILES holds, as
+(name . serialized FileDescriptorProto), imports first."
+  (let ((seen '()))
+    (labels ((visit (f)
+               (unless (find (file-descriptor-name f) seen :key #'car :test #'string=)
+                 (dolist (dep (file-descriptor-dependencies f))
+                   (let ((d (find dep files :key #'file-descriptor-name :test #'string=)))
+                     (when d (visit d))))
+                 (push (cons (file-descriptor-name f) (file-descriptor-octets f)) seen))))
+      (visit file))
+    (reverse seen)))
+
+(defun service-definitions (gen service package-name descriptors)
   (let* ((base (type-base-name (service-descriptor-full-name service) package-name))
          (methods (service-descriptor-methods service)))
     `(,@(loop for m in methods
@@ -65,6 +82,8 @@ UNIMPLEMENTED.  See CLGRPC.GRPC:REGISTER-METHOD for the handler signatures."
                             :kind ,(method-kind m)
                             :request-decoder #',(decoder-symbol gen (method-descriptor-input-type m))
                             :response-encoder #',(encoder-symbol gen (method-descriptor-output-type m)))))
+        (clgrpc.grpc:register-service-descriptors server ,(service-descriptor-full-name service)
+                                                  ',descriptors)
         server))))
 
 (defun service-definitions-form (files &key (package *package*) only-files export)
@@ -75,8 +94,10 @@ from PACKAGE if EXPORT."
            (loop for file in files
                  when (or (null only-files)
                           (member (file-descriptor-name file) only-files :test #'string=))
-                   append (loop for s in (file-descriptor-services file)
-                                append (service-definitions gen s (file-descriptor-package file)))))
+                   append (loop with descriptors = (descriptor-closure file files)
+                                for s in (file-descriptor-services file)
+                                append (service-definitions gen s (file-descriptor-package file)
+                                                            descriptors))))
          (names (loop for d in definitions when (eq (first d) 'defun) collect (second d))))
     `(progn
        ,@(when (and export names) (list (export-form names)))

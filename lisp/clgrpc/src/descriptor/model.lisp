@@ -16,7 +16,9 @@
   (messages '() :type list)
   (enums '() :type list)
   (services '() :type list)
-  (syntax "proto2" :type string))       ; protoc leaves it empty for proto2
+  (syntax "proto2" :type string)        ; protoc leaves it empty for proto2
+  ;; The FileDescriptorProto as the set serialized it: what server reflection sends.
+  (octets nil :type (or null octets)))
 
 (defstruct message-descriptor
   (name "" :type string)

@@ -176,6 +176,7 @@ order, so they are filled in once the whole file is read."
       (12 (let ((syntax (str)))
             (setf (file-descriptor-syntax file) (if (string= syntax "") "proto2" syntax)))))
     (setf (file-descriptor-dependencies file) (nreverse deps)
+          (file-descriptor-octets file) (subseq octets start end)
           (file-descriptor-messages file) (nreverse messages)
           (file-descriptor-enums file) (nreverse enums)
           (file-descriptor-services file) (nreverse services))
@@ -188,6 +189,10 @@ order (with --include_imports, dependencies come before their users)."
     (do-fields (octets start end)
       (1 (push (sub #'decode-file) files)))
     (nreverse files)))
+
+(defun read-file-descriptor (octets)
+  "Decode one serialized FileDescriptorProto."
+  (decode-file octets 0 (length octets)))
 
 (defun load-file-descriptor-set (pathname)
   "Read the descriptor set file at PATHNAME (e.g. protoc --descriptor_set_out)."

@@ -33,6 +33,9 @@
 (defstruct (server (:constructor %make-server))
   (methods (make-hash-table :test 'equal) :type hash-table)
   (services (make-hash-table :test 'equal) :type hash-table)
+  ;; service name -> ((file name . serialized FileDescriptorProto) ...), its
+  ;; file and that file's imports, for server reflection
+  (descriptors (make-hash-table :test 'equal) :type hash-table)
   (lock (sb-thread:make-mutex :name "grpc server") :type sb-thread:mutex)
   (listener nil)
   (port nil)
@@ -139,6 +142,26 @@ it with UNKNOWN."
   (setf (gethash path (server-methods server))
         (make-method-entry path kind handler response-encoder request-decoder))
   path)
+
+(defun register-service-descriptors (server service files)
+  "Record FILES, ((name . serialized FileDescriptorProto) ...), as the proto
+file that defines SERVICE and the files it imports: what server reflection
+answers about SERVICE.  Generated registration functions call it."
+  (setf (gethash service (server-descriptors server)) files)
+  service)
+
+(defun server-service-names (server)
+  "The names of the services SERVER serves, sorted."
+  (sort (loop for name being the hash-keys of (server-services server) collect name) #'string<))
+
+(defun server-file-descriptors (server)
+  "Every proto file registered with SERVER's services, as (name . serialized
+FileDescriptorProto), each once."
+  (let ((files '()))
+    (loop for service-files being the hash-values of (server-descriptors server)
+          do (dolist (f service-files)
+               (pushnew f files :key #'car :test #'string=)))
+    (nreverse files)))
 
 ;;; ------------------------------------------------------------------
 ;;; Writing responses (connection lock held)
