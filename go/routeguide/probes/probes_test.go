@@ -22,17 +22,18 @@ import (
 )
 
 var (
-	grpcurl  = flag.String("grpcurl", "", "path of the grpcurl command")
-	goServer = flag.String("go_server", "", "path of the Go RouteGuide server")
+	grpcurl    = flag.String("grpcurl", "", "path of the grpcurl command")
+	goServer   = flag.String("go_server", "", "path of the Go RouteGuide server")
+	lispServer = flag.String("lisp_server", "", "path of the Lisp RouteGuide server")
 )
 
 // servers are the implementations under test, by name.
 func servers(t *testing.T) map[string]string {
 	t.Helper()
-	if *goServer == "" {
-		t.Fatal("-go_server not given")
+	if *goServer == "" || *lispServer == "" {
+		t.Fatal("-go_server and -lisp_server are required")
 	}
-	return map[string]string{"go": *goServer}
+	return map[string]string{"go": *goServer, "lisp": *lispServer}
 }
 
 // start runs a server on a free loopback port until the test ends.

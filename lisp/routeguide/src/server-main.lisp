@@ -11,15 +11,24 @@
 
 (defun start-server (&key (host "127.0.0.1") (port 0) (db (default-features))
                           (max-concurrent-streams 1000) limits)
-  "A running clgrpc server with the RouteGuide service.  LIMITS is a plist
-of MAKE-SERVER's limit arguments.  Returns (values server port)."
+  "A running clgrpc server with the RouteGuide service, the standard health
+service (SERVING, for the server and for RouteGuide, once bound) and server
+reflection.
+LIMITS is a plist of MAKE-SERVER's limit arguments.  Returns (values server
+port health)."
   ;; GetFeature only looks a point up in memory: it never blocks, so it can
   ;; run on its connection's reactor (:UNARY-INLINE), which saves a hand-off
   ;; to a worker thread per call (see clgrpc's PERFORMANCE.md).
   (let ((server (apply #'clgrpc.grpc:make-server :max-concurrent-streams max-concurrent-streams
                                                  :unary-inline t limits)))
     (register-service server (make-service db))
-    (values server (clgrpc.grpc:server-start server :host host :port port))))
+    (let ((health (clgrpc.health:make-health)))
+      (clgrpc.health:register-health server health)
+      (clgrpc.reflection:register-reflection server)
+      (let ((port (clgrpc.grpc:server-start server :host host :port port)))
+        (clgrpc.health:set-serving-status health "" :serving)
+        (clgrpc.health:set-serving-status health "routeguide.RouteGuide" :serving)
+        (values server port health)))))
 
 ;;; The flags of go/routeguide/server, with its defaults; a
 ;;; -max_concurrent_streams of 0 keeps clgrpc's default, as 0 keeps
@@ -111,7 +120,7 @@ stdout once bound, and stops gracefully on SIGINT or SIGTERM."))
   ;; SBCL's own GC settings, as the Go server runs with Go's: benchmarks
   ;; compare both at their runtime defaults.
   (handler-case
-      (multiple-value-bind (server port)
+      (multiple-value-bind (server port health)
           (start-server :host (getf options :host) :port (getf options :port)
                         :db (if (getf options :db)
                                 (load-features (getf options :db))
@@ -129,6 +138,9 @@ stdout once bound, and stops gracefully on SIGINT or SIGTERM."))
         (finish-output)
         (loop until *stop-requested* do (sleep 0.1))
         (format *error-output* "routeguide server: shutting down~%")
+        ;; NOT_SERVING for the grace period, so that a load balancer stops
+        ;; sending new calls while those in flight finish.
+        (clgrpc.health:shutdown-health health)
         (clgrpc.grpc:server-stop server :grace (getf options :shutdown-timeout))
         ;; Every call has finished and every connection is closed: exit
         ;; now rather than have SBCL unwind the idle pool threads one by one.
