@@ -31,9 +31,23 @@
           do (require (intern (string-upcase name) :keyword))
           while end)))
 
+(defun load-fasl (fasl)
+  "Load the fasl file FASL from a stream that registers no finalizer.
+OPEN would register one to close the descriptor, and the finalizer thread, which SBCL wakes after
+every garbage collection, would then tidy its table at whatever moment the scheduler allows,
+allocating in between the loader's allocations: a saved heap then differed from run to run in the
+padding its last collection leaves between objects."
+  (let ((fd (sb-unix:unix-open fasl sb-unix:o_rdonly 0)))
+    (unless fd
+      (fail "cannot open ~A" fasl))
+    (let ((stream (sb-sys:make-fd-stream fd :input t :element-type '(unsigned-byte 8)
+                                            :auto-close nil :file fasl :name fasl)))
+      (unwind-protect (load stream)
+        (close stream)))))
+
 (defun load-fasls (fasls)
   (dolist (fasl fasls)
-    (load fasl)))
+    (load-fasl fasl)))
 
 (defun call-with-captured-output (thunk)
   "Runs THUNK with compiler output captured; prints it only if THUNK signals or returns NIL."
