@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -43,7 +42,7 @@ func startServer(t *testing.T, name, path string) *target {
 		Argv:         append([]string{runfile.Path(path)}, serverFlags...),
 		ReadyTimeout: 60 * time.Second,
 		StopGrace:    5 * time.Second,
-		Log:          testLog{t, name},
+		Log:          serverproc.TestLog(t, name),
 		Check:        serverproc.CheckLoopback,
 	})
 	if err != nil {
@@ -51,16 +50,6 @@ func startServer(t *testing.T, name, path string) *target {
 	}
 	t.Cleanup(func() { p.Stop() })
 	return &target{name: name, proc: p, addr: p.Addr()}
-}
-
-type testLog struct {
-	t    *testing.T
-	name string
-}
-
-func (l testLog) Write(b []byte) (int, error) {
-	l.t.Logf("%s server: %s", l.name, strings.TrimRight(string(b), "\n"))
-	return len(b), nil
 }
 
 // rssMiB is the server's resident set size.

@@ -2,7 +2,7 @@
 // the program, waits for its announcement ("listening on ADDR" as the first
 // stdout line), reports a crash, and stops it (SIGTERM to its process group,
 // SIGKILL after a grace period). The RouteGuide load generator and cri-bench
-// share it.
+// share it, and tests log its output with TestLog.
 package serverproc
 
 import (

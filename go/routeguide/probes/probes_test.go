@@ -43,7 +43,7 @@ func start(t *testing.T, name, path string, args ...string) *serverproc.Process 
 		Argv:         append([]string{runfile.Path(path), "-addr", "127.0.0.1:0"}, args...),
 		ReadyTimeout: 60 * time.Second,
 		StopGrace:    10 * time.Second,
-		Log:          testLog{t, name},
+		Log:          serverproc.TestLog(t, name),
 		Check:        serverproc.CheckLoopback,
 	})
 	if err != nil {
@@ -51,16 +51,6 @@ func start(t *testing.T, name, path string, args ...string) *serverproc.Process 
 	}
 	t.Cleanup(func() { p.Stop() })
 	return p
-}
-
-type testLog struct {
-	t    *testing.T
-	name string
-}
-
-func (l testLog) Write(b []byte) (int, error) {
-	l.t.Logf("%s server: %s", l.name, strings.TrimRight(string(b), "\n"))
-	return len(b), nil
 }
 
 // runGrpcurl runs grpcurl against addr without any .proto file, so that
