@@ -181,25 +181,34 @@ var boolOptions = map[protoreflect.Name]bool{"deprecated": true, "debug_redact":
 // optionList returns the options set on an element as "name = value"
 // items, in field-number order, and fails on any option but boolOptions.
 func optionList(p *printer, name protoreflect.FullName, opts protoreflect.ProtoMessage) []string {
+	return p.options(string(name), opts, func(f protoreflect.FieldDescriptor) bool {
+		return boolOptions[f.Name()] && f.Kind() == protoreflect.BoolKind
+	})
+}
+
+// options formats the options set in opts as "name = value" items, in
+// field-number order; an option that allowed rejects, or a custom one, fails.
+func (p *printer) options(what string, opts protoreflect.ProtoMessage, allowed func(protoreflect.FieldDescriptor) bool) []string {
 	m := opts.ProtoReflect()
 	if !m.IsValid() {
 		return nil // no options: a typed nil
 	}
 	if len(m.GetUnknown()) > 0 {
-		p.fail("%s: custom options are not supported", name)
+		p.fail("%s: custom options are not supported", what)
 	}
 	var items []string
 	fields := m.Descriptor().Fields()
 	for i := range fields.Len() {
 		f := fields.Get(i)
-		if !m.Has(f) {
-			continue
+		switch {
+		case !m.Has(f):
+		case !allowed(f):
+			p.fail("%s: option %s is not supported", what, f.Name())
+		case f.Kind() == protoreflect.StringKind:
+			items = append(items, fmt.Sprintf("%s = %q", f.Name(), m.Get(f).String()))
+		default:
+			items = append(items, fmt.Sprintf("%s = %v", f.Name(), m.Get(f).Interface()))
 		}
-		if !boolOptions[f.Name()] || f.Kind() != protoreflect.BoolKind {
-			p.fail("%s: option %s is not supported", name, f.Name())
-			continue
-		}
-		items = append(items, fmt.Sprintf("%s = %v", f.Name(), m.Get(f).Bool()))
 	}
 	return items
 }
@@ -220,31 +229,13 @@ func (p *printer) blockOptions(name protoreflect.FullName, opts protoreflect.Pro
 	}
 }
 
-// fileOptions returns a file's options as "name = value" items, in
-// field-number order: the standard file options are strings and bools
-// (go_package, java_package, java_multiple_files, ...); anything else fails.
+// fileOptions returns a file's options as "name = value" items: the
+// standard file options are strings and bools (go_package, java_package,
+// java_multiple_files, ...); anything else fails.
 func (p *printer) fileOptions(path string, opts *descriptorpb.FileOptions) []string {
-	m := opts.ProtoReflect()
-	if len(m.GetUnknown()) > 0 {
-		p.fail("%s: custom file options are not supported", path)
-	}
-	var items []string
-	fields := m.Descriptor().Fields()
-	for i := range fields.Len() {
-		f := fields.Get(i)
-		if !m.Has(f) {
-			continue
-		}
-		switch f.Kind() {
-		case protoreflect.StringKind:
-			items = append(items, fmt.Sprintf("%s = %q", f.Name(), m.Get(f).String()))
-		case protoreflect.BoolKind:
-			items = append(items, fmt.Sprintf("%s = %v", f.Name(), m.Get(f).Bool()))
-		default:
-			p.fail("%s: file option %s is not supported", path, f.Name())
-		}
-	}
-	return items
+	return p.options(path, opts, func(f protoreflect.FieldDescriptor) bool {
+		return f.Kind() == protoreflect.StringKind || f.Kind() == protoreflect.BoolKind
+	})
 }
 
 func isEmpty(m proto.Message) bool { return proto.Size(m) == 0 }
