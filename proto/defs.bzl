@@ -2,7 +2,7 @@
 
 load("@com_google_protobuf//bazel:proto_library.bzl", "proto_library")
 
-def go_embedded_proto_library(name, file, import_prefix, visibility = None):
+def go_embedded_proto_library(name, file, import_prefix, deps = [], visibility = None):
     """A proto_library of FILE, printed by //go/cri/apiproto from the Go package that embeds it.
 
     Upstream modules ship such files, but go_deps makes no Bazel target for them ("gazelle:proto
@@ -14,6 +14,7 @@ def go_embedded_proto_library(name, file, import_prefix, visibility = None):
       name: the proto_library's name; the printed source is upstream_NAME/BASENAME.
       file: the file's path as the Go package registers it, e.g. "grpc/health/v1/health.proto".
       import_prefix: the directory under which other protos import it.
+      deps: the proto_library targets of the files it imports.
       visibility: of the proto_library.
     """
     directory = "upstream_" + name
@@ -29,5 +30,6 @@ def go_embedded_proto_library(name, file, import_prefix, visibility = None):
         srcs = [src],
         import_prefix = import_prefix,
         strip_import_prefix = directory,
+        deps = deps,
         visibility = visibility,
     )

@@ -26,6 +26,7 @@ import (
 	// The packages whose files can be printed: they register their
 	// descriptors with protoregistry.GlobalFiles.
 	_ "google.golang.org/grpc/health/grpc_health_v1"
+	_ "google.golang.org/grpc/interop/grpc_testing"
 	_ "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	_ "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	_ "k8s.io/cri-api/pkg/apis/runtime/v1"

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/protobuf/proto"
@@ -71,6 +72,9 @@ func TestPrintedFilesCompileToTheUpstreamDescriptors(t *testing.T) {
 			"grpc/reflection/v1/reflection.proto"},
 		{"REFLECTION_V1ALPHA_DESCRIPTOR_SET", reflectionv1alpha.File_grpc_reflection_v1alpha_reflection_proto,
 			"grpc/reflection/v1alpha/reflection.proto"},
+		{"INTEROP_EMPTY_DESCRIPTOR_SET", testpb.File_grpc_testing_empty_proto, "grpc/testing/empty.proto"},
+		{"INTEROP_MESSAGES_DESCRIPTOR_SET", testpb.File_grpc_testing_messages_proto, "grpc/testing/messages.proto"},
+		{"INTEROP_TEST_DESCRIPTOR_SET", testpb.File_grpc_testing_test_proto, "grpc/testing/test.proto"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rel := os.Getenv(c.env)
