@@ -5,7 +5,7 @@
 ;;;; the first non-flag argument or at "--".  Errors and the usage text are
 ;;;; worded as Go words them.
 
-(in-package #:routeguide)
+(in-package #:cmdline)
 
 (defstruct (flag-spec (:constructor flag-spec (name kind default usage)))
   (name "" :type string)

@@ -16,7 +16,7 @@
 (defsystem "routeguide"
   :description "RouteGuide on clgrpc: service, feature database, client and server programs."
   :license "Apache-2.0"
-  :depends-on ("clgrpc" "clgrpc/health" "clgrpc/reflection" "routeguide/proto")
+  :depends-on ("clgrpc" "clgrpc/health" "clgrpc/reflection" "cmdline" "routeguide/proto")
   :serial t
   :pathname "src/"
   :components ((:static-file "../../../go/routeguide/features/route_guide_db.json")
@@ -24,7 +24,6 @@
                (:file "json")
                (:file "features")
                (:file "service")
-               (:file "flags")
                (:file "server-main")
                (:file "route")
                (:file "client")
