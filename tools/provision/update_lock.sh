@@ -34,7 +34,7 @@ BOOKWORM_SETS=(
   "sbcl-amd64:sbcl:amd64 libc6:amd64 libzstd1:amd64"
   "sbcl-arm64:sbcl:arm64 libc6:arm64 libzstd1:arm64"
   "qemu:qemu-user-static:amd64"
-  "cl:cl-alexandria cl-asdf-flv cl-bordeaux-threads cl-fiveam cl-trivial-backtrace"
+  "cl:cl-alexandria cl-asdf-flv cl-bordeaux-threads cl-chipz cl-fiveam cl-salza2 cl-trivial-backtrace"
 )
 
 GO_SDK=golang.org/toolchain@v0.0.1-go1.26.10.linux-amd64

@@ -209,6 +209,7 @@ kinds of method, and a client channel.")
    #:call-peer-trailers #:call-response-metadata #:call-status-code #:call-status-message
    #:call-send #:call-recv #:call-close-send #:call-cancel #:call-close-and-recv
    #:call-set-response-metadata #:call-set-trailer-metadata #:call-send-headers
+   #:call-set-response-compression #:call-received-compressed-p
    ;; server
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
    #:server-connection-count #:server-refused-connection-count

@@ -4,7 +4,7 @@
 ;;;; (DEFINE-MESSAGES-FROM-DESCRIPTOR-SET) in the same package.
 ;;;;
 ;;;; For service routeguide.RouteGuide:
-;;;;   (route-guide-get-feature channel point &key timeout metadata) => feature
+;;;;   (route-guide-get-feature channel point &key timeout metadata compress) => feature
 ;;;;   (route-guide-list-features channel rectangle &key ...) => call (CALL-RECV)
 ;;;;   (route-guide-record-route channel &key ...) => call (CALL-SEND, CALL-CLOSE-AND-RECV)
 ;;;;   (route-guide-route-chat channel &key ...) => call (CALL-SEND, CALL-RECV)
@@ -47,28 +47,32 @@
               collect
               (ecase (method-kind m)
                 (:unary
-                 `(defun ,stub (channel request &key timeout metadata)
+                 `(defun ,stub (channel request &key timeout metadata compress)
                     ,(format nil "Call ~A; returns the response (and the call)." path)
                     (clgrpc.grpc:unary-call channel ,path request :encoder ,encoder :decoder ,decoder
-                                                                  :timeout timeout :metadata metadata)))
+                                                                  :timeout timeout :metadata metadata
+                                     :compress compress)))
                 (:server-streaming
-                 `(defun ,stub (channel request &key timeout metadata)
+                 `(defun ,stub (channel request &key timeout metadata compress)
                     ,(format nil "Start ~A; read the responses with CALL-RECV." path)
                     (clgrpc.grpc:server-streaming-call channel ,path request
                                                        :encoder ,encoder :decoder ,decoder
-                                                       :timeout timeout :metadata metadata)))
+                                                       :timeout timeout :metadata metadata
+                                     :compress compress)))
                 (:client-streaming
-                 `(defun ,stub (channel &key timeout metadata)
+                 `(defun ,stub (channel &key timeout metadata compress)
                     ,(format nil "Start ~A; CALL-SEND requests, then CALL-CLOSE-AND-RECV." path)
                     (clgrpc.grpc:client-streaming-call channel ,path
                                                        :encoder ,encoder :decoder ,decoder
-                                                       :timeout timeout :metadata metadata)))
+                                                       :timeout timeout :metadata metadata
+                                     :compress compress)))
                 (:bidi
-                 `(defun ,stub (channel &key timeout metadata)
+                 `(defun ,stub (channel &key timeout metadata compress)
                     ,(format nil "Start ~A; CALL-SEND, CALL-RECV, CALL-CLOSE-SEND." path)
                     (clgrpc.grpc:bidi-streaming-call channel ,path
                                                      :encoder ,encoder :decoder ,decoder
-                                                     :timeout timeout :metadata metadata)))))
+                                                     :timeout timeout :metadata metadata
+                                     :compress compress)))))
       (defun ,(sym gen "REGISTER-" base) (server &key ,@(loop for m in methods
                                                                collect (sym gen (lisp-name (method-descriptor-name m)))))
         ,(format nil "Register handlers for ~A on SERVER; a method given no handler stays

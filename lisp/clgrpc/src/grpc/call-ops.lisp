@@ -12,11 +12,13 @@
                        :message (if (= code +ok+) "call already finished" (call-status-message call))
                        :metadata (call-trailers call))))
 
-(defun call-send (call message)
+(defun call-send (call message &key (compress (call-compress call)))
   "Send MESSAGE on a streaming call.  Waits for flow-control window; the
 frames are written by the connection's writer thread, batched with whatever
-else is ready.  Signals GRPC-ERROR if the call has ended."
-  (let* ((buf (encode-message-frame call message))
+else is ready.  Signals GRPC-ERROR if the call has ended.  COMPRESS (by
+default, as the call was set up) compresses this message, if the call's
+headers declared gzip."
+  (let* ((buf (encode-message-frame call message compress))
          (conn (call-conn call))
          (stream (call-stream call)))
     (clgrpc.http2:with-connection-lock (conn)
@@ -40,6 +42,7 @@ call ended otherwise (cancelled, deadline, error status)."
           (when (and inbox (not (fifo-empty-p inbox)))
             (let ((message (fifo-pop inbox))
                   (window (fifo-pop inbox)))
+              (setf (call-last-compressed call) (fifo-pop inbox))
               (clgrpc.http2:%stream-consumed conn (call-stream call) window)
               (return message))))
         (cond ((eq (call-role call) :client)
@@ -59,6 +62,16 @@ call ended otherwise (cancelled, deadline, error status)."
 (defun call-set-trailer-metadata (call metadata)
   "Server: custom metadata for the trailers."
   (setf (call-trailer-metadata call) metadata))
+
+(defun call-set-response-compression (call enable)
+  "Server: compress the response messages with gzip (before the first send),
+if the client accepts gzip; otherwise they go uncompressed.  CALL-SEND's
+:COMPRESS still decides message by message."
+  (when (call-headers-sent call)
+    (error "call-set-response-compression: the response headers were already sent"))
+  (let ((gzip (and enable (call-peer-accepts-gzip call) t)))
+    (setf (call-send-gzip call) gzip
+          (call-compress call) gzip)))
 
 (defun call-send-headers (call)
   "Server: send the response HEADERS (with their metadata) now, before any

@@ -51,6 +51,12 @@
   ;; never complete).
   (asm-held 0 :type fixnum)
   (asm-hold t)
+  ;; ---- compression (compression.lisp)
+  (send-gzip nil)                       ; our HEADERS declared grpc-encoding: gzip
+  (compress nil)                        ; send messages compressed unless told otherwise
+  (recv-gzip nil)                       ; the peer declared grpc-encoding: gzip
+  (peer-accepts-gzip nil)               ; server: the client's grpc-accept-encoding has gzip
+  (last-compressed nil)                 ; the message last taken was compressed
   ;; ---- outbound
   (headers-sent nil)                    ; server: response HEADERS written
   (head-received nil)                   ; client: response HEADERS received
@@ -86,6 +92,11 @@
   "The deadline in seconds from now (a real), or NIL."
   (let ((d (call-%deadline call)))
     (and d (/ (- d (now-us)) 1d6))))
+
+(defun call-received-compressed-p (call)
+  "Whether the message last received (the request, on a unary-request
+server call) came compressed."
+  (call-last-compressed call))
 
 (defun call-cancelled-p (call)
   "True once the call can no longer succeed: on a server, the client

@@ -151,6 +151,12 @@ could not)."
                    (multiple-value-bind (code message) (status-from-trailers headers)
                      (%client-complete call code message (headers-to-metadata headers))))
                   (t
+                   (let ((encoding (cdr (assoc "grpc-encoding" headers :test #'string=))))
+                     (if (and encoding (not (supported-encoding-p encoding)))
+                         (%client-fail call +internal+
+                                       (format nil "response grpc-encoding ~A is not supported"
+                                               encoding))
+                         (setf (call-recv-gzip call) (equal encoding "gzip"))))
                    (setf (call-%response-metadata call) (headers-to-metadata headers)))))
           ;; Trailers.
           (multiple-value-bind (code message) (status-from-trailers headers)
@@ -198,15 +204,21 @@ could not)."
          '("content-type" . "application/grpc")
          '("te" . "trailers")
          '("user-agent" . "grpc-common-lisp/clgrpc")
-         (nconc (when deadline
+         (cons "grpc-accept-encoding" +accepted-encodings+)
+         (nconc (when (call-send-gzip call)
+                  (list '("grpc-encoding" . "gzip")))
+                (when deadline
                   ;; Not indexed: every call has a different value.
                   (list (list "grpc-timeout" (format-grpc-timeout (- deadline (now-us))) :without)))
                 (when metadata (metadata-to-headers metadata)))))
 
-(defun start-call (channel path kind encoder decoder timeout metadata request)
-  "Open the stream and send HEADERS (and REQUEST, half-closing, if given)."
+(defun start-call (channel path kind encoder decoder timeout metadata request compress)
+  "Open the stream and send HEADERS (and REQUEST, half-closing, if given).
+COMPRESS declares gzip and compresses the messages (CALL-SEND's :COMPRESS
+can still send one uncompressed)."
   (let* ((deadline (and timeout (+ (now-us) (max 1 (round (* timeout 1000000))))))
          (call (%make-call :role :client :kind kind :path path
+                           :send-gzip (and compress t) :compress (and compress t)
                            :encoder encoder :decoder decoder
                            :max-receive-size (channel-max-receive-message-size channel)
                            :max-send-size (channel-max-send-message-size channel)
@@ -254,30 +266,34 @@ could not)."
         (%call-ended-error call))
       (let ((inbox (call-inbox call)))
         (if (and inbox (not (fifo-empty-p inbox)))
-            (fifo-pop inbox)
+            (multiple-value-prog1 (fifo-pop inbox)
+              (fifo-pop inbox)          ; its flow-control octets: the call is over
+              (setf (call-last-compressed call) (fifo-pop inbox)))
             (raise-grpc-error +internal+ "no response message"))))))
 
 (defun unary-call (channel path request &key (encoder #'raw-encoder) (decoder #'raw-decoder)
-                                             timeout metadata)
+                                             timeout metadata compress)
   "Call the unary method PATH with REQUEST.  Returns (values response call);
-signals GRPC-ERROR for any status but OK.  TIMEOUT is in seconds."
-  (let ((call (start-call channel path :unary encoder decoder timeout metadata request)))
+signals GRPC-ERROR for any status but OK.  TIMEOUT is in seconds; COMPRESS
+sends the request gzip-compressed."
+  (let ((call (start-call channel path :unary encoder decoder timeout metadata request compress)))
     (values (await-status call) call)))
 
 (defun server-streaming-call (channel path request &key (encoder #'raw-encoder)
-                                                       (decoder #'raw-decoder) timeout metadata)
+                                                       (decoder #'raw-decoder) timeout metadata
+                                                       compress)
   "Start a server-streaming call; read responses with CALL-RECV until NIL."
-  (start-call channel path :server-streaming encoder decoder timeout metadata request))
+  (start-call channel path :server-streaming encoder decoder timeout metadata request compress))
 
 (defun client-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
-                                               timeout metadata)
+                                               timeout metadata compress)
   "Start a client-streaming call: CALL-SEND requests, then CALL-CLOSE-AND-RECV."
-  (start-call channel path :client-streaming encoder decoder timeout metadata nil))
+  (start-call channel path :client-streaming encoder decoder timeout metadata nil compress))
 
 (defun bidi-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
-                                             timeout metadata)
+                                             timeout metadata compress)
   "Start a bidi call: CALL-SEND, CALL-RECV, CALL-CLOSE-SEND in any order."
-  (start-call channel path :bidi encoder decoder timeout metadata nil))
+  (start-call channel path :bidi encoder decoder timeout metadata nil compress))
 
 (defparameter +no-octets+ (make-octets 0))
 

@@ -26,39 +26,57 @@ send allocates.")
 
 (declaim (ftype function %fail-call %server-got-request))
 
-(defun encode-message-frame (call message)
+(defun encode-message-frame (call message &optional (compress (call-compress call)))
   "MESSAGE serialized behind its gRPC prefix, in an OBUF (the scratch
-buffer: valid until this thread encodes again)."
+buffer: valid until this thread encodes again).  Compressed with gzip if
+COMPRESS and the call declared gzip in its headers."
   (let ((buf (or *scratch* (make-obuf 256))))
     (declare (type obuf buf))
     (obuf-reset buf)
-    (obuf-write-u8 buf 0)               ; never compressed
+    (obuf-write-u8 buf 0)
     (obuf-write-u32 buf 0)
     (funcall (call-encoder call) message buf)
     (let ((n (- (obuf-fill buf) 5)))
       (when (> n (call-max-send-size call))
         (raise-grpc-error +resource-exhausted+ "message of ~D octets exceeds the limit of ~D"
                           n (call-max-send-size call)))
-      (obuf-set-u32 buf 1 n))
+      (if (and compress (call-send-gzip call))
+          (let ((compressed (gzip-octets (obuf-data buf) 5 (obuf-fill buf))))
+            (setf (obuf-fill buf) 5)
+            (obuf-write-bytes buf compressed)
+            (setf (aref (obuf-data buf) 0) 1)
+            (obuf-set-u32 buf 1 (length compressed)))
+          (obuf-set-u32 buf 1 n)))
     buf))
 
 (defun %deliver (call octets start end window)
   "A complete message OCTETS[START,END) (lock held).  WINDOW is the number
 of flow-control octets to return when the application takes it."
   (declare (type call call) (type octets octets) (type index start end) (type fixnum window))
-  (let ((message (handler-case (funcall (call-decoder call) octets start end)
-                   (error (e)
-                     (%fail-call call +internal+
-                                 (format nil "failed to decode message: ~A" e))
-                     (return-from %deliver nil)))))
+  (let* ((compressed (= (call-asm-flag call) 1))
+         (message (handler-case
+                      (if compressed
+                          (let ((plain (gunzip-octets octets start end
+                                                      (call-max-receive-size call))))
+                            (funcall (call-decoder call) plain 0 (length plain)))
+                          (funcall (call-decoder call) octets start end))
+                    (grpc-error (e)
+                      (%fail-call call (grpc-error-code e) (grpc-error-message e))
+                      (return-from %deliver nil))
+                    (error (e)
+                      (%fail-call call +internal+
+                                  (format nil "failed to decode message: ~A" e))
+                      (return-from %deliver nil)))))
     (incf (call-received call))
     (if (and (eq (call-role call) :server)
              (member (call-kind call) '(:unary :server-streaming)))
-        (%server-got-request call message window)
+        (progn (setf (call-last-compressed call) compressed)
+               (%server-got-request call message window))
         (let ((inbox (or (call-inbox call)
                          (setf (call-inbox call) (make-fifo 8)))))
           (fifo-push inbox message)
           (fifo-push inbox window)
+          (fifo-push inbox compressed)
           (if (and (plusp (call-waiters call))
                    (clgrpc.http2:reader-thread-p (call-conn call)))
               ;; Woken under the lock, the receiver would only block on it
@@ -82,12 +100,12 @@ it waits."
   "Validate a complete prefix; returns true to go on."
   (let ((flag (call-asm-flag call))
         (length (call-asm-length call)))
-    (cond ((= flag 1)
-           ;; We accept only identity encoding: a server rejects other
-           ;; grpc-encodings before any message (UNIMPLEMENTED), so a
-           ;; compressed message here came without a usable grpc-encoding.
+    (cond ((and (= flag 1) (not (call-recv-gzip call)))
+           ;; A server rejects unsupported grpc-encodings before any message
+           ;; (UNIMPLEMENTED), so a compressed message here came without one.
            (%fail-call call +internal+ "compressed message without a supported grpc-encoding")
            nil)
+          ((= flag 1) t)
           ((/= flag 0)
            (%fail-call call +internal+ (format nil "invalid compressed flag ~D" flag))
            nil)
