@@ -6,7 +6,7 @@
 (defsystem "clgrpc"
   :description "Pure Common Lisp gRPC: HTTP/2, HPACK and protobuf wire format."
   :license "Apache-2.0"
-  :depends-on ()
+  :depends-on ("chipz" "salza2")
   :serial t
   :pathname "src/"
   :components ((:file "package")
@@ -58,9 +58,11 @@
                 :components ((:file "status")
                              (:file "timeout")
                              (:file "metadata")
+                             (:file "compression")
                              (:file "call")
                              (:file "framing")
                              (:file "call-ops")
+                             (:file "plain-http")
                              (:file "server")
                              (:file "client")))
                (:module "descriptor"
@@ -126,6 +128,8 @@
                (:file "connection-tests")
                (:file "limits-tests")
                (:file "grpc-tests")
+               (:file "compression-tests")
+               (:file "plain-http-tests")
                (:file "generated")
                (:static-file "data/messages/clgrpc.test.Everything.full.bin")
                (:static-file "data/messages/clgrpc.test.Everything.sparse.bin")

@@ -47,13 +47,15 @@
     ("grpc/status" "utf8" "http2/errors")
     ("grpc/timeout" "package")
     ("grpc/metadata" "grpc/status")
+    ("grpc/compression" "grpc/status" "octets")
     ("grpc/call" "util/fifo" "util/clock" "octets")
-    ("grpc/framing" "grpc/call" "grpc/status" "http2/output")
+    ("grpc/framing" "grpc/call" "grpc/status" "grpc/compression" "http2/output")
     ("grpc/call-ops" "grpc/framing")
-    ("grpc/server" "grpc/call-ops" "grpc/metadata" "grpc/timeout" "util/worker-pool"
-     "util/scheduler" "http2/lifecycle")
+    ("grpc/plain-http" "utf8" "http2/output")
+    ("grpc/server" "grpc/call-ops" "grpc/metadata" "grpc/timeout" "grpc/plain-http"
+     "util/worker-pool" "util/scheduler" "http2/lifecycle")
     ("grpc/client" "grpc/server")
-    ("descriptor/model" "package")
+    ("descriptor/model" "octets")
     ("descriptor/reader" "protobuf/decode" "descriptor/model")
     ("codegen/names" "package")
     ("codegen/messages" "codegen/names" "descriptor/reader" "protobuf/message")
@@ -73,6 +75,9 @@
       (visit file))
     (remove-if-not (lambda (f) (member f seen :test #'string=)) (mapcar #'car *files*))))
 
+(defparameter *libraries* '("chipz" "salza2")
+  "Loaded through ASDF before every file: Debian's cl-chipz and cl-salza2.")
+
 (defun fasl (file) (merge-pathnames (concatenate 'string (substitute #\_ #\/ file) ".fasl") *out*))
 (defun src (file) (merge-pathnames (concatenate 'string file ".lisp") *root*))
 
@@ -81,15 +86,18 @@
 (dolist (entry *files*)
   (let* ((file (car entry))
          (forms
-           (format nil "(progn ~{(load ~S) ~}~
+           (format nil "(progn ~
+              (let ((*standard-output* (make-broadcast-stream)) (*error-output* (make-broadcast-stream))) ~
+                ~{(asdf:load-system ~S) ~}) ~
+              ~{(load ~S) ~}~
               (handler-bind ((warning (lambda (c) (format *error-output* \"~~&WARNING: ~~A~~%\" c))))
                 (multiple-value-bind (out warn fail) (compile-file ~S :output-file ~S)
                   (sb-ext:exit :code (if (and out (not warn) (not fail)) 0 1)))))"
-                   (mapcar (lambda (d) (namestring (fasl d))) (closure file))
+                   *libraries* (mapcar (lambda (d) (namestring (fasl d))) (closure file))
                    (namestring (src file)) (namestring (fasl file))))
          (err (make-string-output-stream))
          (process (sb-ext:run-program "sbcl" (list "--non-interactive" "--no-userinit"
-                                                   "--eval" forms)
+                                                   "--eval" "(require :asdf)" "--eval" forms)
                                       :search t :output nil :error err)))
     (let ((code (sb-ext:process-exit-code process)))
       (format t "~:[FAIL~;ok  ~] ~A~%" (zerop code) file)

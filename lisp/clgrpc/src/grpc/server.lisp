@@ -172,9 +172,12 @@ FileDescriptorProto), each once."
 (defun %send-response-headers (call)
   (unless (call-headers-sent call)
     (setf (call-headers-sent call) t)
-    (let ((headers (if (call-%response-metadata call)
-                       (append +response-headers+ (metadata-to-headers (call-%response-metadata call)))
-                       +response-headers+)))
+    (let ((headers (cond ((call-send-gzip call)
+                          (append +response-headers+ '(("grpc-encoding" . "gzip"))
+                                  (metadata-to-headers (call-%response-metadata call))))
+                         ((call-%response-metadata call)
+                          (append +response-headers+ (metadata-to-headers (call-%response-metadata call))))
+                         (t +response-headers+))))
       (unless (clgrpc.http2:%header-list-fits-p (call-conn call) headers)
         ;; The client said it takes no more (SETTINGS_MAX_HEADER_LIST_SIZE).
         (setf headers +response-headers+))
@@ -354,15 +357,9 @@ window is parked and finished by the reactor (it never waits here)."
                         :reset-code clgrpc.http2:+cancel+)
         (clgrpc.http2:%request-flush conn)))))
 
-(defun grpc-content-type-p (value)
-  "application/grpc, optionally +subtype or ;parameters."
-  (and value
-       (>= (length value) 16)
-       (string-equal "application/grpc" value :end2 16)
-       (or (= (length value) 16) (member (char value 16) '(#\+ #\;)))))
-
 (defun start-server-call (server conn stream headers end-stream)
-  (let ((method nil) (path nil) (content-type nil) (timeout nil) (encoding nil))
+  (let ((method nil) (path nil) (content-type nil) (timeout nil) (encoding nil)
+        (accept-encoding nil))
     (dolist (h headers)
       (let ((name (car h)))
         (declare (type simple-string name))
@@ -371,17 +368,15 @@ window is parked and finished by the reactor (it never waits here)."
                      ((string= name ":method") (setf method (cdr h)))))
               ((string= name "content-type") (setf content-type (cdr h)))
               ((string= name "grpc-timeout") (setf timeout (parse-grpc-timeout (cdr h))))
-              ((string= name "grpc-encoding") (setf encoding (cdr h))))))
+              ((string= name "grpc-encoding") (setf encoding (cdr h)))
+              ((string= name "grpc-accept-encoding") (setf accept-encoding (cdr h))))))
     (cond
-      ((not (string= method "POST"))
-       (%trailers-only conn stream "405" +internal+ (format nil "method ~A not allowed" method)))
-      ((not (grpc-content-type-p content-type))
-       (%trailers-only conn stream "415" +internal+
-                       (format nil "invalid gRPC content-type ~S" content-type)))
-      ((and encoding (string/= encoding "identity"))
+      ((non-grpc-status method content-type)
+       (start-plain-request conn stream (non-grpc-status method content-type) end-stream))
+      ((and encoding (not (supported-encoding-p encoding)))
        (%trailers-only conn stream "200" +unimplemented+
                        (format nil "grpc-encoding ~A is not supported" encoding)
-                       '(("grpc-accept-encoding" . "identity"))))
+                       (list (cons "grpc-accept-encoding" +accepted-encodings+))))
       (t
        (let ((entry (gethash path (server-methods server))))
          (if (null entry)
@@ -399,6 +394,8 @@ window is parked and finished by the reactor (it never waits here)."
                                      :handler entry
                                      :max-receive-size (server-max-receive-message-size server)
                                      :max-send-size (server-max-send-message-size server)
+                                     :recv-gzip (equal encoding "gzip")
+                                     :peer-accepts-gzip (accepts-gzip-p accept-encoding)
                                      :%metadata (headers-to-metadata headers))))
                (setf (clgrpc.http2:h2-stream-user stream) call)
                (clgrpc.http2:%handler-begin conn)
@@ -416,11 +413,17 @@ window is parked and finished by the reactor (it never waits here)."
   (let ((call (clgrpc.http2:h2-stream-user stream)))
     (cond ((null call)
            (start-server-call (clgrpc.http2:connection-user conn) conn stream headers end-stream))
+          ((plain-request-p call)       ; its trailers
+           (when end-stream
+             (%plain-answer conn stream (plain-request-status call))))
           (end-stream                   ; trailers from the client end its messages
            (%server-inbound-end call)))))
 
 (defun server-on-data (conn stream octets start end end-stream)
   (let ((call (clgrpc.http2:h2-stream-user stream)))
+    (when (plain-request-p call)
+      (plain-request-data conn stream call start end end-stream)
+      (return-from server-on-data nil))
     (when call
       (unless (call-status call)
         (%feed call conn stream octets start end))
@@ -432,7 +435,7 @@ window is parked and finished by the reactor (it never waits here)."
 (defun server-on-reset (conn stream code origin)
   (declare (ignore conn))
   (let ((call (clgrpc.http2:h2-stream-user stream)))
-    (when (and call (not (call-status call)))
+    (when (and (call-p call) (not (call-status call)))
       (setf (call-status call) (if (eq origin :peer) (status-from-http2-error code) +unavailable+)
             (call-status-message call) (case origin
                                          (:peer "cancelled by the client")

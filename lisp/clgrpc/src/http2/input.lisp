@@ -36,8 +36,9 @@ stays full) would grow the output without bound."
          ;; 5.1: only HEADERS (and PRIORITY) may be received on an idle stream.
          (unless (= type +frame-priority+)
            (connection-error +protocol-error+ "~A on idle stream ~D" (frame-type-name type) id)))
-        ((and (= type +frame-data+) (eq (%recently-closed conn id) :ended))
-         ;; 5.1: DATA after both sides ended the stream.
+        ((and (= type +frame-data+) (member (%recently-closed conn id) '(:ended :reset-received)))
+         ;; 5.1: DATA after both sides ended the stream, or after the peer
+         ;; itself reset it.
          (stream-error* id +stream-closed+ "DATA on closed stream ~D" id))
         ;; 5.4.2: frames the peer sent before it saw our RST_STREAM, and late
         ;; frames on streams closed long ago (grpc-go ignores those too).
@@ -337,6 +338,10 @@ cancel calls; one that does so faster than the limit is flooding."
             (%count-control-reply conn)
             (write-settings-ack (conn-out conn))
             (%request-flush conn)
+            ;; A larger SETTINGS_INITIAL_WINDOW_SIZE opens every stream's
+            ;; window, as WINDOW_UPDATE does one.
+            (when (conn-parked conn)
+              (%resume-parked conn))
             (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))))
 
 ;;; ------------------------------------------------------------------
