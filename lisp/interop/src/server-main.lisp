@@ -1,0 +1,58 @@
+;;;; The interop server program, with the command line of gRPC's interop
+;;;; servers (grpc-go's interop/server):
+;;;;
+;;;;   interop_server [-port N] [-host HOST]
+;;;;
+;;;; It prints "listening on HOST:PORT" to stdout once bound (-port 0 picks
+;;;; a free port) and stops on SIGINT or SIGTERM.  Unlike grpc-go's, it binds
+;;;; loopback unless -host says otherwise.
+
+(in-package #:interop)
+
+(defun start-server (&key (host "127.0.0.1") (port 0))
+  "A running clgrpc server with TestService, and server reflection.
+Returns (values server port)."
+  (let ((server (clgrpc.grpc:make-server)))
+    (register-interop-service server)
+    (clgrpc.reflection:register-reflection server)
+    (values server (clgrpc.grpc:server-start server :host host :port port))))
+
+(defparameter *server-flags*
+  (list (flag-spec "port" :int 10000 "the `port` to listen on; 0 picks a free port")
+        (flag-spec "host" :string "127.0.0.1" "the `address` to listen on")
+        (flag-spec "use_tls" :bool nil "TLS is not supported: must be false")))
+
+(defvar *stop-requested* nil)
+
+(defun serve (host port)
+  (multiple-value-bind (server port) (start-server :host host :port port)
+    ;; A signal handler only sets a flag: it may interrupt any thread, even
+    ;; one holding a lock the shutdown needs.
+    (flet ((request-stop (signal info context)
+             (declare (ignore signal info context))
+             (setf *stop-requested* t)))
+      (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
+      (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop))
+    (format t "listening on ~A:~D~%" host port)
+    (finish-output)
+    (loop until *stop-requested* do (sleep 0.1))
+    (clgrpc.grpc:server-stop server :grace 1)
+    (finish-output *error-output*)
+    (sb-ext:exit :code 0 :abort t)))
+
+(defun server-main ()
+  "Entry point of the interop server executable; returns the exit code."
+  (call-with-command-line
+   *server-flags* (rest sb-ext:*posix-argv*)
+   (lambda (options rest given)
+     (declare (ignore given))
+     (cond (rest (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
+           ((getf options :use-tls) (flag-fail "-use_tls is not supported"))
+           ((not (<= 0 (getf options :port) 65535))
+            (flag-fail "-port ~D is not from 0 to 65535" (getf options :port))))
+     (handler-case (serve (getf options :host) (getf options :port))
+       (error (e)
+         (format *error-output* "interop server: ~A~%" e)
+         1)))
+   :description "Serves grpc.testing.TestService, gRPC's interop test service, over plaintext
+HTTP/2. Prints \"listening on HOST:PORT\" to stdout once bound."))
