@@ -1,0 +1,231 @@
+// Package interop_test runs gRPC's interop test cases between clgrpc and
+// grpc-go, in every direction, over loopback: grpc-go's interop client (the
+// thin driver ./client over google.golang.org/grpc/interop) against the Lisp
+// interop server, the Lisp interop client against grpc-go's interop server
+// (google.golang.org/grpc/interop/server), Lisp against Lisp, and a subset
+// against the arm64 Lisp server under qemu. The table of which case passes
+// in which direction, in lisp/clgrpc/README.md, is checked against the
+// directions below, so it cannot say more than this test proves.
+package interop_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
+)
+
+var (
+	goClient        = flag.String("go_client", "", "rlocation of the Go interop client driver")
+	goServer        = flag.String("go_server", "", "rlocation of grpc-go's interop server")
+	lispClient      = flag.String("lisp_client", "", "rlocation of the Lisp interop client")
+	lispServer      = flag.String("lisp_server", "", "rlocation of the Lisp interop server")
+	lispServerArm64 = flag.String("lisp_server_arm64", "", "rlocation of the arm64 Lisp interop server's qemu launcher")
+)
+
+// cases are the interop cases that need no TLS, credentials or xDS, in the
+// order of gRPC's interop test descriptions.
+var cases = []string{
+	"empty_unary", "large_unary", "client_compressed_unary", "server_compressed_unary",
+	"client_streaming", "client_compressed_streaming", "server_streaming", "server_compressed_streaming",
+	"ping_pong", "empty_stream", "cancel_after_begin", "cancel_after_first_response",
+	"timeout_on_sleeping_server", "custom_metadata", "status_code_and_message", "special_status_message",
+	"unimplemented_method", "unimplemented_service", "rpc_soak", "channel_soak",
+}
+
+// grpcGoServerLacks are the server features that grpc-go's interop server
+// does not implement: it neither checks expect_compressed nor compresses
+// its responses, so the compression cases cannot pass against it, whoever
+// the client is.
+var grpcGoServerLacks = map[string]bool{
+	"client_compressed_unary": true, "server_compressed_unary": true,
+	"client_compressed_streaming": true, "server_compressed_streaming": true,
+}
+
+// arm64Subset is what runs against the arm64 server under qemu, where SBCL
+// runs emulated and a case costs tens of times what it does natively.
+var arm64Subset = map[string]bool{
+	"empty_unary": true, "large_unary": true, "server_compressed_unary": true,
+	"client_streaming": true, "server_streaming": true, "ping_pong": true,
+	"custom_metadata": true, "status_code_and_message": true, "unimplemented_service": true,
+}
+
+type direction struct {
+	title  string // the README column
+	client func() string
+	server func(t *testing.T) string // starts the server, returns its port
+	// runs says whether the direction runs a case; outcome is the README cell
+	// of a case it does not run.
+	runs    func(name string) bool
+	outcome string
+}
+
+func all(string) bool { return true }
+
+var directions = []direction{
+	{
+		title: "Go client → Lisp server", client: func() string { return *goClient },
+		server: func(t *testing.T) string { return startAnnounced(t, "lisp", *lispServer, 60*time.Second) },
+		runs:   all,
+	},
+	{
+		title: "Lisp client → Go server", client: func() string { return *lispClient },
+		server:  startGoServer,
+		runs:    func(name string) bool { return !grpcGoServerLacks[name] },
+		outcome: "n/a¹",
+	},
+	{
+		title: "Lisp client → Lisp server", client: func() string { return *lispClient },
+		server: func(t *testing.T) string { return startAnnounced(t, "lisp", *lispServer, 60*time.Second) },
+		runs:   all,
+	},
+	{
+		title: "Go client → Lisp server (arm64, qemu)", client: func() string { return *goClient },
+		server: func(t *testing.T) string {
+			return startAnnounced(t, "lisp-arm64", *lispServerArm64, 180*time.Second)
+		},
+		runs:    func(name string) bool { return arm64Subset[name] },
+		outcome: "—",
+	},
+}
+
+func TestInterop(t *testing.T) {
+	if *goClient == "" || *goServer == "" || *lispClient == "" || *lispServer == "" || *lispServerArm64 == "" {
+		t.Fatal("-go_client, -go_server, -lisp_client, -lisp_server and -lisp_server_arm64 are required")
+	}
+	for _, d := range directions {
+		t.Run(d.title, func(t *testing.T) {
+			port := d.server(t)
+			for _, name := range cases {
+				if !d.runs(name) {
+					continue
+				}
+				t.Run(name, func(t *testing.T) { runCase(t, d.client(), port, name) })
+			}
+		})
+	}
+}
+
+// runCase runs one case in a client process of its own: grpc-go's cases
+// end the process on failure.
+func runCase(t *testing.T, client, port, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, runfile.Path(client),
+		"-server_host", "127.0.0.1", "-server_port", port, "-test_case", name)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS "+name) {
+		t.Fatalf("%s: %v\n%s", name, err, out)
+	}
+}
+
+// startAnnounced starts a server that prints "listening on HOST:PORT".
+func startAnnounced(t *testing.T, name, path string, ready time.Duration) string {
+	t.Helper()
+	p, err := serverproc.Start(context.Background(), serverproc.Spec{
+		Argv:         []string{runfile.Path(path), "-port", "0"},
+		ReadyTimeout: ready,
+		StopGrace:    10 * time.Second,
+		Log:          serverproc.TestLog(t, name),
+		Check:        serverproc.CheckLoopback,
+	})
+	if err != nil {
+		t.Fatalf("starting the %s interop server: %v", name, err)
+	}
+	t.Cleanup(func() { p.Stop() })
+	_, port, _ := net.SplitHostPort(p.Addr())
+	return port
+}
+
+// startGoServer starts grpc-go's interop server, which announces nothing on
+// stdout and listens on the port it is given (on every interface; the test
+// only ever connects to loopback).
+func startGoServer(t *testing.T) string {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", port)
+	p, err := serverproc.StartProbed(context.Background(), serverproc.Spec{
+		Argv:         []string{runfile.Path(*goServer), "-port", port},
+		ReadyTimeout: 30 * time.Second,
+		StopGrace:    10 * time.Second,
+		Log:          serverproc.TestLog(t, "go"),
+		Check:        serverproc.CheckLoopback,
+	}, addr, 100*time.Millisecond, func(ctx context.Context) error {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("starting grpc-go's interop server: %v", err)
+	}
+	t.Cleanup(func() { p.Stop() })
+	return port
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+}
+
+const (
+	tableBegin = "<!-- interop-table: begin; TestReadmeTable in go/interop checks it -->"
+	tableEnd   = "<!-- interop-table: end -->"
+)
+
+// table is the README's case × direction table: "pass" where TestInterop
+// runs the case, the direction's own word where it does not.
+func table() string {
+	var b strings.Builder
+	b.WriteString("| case |")
+	for _, d := range directions {
+		fmt.Fprintf(&b, " %s |", d.title)
+	}
+	b.WriteString("\n|---|")
+	for range directions {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, name := range cases {
+		fmt.Fprintf(&b, "| `%s` |", name)
+		for _, d := range directions {
+			cell := "pass"
+			if !d.runs(name) {
+				cell = d.outcome
+			}
+			fmt.Fprintf(&b, " %s |", cell)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func TestReadmeTable(t *testing.T) {
+	text := readReadme(t)
+	begin, end := strings.Index(text, tableBegin), strings.Index(text, tableEnd)
+	if begin < 0 || end < begin {
+		t.Fatal(errors.New("lisp/clgrpc/README.md has no interop table markers"))
+	}
+	got := strings.TrimSpace(text[begin+len(tableBegin) : end])
+	if want := strings.TrimSpace(table()); got != want {
+		t.Errorf("the interop table in lisp/clgrpc/README.md is stale; replace it with:\n\n%s", want)
+	}
+}
