@@ -133,36 +133,65 @@ func (p *printer) enums(eds protoreflect.EnumDescriptors) {
 
 func (p *printer) messages(mds protoreflect.MessageDescriptors) {
 	for i := range mds.Len() {
-		md := mds.Get(i)
-		if md.IsMapEntry() {
-			continue // printed as the map<K, V> field that uses it
+		if md := mds.Get(i); !md.IsMapEntry() { // an entry is printed as its map<K, V> field
+			p.message(md)
 		}
-		if md.Extensions().Len() > 0 || md.ReservedNames().Len() > 0 ||
-			md.ReservedRanges().Len() > 0 || md.ExtensionRanges().Len() > 0 {
-			p.fail("message %s: extensions and reserved ranges are not supported", md.FullName())
+	}
+}
+
+func (p *printer) message(md protoreflect.MessageDescriptor) {
+	if md.Extensions().Len() > 0 || md.ReservedNames().Len() > 0 ||
+		md.ReservedRanges().Len() > 0 || md.ExtensionRanges().Len() > 0 {
+		p.fail("message %s: extensions and reserved ranges are not supported", md.FullName())
+	}
+	p.line("")
+	p.line("message %s {", md.Name())
+	p.indent++
+	p.blockOptions(md.FullName(), md.Options())
+	p.enums(md.Enums())
+	nested := nestedPrinter{p: p, mds: md.Messages()}
+	// A oneof is printed where its first field is, with all its fields:
+	// protoc numbers oneofs by first appearance and keeps field order.
+	printed := map[protoreflect.Name]bool{}
+	for j := range md.Fields().Len() {
+		fd := md.Fields().Get(j)
+		if fd.IsMap() {
+			nested.before(fd.Message().Index())
 		}
-		p.line("")
-		p.line("message %s {", md.Name())
-		p.indent++
-		p.blockOptions(md.FullName(), md.Options())
-		p.enums(md.Enums())
-		p.messages(md.Messages())
-		// A oneof is printed where its first field is, with all its fields:
-		// protoc numbers oneofs by first appearance and keeps field order.
-		printed := map[protoreflect.Name]bool{}
-		for j := range md.Fields().Len() {
-			fd := md.Fields().Get(j)
-			od := fd.ContainingOneof()
-			switch {
-			case od == nil || od.IsSynthetic():
-				p.field(fd)
-			case !printed[od.Name()]:
-				printed[od.Name()] = true
-				p.oneof(od)
-			}
+		od := fd.ContainingOneof()
+		switch {
+		case od == nil || od.IsSynthetic():
+			p.field(fd)
+		case !printed[od.Name()]:
+			printed[od.Name()] = true
+			p.oneof(od)
 		}
-		p.indent--
-		p.line("}")
+	}
+	nested.before(md.Messages().Len())
+	p.indent--
+	p.line("}")
+}
+
+// nestedPrinter prints a message's nested messages in their descriptor
+// order. protoc lists them, and the entry messages of map fields, in the
+// order they appear in the source, so a nested message that precedes a map
+// field's entry must be printed before that field.
+type nestedPrinter struct {
+	p    *printer
+	mds  protoreflect.MessageDescriptors
+	next int
+}
+
+// before prints the nested messages from the next unprinted one up to, not
+// including, index end; map entries among them are printed by their fields.
+func (n *nestedPrinter) before(end int) {
+	for ; n.next < end; n.next++ {
+		if md := n.mds.Get(n.next); !md.IsMapEntry() {
+			n.p.message(md)
+		}
+	}
+	if n.next == end {
+		n.next++ // the map entry at end, which its field prints
 	}
 }
 
