@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	"github.com/grpcbench/grpcbench/go/internal/runfile"
 )
 
@@ -24,17 +23,7 @@ var (
 // its summary line, "N tests, N passed, N skipped, N failed".
 func runH2spec(t *testing.T, name, server string) string {
 	t.Helper()
-	p, err := serverproc.Start(context.Background(), serverproc.Spec{
-		Argv:         []string{runfile.Path(server), "-addr", "127.0.0.1:0"},
-		ReadyTimeout: 60 * time.Second,
-		StopGrace:    10 * time.Second,
-		Log:          serverproc.TestLog(t, name),
-		Check:        serverproc.CheckLoopback,
-	})
-	if err != nil {
-		t.Fatalf("starting the %s RouteGuide server: %v", name, err)
-	}
-	defer p.Stop()
+	p := startServer(t, name+" RouteGuide", 60*time.Second, server, "-addr", "127.0.0.1:0")
 	host, port, _ := strings.Cut(p.Addr(), ":")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -143,21 +143,11 @@ func runCase(t *testing.T, client, port, name string) {
 	}
 }
 
-// startAnnounced starts a server that prints "listening on HOST:PORT".
+// startAnnounced starts an interop server, which prints "listening on
+// HOST:PORT", on a free port, and returns the port.
 func startAnnounced(t *testing.T, name, path string, ready time.Duration) string {
 	t.Helper()
-	p, err := serverproc.Start(context.Background(), serverproc.Spec{
-		Argv:         []string{runfile.Path(path), "-port", "0"},
-		ReadyTimeout: ready,
-		StopGrace:    10 * time.Second,
-		Log:          serverproc.TestLog(t, name),
-		Check:        serverproc.CheckLoopback,
-	})
-	if err != nil {
-		t.Fatalf("starting the %s interop server: %v", name, err)
-	}
-	t.Cleanup(func() { p.Stop() })
-	_, port, _ := net.SplitHostPort(p.Addr())
+	_, port, _ := net.SplitHostPort(startServer(t, name, ready, path, "-port", "0").Addr())
 	return port
 }
 

@@ -1,0 +1,44 @@
+package interop_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
+)
+
+var readme = flag.String("readme", "", "rlocation of lisp/clgrpc/README.md, which records what these tests measure")
+
+func readReadme(t *testing.T) string {
+	t.Helper()
+	if *readme == "" {
+		t.Fatal("-readme is required")
+	}
+	data, err := os.ReadFile(runfile.Path(*readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// startServer starts the server at rlocation path with args, which must
+// make it print "listening on HOST:PORT", and stops it when the test ends.
+func startServer(t *testing.T, name string, ready time.Duration, path string, args ...string) *serverproc.Process {
+	t.Helper()
+	p, err := serverproc.Start(context.Background(), serverproc.Spec{
+		Argv:         append([]string{runfile.Path(path)}, args...),
+		ReadyTimeout: ready,
+		StopGrace:    10 * time.Second,
+		Log:          serverproc.TestLog(t, name),
+		Check:        serverproc.CheckLoopback,
+	})
+	if err != nil {
+		t.Fatalf("starting the %s server: %v", name, err)
+	}
+	t.Cleanup(func() { p.Stop() })
+	return p
+}
