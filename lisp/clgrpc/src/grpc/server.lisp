@@ -172,15 +172,17 @@ FileDescriptorProto), each once."
 (defun %send-response-headers (call)
   (unless (call-headers-sent call)
     (setf (call-headers-sent call) t)
-    (let ((headers (cond ((call-send-gzip call)
-                          (append +response-headers+ '(("grpc-encoding" . "gzip"))
-                                  (metadata-to-headers (call-%response-metadata call))))
-                         ((call-%response-metadata call)
-                          (append +response-headers+ (metadata-to-headers (call-%response-metadata call))))
-                         (t +response-headers+))))
+    ;; grpc-encoding must survive the trim below: compressed messages without it are unreadable.
+    (let* ((required (if (call-send-gzip call)
+                         (append +response-headers+ '(("grpc-encoding" . "gzip")))
+                         +response-headers+))
+           (metadata (call-%response-metadata call))
+           (headers (if metadata
+                        (append required (metadata-to-headers metadata))
+                        required)))
       (unless (clgrpc.http2:%header-list-fits-p (call-conn call) headers)
-        ;; The client said it takes no more (SETTINGS_MAX_HEADER_LIST_SIZE).
-        (setf headers +response-headers+))
+        ;; The client said it takes no more (SETTINGS_MAX_HEADER_LIST_SIZE): custom metadata goes.
+        (setf headers required))
       (clgrpc.http2:%write-headers (call-conn call) (call-stream call) headers))))
 
 (defun trailer-headers (code message metadata)
