@@ -45,8 +45,8 @@ func carriersFor(t reflect.Type, m proto.Message) *carrierPool {
 
 // put empties a carrier whose fields were moved out (or copied) and puts it
 // back; c must not be used afterwards.
-func (cp *carrierPool) put(c proto.Message, cv reflect.Value) {
-	cv.Elem().SetZero() // it must not keep the receiver's fields alive
+func (cp *carrierPool) put(c proto.Message) {
+	proto.Reset(c) // it must not keep the receiver's fields alive
 	cp.pool.Put(c)
 }
 

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // transfer carries messages between client and server so that the two never
@@ -102,24 +103,40 @@ func (protoTransfer) detach(m any, cache *carrierCache) (frame, error) {
 }
 
 // attach moves a carrier's contents into dst when dst has the carrier's
-// Go type (which, for a pooled type, names one message type): a struct
-// copy is all the receiver needs, so each streamed message is copied once
-// (by detach) instead of twice. The carrier is then emptied and recycled,
-// so nothing shares the fields it handed over. Other cases copy.
+// Go type (which, for a pooled type, names one message type): each field
+// value is handed over through protoreflect, so each streamed message is
+// copied once (by detach) instead of twice. The carrier is then reset and
+// recycled, so nothing shares the fields it handed over. Other cases copy.
 func (t protoTransfer) attach(dst any, f frame) error {
 	if f.carrier == nil {
 		return t.copy(dst, f.msg)
 	}
 	c := f.msg.(proto.Message)
-	dv, cv := reflect.ValueOf(dst), reflect.ValueOf(c)
 	var err error
-	if dv.Type() == cv.Type() && !dv.IsNil() {
-		dv.Elem().Set(cv.Elem())
+	if d, ok := dst.(proto.Message); ok && reflect.TypeOf(d) == reflect.TypeOf(c) && d.ProtoReflect().IsValid() {
+		move(d.ProtoReflect(), c.ProtoReflect())
 	} else {
 		err = t.copy(dst, c)
 	}
-	f.carrier.put(c, cv)
+	f.carrier.put(c)
 	return err
+}
+
+// move replaces dst's contents with src's field values, unknown fields
+// included, without copying them: afterwards the two share those values,
+// so src must be reset before anyone else sees it. Messages of one
+// generated type only: protobuf-go does not allow copying a message
+// struct, but a value taken from one message may be set in another of the
+// same type.
+func move(dst, src protoreflect.Message) {
+	proto.Reset(dst.Interface())
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		dst.Set(fd, v)
+		return true
+	})
+	if u := src.GetUnknown(); len(u) > 0 {
+		dst.SetUnknown(u)
+	}
 }
 
 // codecTransfer round-trips every message through a codec, as a network

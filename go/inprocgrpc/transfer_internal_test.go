@@ -1,0 +1,62 @@
+package inprocgrpc
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
+)
+
+// TestAttachMovesEveryField checks the carrier path of a stream message:
+// nested messages, repeated and optional fields and unknown fields all
+// arrive, whatever the receiver held before, and the carrier keeps none of
+// them once recycled.
+func TestAttachMovesEveryField(t *testing.T) {
+	sent := &descriptorpb.FileDescriptorProto{
+		Name:       proto.String("a.proto"),
+		Dependency: []string{"b.proto", "c.proto"},
+		MessageType: []*descriptorpb.DescriptorProto{{
+			Name:  proto.String("M"),
+			Field: []*descriptorpb.FieldDescriptorProto{{Name: proto.String("f"), Number: proto.Int32(1)}},
+		}},
+		Options: &descriptorpb.FileOptions{GoPackage: proto.String("example.com/a")},
+	}
+	sent.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 999, protowire.VarintType), 7))
+	want := proto.Clone(sent)
+
+	var cache carrierCache
+	f, err := protoTransfer{}.detach(sent, &cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.carrier == nil {
+		t.Fatal("a generated message type travelled without a carrier")
+	}
+	sent.MessageType[0].Name = proto.String("changed after send")
+
+	got := &descriptorpb.FileDescriptorProto{Package: proto.String("stale"), Syntax: proto.String("stale")}
+	if err := (protoTransfer{}).attach(got, f); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, want) {
+		t.Fatalf("received %v, want %v", got, want)
+	}
+	if c := f.msg.(proto.Message); proto.Size(c) != 0 {
+		t.Fatalf("the recycled carrier still holds %v", c)
+	}
+}
+
+// TestAttachIntoOtherGoTypeCopies checks that a carrier whose Go type
+// differs from the receiver's (a dynamic message, say) is copied, not moved.
+func TestAttachIntoOtherGoTypeCopies(t *testing.T) {
+	var cache carrierCache
+	f, err := protoTransfer{}.detach(&descriptorpb.FileOptions{GoPackage: proto.String("x")}, &cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &descriptorpb.FieldOptions{}
+	if err := (protoTransfer{}).attach(got, f); err == nil {
+		t.Fatalf("attaching google.protobuf.FileOptions into FieldOptions succeeded: %v", got)
+	}
+}
