@@ -45,6 +45,18 @@
         (is (equalp message response))
         (is (not (clgrpc.grpc:call-received-compressed-p call)))))))
 
+(test compressed-response-keeps-its-encoding-when-metadata-is-dropped
+  ;; The client takes at most 1024 octets of headers: the server drops its
+  ;; custom metadata but still says how the message is encoded.
+  (with-grpc (ch)
+    (setf (clgrpc.grpc::channel-connection-options ch)
+          (list* :max-header-list-size 1024 (clgrpc.grpc::channel-connection-options ch)))
+    (let ((message (filled 5000 4)))
+      (multiple-value-bind (response call) (unary ch "ZipBigHeaders" message)
+        (is (equalp message response))
+        (is (clgrpc.grpc:call-received-compressed-p call))
+        (is (null (assoc "x-big" (clgrpc.grpc:call-response-metadata call) :test #'string=)))))))
+
 (test compression-message-by-message
   (with-grpc (ch)
     (let ((call (clgrpc.grpc:server-streaming-call ch "/test.Svc/ZipStream" (filled 1000 1))))

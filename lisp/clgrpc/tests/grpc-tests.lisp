@@ -141,6 +141,12 @@ break")))))
            (observe (list :request-compressed (clgrpc.grpc:call-received-compressed-p call)))
            (clgrpc.grpc:call-set-response-compression call t)
            req))
+    (reg "ZipBigHeaders" :unary         ; compressed, with more metadata than a small client takes
+         (lambda (req call)
+           (clgrpc.grpc:call-set-response-metadata
+            call (list (cons "x-big" (make-string 2000 :initial-element #\a))))
+           (clgrpc.grpc:call-set-response-compression call t)
+           req))
     (reg "ZipStream" :server-streaming  ; compressed, plain, compressed
          (lambda (req call)
            (clgrpc.grpc:call-set-response-compression call t)
