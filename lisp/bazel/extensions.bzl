@@ -6,6 +6,9 @@ is as pinned as the rest of the build:
 
     sbcl = use_extension("//lisp/bazel:extensions.bzl", "sbcl")
     use_repo(sbcl, "sbcl_linux_amd64", "sbcl_linux_arm64", "qemu_user_static", "cl_libraries")
+
+It also fetches the one other Debian tool that tests run, runc (set runc), for the container image
+tests, so that every Debian package the build uses comes through one pinned path.
 """
 
 load("//lisp/bazel/private:debian_archive.bzl", "debian_archive")
@@ -35,7 +38,7 @@ def _debian_mirror(mctx):
 def _sbcl_impl(mctx):
     sets = _lock_sets(mctx.read(mctx.path(_LOCK)))
     mirror = _debian_mirror(mctx)
-    for want in ["sbcl-amd64", "sbcl-arm64", "qemu", "cl"]:
+    for want in ["sbcl-amd64", "sbcl-arm64", "qemu", "cl", "runc"]:
         if want not in sets:
             fail("artifacts.lock has no '%s' set; run tools/provision/update_lock.sh" % want)
     debian_archive(
@@ -61,6 +64,12 @@ def _sbcl_impl(mctx):
         debs = sets["cl"],
         mirror = mirror,
         build_file = Label("//lisp/third_party:cl_libraries.BUILD.bazel"),
+    )
+    debian_archive(
+        name = "runc",
+        debs = sets["runc"],
+        mirror = mirror,
+        build_file = Label("//go/routeguide/image:runc.BUILD.bazel"),
     )
     return mctx.extension_metadata(reproducible = True)
 

@@ -21,10 +21,18 @@ import (
 	"github.com/grpcbench/grpcbench/tools/oci/ocilayout"
 )
 
-var serverIndex = flag.String("server_index", "", "$(rlocationpath) of the server's oci_image_index")
+var (
+	serverIndex = flag.String("server_index", "", "$(rlocationpath) of the server's oci_image_index")
+	runcPath    = flag.String("runc", "", "$(rlocationpath) of the pinned runc executable")
+	libseccomp  = flag.String("libseccomp", "", "$(rlocationpath) of the libseccomp.so.2 that the pinned runc links")
+)
 
-// lookRunc finds runc in $PATH or where Debian installs it (/usr/sbin, outside Bazel's test PATH).
+// lookRunc finds the runc that Bazel pins and passes in, or else (under plain `go test`) the one in
+// $PATH or where Debian installs it (/usr/sbin, outside a test's PATH).
 func lookRunc() (string, error) {
+	if *runcPath != "" {
+		return runfile.Path(*runcPath), nil
+	}
 	if p, err := exec.LookPath("runc"); err == nil {
 		return p, nil
 	}
@@ -36,8 +44,19 @@ func lookRunc() (string, error) {
 	return "", fmt.Errorf("runc is not installed (looked in $PATH, /usr/sbin, /sbin, /usr/local/sbin)")
 }
 
+// runcCommand runs runc with the pinned libseccomp, when there is one: Debian's runc links it, and
+// the host need not have it.
+func runcCommand(runc string, args ...string) *exec.Cmd {
+	cmd := exec.Command(runc, args...)
+	if *libseccomp != "" {
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(runfile.Path(*libseccomp)))
+	}
+	return cmd
+}
+
 // TestServerImageUnderRunc runs the amd64 server image as a container and calls GetFeature. It
-// needs root and runc; without them it is skipped, and says so.
+// needs root; without it, it is skipped, and says so. Under Bazel runc is pinned, so a machine
+// without runc still runs it.
 func TestServerImageUnderRunc(t *testing.T) {
 	if *serverIndex == "" {
 		t.Skip("needs the Bazel-built image: tools/bazel test //go/routeguide/image:image_test")
@@ -58,7 +77,7 @@ func TestServerImageUnderRunc(t *testing.T) {
 
 	id := fmt.Sprintf("routeguide-test-%d", os.Getpid())
 	state := filepath.Join(bundle, "state")
-	cmd := exec.Command(runc, "--root", state, "run", "--bundle", bundle, id)
+	cmd := runcCommand(runc, "--root", state, "run", "--bundle", bundle, id)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -68,9 +87,9 @@ func TestServerImageUnderRunc(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		exec.Command(runc, "--root", state, "kill", id, "KILL").Run()
+		runcCommand(runc, "--root", state, "kill", id, "KILL").Run()
 		cmd.Wait()
-		exec.Command(runc, "--root", state, "delete", "--force", id).Run()
+		runcCommand(runc, "--root", state, "delete", "--force", id).Run()
 	})
 	addr := waitListening(t, stdout)
 	t.Logf("the container serves on %s", addr)
