@@ -38,17 +38,7 @@ func startServer(t *testing.T, name, path string) *target {
 	if path == "" {
 		t.Fatalf("-%s_server not given", name)
 	}
-	p, err := serverproc.Start(context.Background(), serverproc.Spec{
-		Argv:         append([]string{runfile.Path(path)}, serverFlags...),
-		ReadyTimeout: 60 * time.Second,
-		StopGrace:    5 * time.Second,
-		Log:          serverproc.TestLog(t, name),
-		Check:        serverproc.CheckLoopback,
-	})
-	if err != nil {
-		t.Fatalf("starting the %s server: %v", name, err)
-	}
-	t.Cleanup(func() { p.Stop() })
+	p := serverproc.StartForTest(t, name, append([]string{runfile.Path(path)}, serverFlags...), 60*time.Second, 5*time.Second)
 	return &target{name: name, proc: p, addr: p.Addr()}
 }
 

@@ -1,7 +1,6 @@
 package interop_test
 
 import (
-	"context"
 	"flag"
 	"os"
 	"testing"
@@ -29,16 +28,5 @@ func readReadme(t *testing.T) string {
 // make it print "listening on HOST:PORT", and stops it when the test ends.
 func startServer(t *testing.T, name string, ready time.Duration, path string, args ...string) *serverproc.Process {
 	t.Helper()
-	p, err := serverproc.Start(context.Background(), serverproc.Spec{
-		Argv:         append([]string{runfile.Path(path)}, args...),
-		ReadyTimeout: ready,
-		StopGrace:    10 * time.Second,
-		Log:          serverproc.TestLog(t, name),
-		Check:        serverproc.CheckLoopback,
-	})
-	if err != nil {
-		t.Fatalf("starting the %s server: %v", name, err)
-	}
-	t.Cleanup(func() { p.Stop() })
-	return p
+	return serverproc.StartForTest(t, name, append([]string{runfile.Path(path)}, args...), ready, 10*time.Second)
 }

@@ -39,18 +39,8 @@ func servers(t *testing.T) map[string]string {
 // start runs a server on a free loopback port until the test ends.
 func start(t *testing.T, name, path string, args ...string) *serverproc.Process {
 	t.Helper()
-	p, err := serverproc.Start(context.Background(), serverproc.Spec{
-		Argv:         append([]string{runfile.Path(path), "-addr", "127.0.0.1:0"}, args...),
-		ReadyTimeout: 60 * time.Second,
-		StopGrace:    10 * time.Second,
-		Log:          serverproc.TestLog(t, name),
-		Check:        serverproc.CheckLoopback,
-	})
-	if err != nil {
-		t.Fatalf("starting the %s server: %v", name, err)
-	}
-	t.Cleanup(func() { p.Stop() })
-	return p
+	argv := append([]string{runfile.Path(path), "-addr", "127.0.0.1:0"}, args...)
+	return serverproc.StartForTest(t, name, argv, 60*time.Second, 10*time.Second)
 }
 
 // runGrpcurl runs grpcurl against addr without any .proto file, so that
