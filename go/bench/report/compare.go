@@ -48,6 +48,35 @@ func (c MetricChange) Verdict() string {
 	return "worse"
 }
 
+// WorsePercent is how much worse the new median is than the old, in
+// percent of the old, by the metric's better direction: 0 when it is not
+// worse, or when the old median is 0 (no scale to measure against).
+func (c MetricChange) WorsePercent() float64 {
+	if c.Old.Center == 0 {
+		return 0
+	}
+	change := (c.New.Center - c.Old.Center) / c.Old.Center * 100
+	if c.Better == schema.HigherIsBetter {
+		change = -change
+	}
+	return max(change, 0)
+}
+
+// Regressions returns the changes that are significantly worse, by more
+// than thresholdPct percent of the old median: the cells a regression
+// check fails on. A significant change within the threshold is noise the
+// check tolerates; an insignificant one is never a regression, however
+// large, since the repetitions cannot tell it from chance.
+func (c *Comparison) Regressions(thresholdPct float64) []MetricChange {
+	var worse []MetricChange
+	for _, ch := range c.Changes {
+		if ch.Verdict() == "worse" && ch.WorsePercent() > thresholdPct {
+			worse = append(worse, ch)
+		}
+	}
+	return worse
+}
+
 // Comparison is the result of Compare.
 type Comparison struct {
 	Changes []MetricChange

@@ -36,6 +36,33 @@ func TestCompareSignificance(t *testing.T) {
 	}
 }
 
+func TestRegressionsAboveThreshold(t *testing.T) {
+	c, err := Compare(readFiles(t, "compare_old.json"), readFiles(t, "compare_new.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bytes/op is significantly worse by 4.08%; wall time improved, and
+	// allocs/op changed insignificantly.
+	if r := c.Regressions(5); len(r) != 0 {
+		t.Errorf("at 5%%: regressions %v, want none", r)
+	}
+	r := c.Regressions(4)
+	if len(r) != 1 || r[0].Metric != "bytes_per_op" || r[0].Scenario != "stream/containers=32" {
+		t.Fatalf("at 4%%: regressions %v, want stream/containers=32 bytes_per_op", r)
+	}
+	if p := r[0].WorsePercent(); p < 4.07 || p > 4.09 {
+		t.Errorf("bytes/op worse by %.3f%%, want 4.08%%", p)
+	}
+	// Reversed, the improvement becomes a regression of 12.99% (2.31 s to 2.61 s).
+	back, err := Compare(readFiles(t, "compare_new.json"), readFiles(t, "compare_old.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := back.Regressions(10); len(r) != 1 || r[0].Metric != "wall_time" {
+		t.Errorf("reversed at 10%%: regressions %v, want wall_time only", r)
+	}
+}
+
 func TestRenderRejectsDuplicateScenario(t *testing.T) {
 	files := readFiles(t, "cri.json", "cri.json")
 	if _, err := Render(files, Options{}); err == nil || !strings.Contains(err.Error(), "--compare") {

@@ -4,15 +4,19 @@
 // Usage:
 //
 //	benchreport [--out DIR] FILE_OR_DIR...
-//	benchreport --compare OLD NEW
+//	benchreport --compare [--max-regression PCT] OLD NEW
 //
 // Without --out the report's tables are printed. With --out, DIR/report.md
 // and the charts it links to are written. A directory argument stands for
 // the *.json files under it. --compare prints, per metric measured in both
 // runs, the change of the median and whether it is significant (Mann-Whitney
 // U test, alpha 0.05, as benchstat); OLD and NEW are files or directories.
+// It fails when a metric is significantly worse by more than
+// --max-regression percent of the old median (default 5), naming each one
+// on stderr: a regression check between revisions for CI or a reviewer.
 //
-// Exit status: 0 on success, 1 on invalid input, 2 on a usage error.
+// Exit status: 0 on success, 1 on invalid input, 2 on a usage error, 3 when
+// --compare finds a regression beyond the threshold.
 package main
 
 import (
@@ -39,8 +43,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	outDir := flags.String("out", "", "write report.md and the SVG charts to `dir` instead of printing the tables")
 	compare := flags.Bool("compare", false, "compare two runs: benchreport --compare OLD NEW")
+	maxRegression := flags.Float64("max-regression", 5, "with --compare, fail (exit status 3) when a metric is significantly worse by more than `percent` of its old median")
 	flags.Usage = func() {
-		fmt.Fprint(stderr, "usage: benchreport [--out DIR] FILE_OR_DIR...\n       benchreport --compare OLD NEW\n\n")
+		fmt.Fprint(stderr, "usage: benchreport [--out DIR] FILE_OR_DIR...\n       benchreport --compare [--max-regression PCT] OLD NEW\n\n")
 		flags.PrintDefaults()
 	}
 	if err := flags.Parse(args); err != nil {
@@ -60,8 +65,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return usageError("--compare needs exactly two arguments, OLD and NEW")
 	case *compare && *outDir != "":
 		return usageError("--compare prints its table; it takes no --out")
+	case *maxRegression < 0:
+		return usageError("--max-regression is a percentage, 0 or more")
 	case *compare:
-		err = runCompare(flags.Arg(0), flags.Arg(1), stdout)
+		var worse []report.MetricChange
+		worse, err = runCompare(flags.Arg(0), flags.Arg(1), *maxRegression, stdout)
+		if err == nil && len(worse) > 0 {
+			fmt.Fprintf(stderr, "benchreport: metrics significantly worse by more than %g%% (%d):\n", *maxRegression, len(worse))
+			for _, r := range worse {
+				fmt.Fprintf(stderr, "  %s/%s %s: %s\n", r.Suite, r.Scenario, report.MetricLabel(r.Metric), r.Delta())
+			}
+			return 3
+		}
 	case flags.NArg() == 0:
 		return usageError("no results files or directories given")
 	default:
@@ -102,21 +117,25 @@ func runReport(args []string, outDir string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func runCompare(oldArg, newArg string, stdout io.Writer) error {
+// runCompare prints the comparison of two runs and returns the metrics
+// that are significantly worse by more than maxRegression percent.
+func runCompare(oldArg, newArg string, maxRegression float64, stdout io.Writer) ([]report.MetricChange, error) {
 	old, err := load([]string{oldArg})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cur, err := load([]string{newArg})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c, err := report.Compare(old, cur)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = io.WriteString(stdout, c.Markdown())
-	return err
+	if _, err := io.WriteString(stdout, c.Markdown()); err != nil {
+		return nil, err
+	}
+	return c.Regressions(maxRegression), nil
 }
 
 // load reads and validates the results files named by args, expanding

@@ -91,6 +91,32 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+func TestCompareFailsOnRegression(t *testing.T) {
+	dir := t.TempDir()
+	old, cur := filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")
+	// 1 client: req/s 10% lower, significantly; 10 clients: unchanged.
+	writeRun(t, old, []float64{9900, 9910, 9890, 9905, 9895}, []float64{30000, 30100, 29900, 30050, 29950})
+	writeRun(t, cur, []float64{8910, 8919, 8901, 8914, 8905}, []float64{30010, 30090, 29920, 30040, 29960})
+	var stdout, stderr bytes.Buffer
+	if status := run([]string{"--compare", old, cur}, &stdout, &stderr); status != 3 {
+		t.Fatalf("status %d, want 3; stderr:\n%s", status, stderr.String())
+	}
+	if want := "routeguide/go/unary/clients=1 req/s: -10.00%"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "clients=10") {
+		t.Errorf("an unchanged cell is reported:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "-10.00% (worse)") {
+		t.Errorf("the table lacks the regression:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if status := run([]string{"--compare", "--max-regression", "12", old, cur}, &stdout, &stderr); status != 0 {
+		t.Fatalf("with a 12%% threshold: status %d, want 0; stderr:\n%s", status, stderr.String())
+	}
+}
+
 func TestErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
@@ -106,6 +132,7 @@ func TestErrors(t *testing.T) {
 		{"no args", nil, 2, "usage: benchreport"},
 		{"bad flag", []string{"--nope"}, 2, "usage: benchreport"},
 		{"compare needs two", []string{"--compare", bad}, 2, "exactly two"},
+		{"negative threshold", []string{"--compare", "--max-regression", "-1", bad, bad}, 2, "0 or more"},
 		{"invalid file", []string{bad}, 1, `want "grpcbench.results/v1"`},
 		{"missing file", []string{filepath.Join(dir, "none.json")}, 1, "no such file"},
 		{"empty dir", []string{t.TempDir()}, 1, "no .json results files"},
