@@ -52,6 +52,33 @@ func BenchmarkUnary(b *testing.B) {
 	}
 }
 
+// BenchmarkUnaryLarge is the tournament's large unary rows, for profiles:
+// go test -bench 'UnaryLarge/1MiB' -cpuprofile cpu.out -memprofile mem.out
+func BenchmarkUnaryLarge(b *testing.B) {
+	for _, size := range []struct {
+		name  string
+		bytes int
+	}{{"100KiB", 100 << 10}, {"1MiB", 1 << 20}} {
+		b.Run(size.name, func(b *testing.B) {
+			for _, c := range benchChannels() {
+				pb.RegisterEchoServer(c.ch, echoservice.Server{})
+				cli := pb.NewEchoClient(c.ch)
+				req := &pb.EchoRequest{Payload: make([]byte, size.bytes)}
+				b.Run(c.name, func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetBytes(int64(size.bytes))
+					ctx := context.Background()
+					for b.Loop() {
+						if _, err := cli.Echo(ctx, req); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
 func BenchmarkServerStream(b *testing.B) {
 	for _, c := range benchChannels() {
 		pb.RegisterEchoServer(c.ch, echoservice.Server{})
