@@ -73,13 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cri-bench: %v\n", err)
 		return exitError
 	}
-	for _, r := range file.Results {
-		if r.Status != schema.StatusOK {
-			fmt.Fprintf(stderr, "cri-bench: %s failed: %s\n", r.Scenario, r.Error)
-			err = errors.New("failed")
-		}
-	}
-	if err != nil {
+	if harness.ScenarioFailures(stderr, file) > 0 {
 		return exitError
 	}
 	return exitOK

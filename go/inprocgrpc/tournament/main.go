@@ -33,14 +33,27 @@ const (
 	pkg   = "github.com/grpcbench/grpcbench/go/inprocgrpc/tournament"
 )
 
+// Exit codes: 1 when a scenario failed or the results could not be
+// written, 2 on a usage error.
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "tournament:", err)
-		}
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	var usage usageError
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &usage):
+		fmt.Fprintln(os.Stderr, "tournament:", err)
 		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "tournament:", err)
+		os.Exit(1)
 	}
 }
+
+// usageError is a bad command line, as opposed to a failed run.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // config is the suite's own flags, next to the harness's shared ones.
 type config struct {
@@ -80,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*harness.Flags, *config, error
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	flags, cfg, err := parseFlags(args, stderr)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	file := schema.NewFile(suite, flags.Environment())
 	clients := map[string]*started{}
@@ -109,9 +122,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(file.Results) == 0 {
-		return fmt.Errorf("no scenario matches -scenarios %q", cfg.scenarios)
+		return usageError{fmt.Errorf("no scenario matches -scenarios %q", cfg.scenarios)}
 	}
-	return flags.Emit(stdout, file, pkg)
+	if err := flags.Emit(stdout, file, pkg); err != nil {
+		return err
+	}
+	if n := harness.ScenarioFailures(stderr, file); n > 0 {
+		return fmt.Errorf("%d scenarios failed", n)
+	}
+	return nil
 }
 
 // started is a competitor's client, or why it could not start.

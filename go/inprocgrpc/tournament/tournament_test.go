@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -100,8 +101,9 @@ func TestBadFlags(t *testing.T) {
 		{"-latency_calls", "0"},
 		{"-scenarios", "no such scenario"},
 	} {
-		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil {
-			t.Errorf("run %q succeeded", args)
+		var usage usageError
+		if err := run(context.Background(), args, io.Discard, io.Discard); !errors.As(err, &usage) {
+			t.Errorf("run %q: %v, want a usage error", args, err)
 		}
 	}
 }

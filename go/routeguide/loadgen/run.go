@@ -43,11 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = exitFailed
 	}
 	fmt.Fprintf(stdout, "\n### Scenarios\n\n%s", summaryTable(file.Results).Markdown())
-	for _, r := range file.Results {
-		if r.Status != schema.StatusOK {
-			fmt.Fprintf(stderr, "[%s] %s failed: %s\n", suite, r.Scenario, r.Error)
-			code = exitFailed
-		}
+	if harness.ScenarioFailures(stderr, file) > 0 {
+		code = exitFailed
 	}
 	return code
 }
