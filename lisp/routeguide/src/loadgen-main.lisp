@@ -217,7 +217,7 @@ error result, so the run goes on with the next scenario."
       (summary-table results *standard-output*)
       (dolist (r results)
         (unless (string= (getf r :status) "ok")
-          (format *error-output* "[routeguide] ~A failed: ~A~%" (getf r :scenario) (getf r :error))
+          (format *error-output* "routeguide: ~A failed: ~A~%" (getf r :scenario) (getf r :error))
           (setf code 1)))
       (finish-output)
       code)))
