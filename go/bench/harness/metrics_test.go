@@ -17,8 +17,10 @@ func TestMetricsFromKnownReps(t *testing.T) {
 	for _, m := range Metrics(reps) {
 		got[m.Name] = m
 	}
-	if _, ok := got[MetricServerCPU]; ok {
-		t.Error("server_cpu reported without a server CPU source")
+	for _, name := range []string{MetricServerCPU, MetricServerCPUPerOp} {
+		if _, ok := got[name]; ok {
+			t.Errorf("%s reported without a server CPU source", name)
+		}
 	}
 	if _, ok := got[MetricMsgPerSec]; ok {
 		t.Error("msg_per_s reported for one message per op")
@@ -34,6 +36,7 @@ func TestMetricsFromKnownReps(t *testing.T) {
 		{MetricReqPerSec, "req/s", schema.HigherIsBetter, []float64{500, 250, 1000.0 / 3}, 250, 1000.0 / 3, 500},
 		{MetricNsPerOp, "ns/op", schema.LowerIsBetter, []float64{2e6, 4e6, 3e6}, 2e6, 3e6, 4e6},
 		{MetricTotalCPU, "s", schema.LowerIsBetter, []float64{2, 4, 3}, 2, 3, 4},
+		{MetricClientCPUPerOp, "ns/op", schema.LowerIsBetter, []float64{2e6, 4e6, 3e6}, 2e6, 3e6, 4e6},
 		{MetricCPUPerWall, "ratio", schema.LowerIsBetter, []float64{1, 1, 1}, 1, 1, 1},
 		{MetricLatencyP50, "ns", schema.LowerIsBetter, []float64{2e6, 4e6, 3e6}, 2e6, 3e6, 4e6},
 		{MetricBytesPerOp, "B/op", schema.LowerIsBetter, []float64{4096, 2048, 3072}, 2048, 3072, 4096},
@@ -69,5 +72,23 @@ func TestEmptyRepetitionsGiveNoNaN(t *testing.T) {
 		if m.Reps[0] != 0 {
 			t.Errorf("%s of an empty repetition = %v, want 0", m.Name, m.Reps[0])
 		}
+	}
+}
+
+func TestServerCPUPerOp(t *testing.T) {
+	reps := []Rep{
+		{Wall: time.Second, Ops: 2000, ClientCPU: CPUTimes{User: 100 * time.Millisecond}, HasServerCPU: true, ServerCPU: CPUTimes{User: 60 * time.Millisecond, System: 20 * time.Millisecond}},
+		{Wall: time.Second, Ops: 1000, ClientCPU: CPUTimes{User: 100 * time.Millisecond}, HasServerCPU: true, ServerCPU: CPUTimes{User: 50 * time.Millisecond}},
+	}
+	got := map[string][]float64{}
+	for _, m := range Metrics(reps) {
+		got[m.Name] = m.Reps
+	}
+	// 80 ms over 2000 ops is 40 µs/op; 50 ms over 1000 is 50 µs/op.
+	if s := got[MetricServerCPUPerOp]; len(s) != 2 || !approx(s[0], 40e3) || !approx(s[1], 50e3) {
+		t.Errorf("server_cpu_per_op %v, want [40000 50000] ns/op", s)
+	}
+	if c := got[MetricClientCPUPerOp]; len(c) != 2 || !approx(c[0], 50e3) || !approx(c[1], 100e3) {
+		t.Errorf("client_cpu_per_op %v, want [50000 100000] ns/op", c)
 	}
 }

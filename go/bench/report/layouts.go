@@ -73,8 +73,10 @@ var BuiltinLayouts = map[string]Layout{
 				Title:     "Throughput",
 				GroupBy:   []string{"workload", "payload", "goroutines"},
 				RowParams: []string{"competitor"},
-				Metrics:   Metrics("ops", "ns_per_op", "bytes_per_op", "allocs_per_op"),
-				Ratio:     &Ratio{Metric: "ns_per_op"},
+				// Client and server share one process here, so its CPU per
+				// operation counts both, spinning receivers included.
+				Metrics: Metrics("ops", "ns_per_op", "client_cpu_per_op", "bytes_per_op", "allocs_per_op"),
+				Ratio:   &Ratio{Metric: "ns_per_op"},
 			},
 			ScenarioTable{
 				Title:     "Latency percentiles",
@@ -106,6 +108,21 @@ var BuiltinLayouts = map[string]Layout{
 				Metric: "req_per_s", Names: clientNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
 			},
+			// What each side spends per request: the server's CPU with the
+			// same load generator, and each load generator's CPU against the
+			// same server. Unlike req/s, these do not mix the two.
+			PivotTable{
+				Title: "Server CPU per request", GroupBy: []string{"rpc", "client"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: "server_cpu_per_op", Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			},
+			PivotTable{
+				Title: "Client CPU per request", GroupBy: []string{"rpc", "impl"},
+				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp"},
+				Metric: "client_cpu_per_op", Names: clientNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			},
 			Goal{
 				Title: "Speed goal",
 				Statement: "Issue 8: with the same Go load generator, the Lisp server reaches at least " +
@@ -116,7 +133,7 @@ var BuiltinLayouts = map[string]Layout{
 				Baseline: "go",
 				Names:    implNames,
 				Limits:   []RatioLimit{{Metric: "req_per_s", Min: 0.5}},
-				Context:  []MetricView{{Name: "server_cpu"}},
+				Context:  []MetricView{{Name: "server_cpu_per_op"}},
 			},
 			Scaling{
 				Title: "Scaling efficiency", GroupBy: []string{"rpc", "client"},
@@ -172,7 +189,8 @@ var BuiltinLayouts = map[string]Layout{
 			PivotTable{
 				Title: "Server CPU per request", GroupBy: []string{"rpc", "clients"},
 				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: "server_cpu_per_req", Names: implNames,
+				Metric: "server_cpu_per_op", Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
 			Goal{
 				Title: "Goal",
@@ -188,7 +206,7 @@ var BuiltinLayouts = map[string]Layout{
 					{Metric: "latency_p99", Max: 1},
 					{Metric: "server_rss_per_conn", Max: 2},
 				},
-				Context: []MetricView{{Name: "server_cpu_per_req"}, {Name: "server_rss"}},
+				Context: []MetricView{{Name: "server_cpu_per_op"}, {Name: "server_rss"}},
 			},
 		},
 	},
@@ -212,7 +230,7 @@ var BuiltinLayouts = map[string]Layout{
 	},
 }
 
-var criMetrics = Metrics("wall_time", "total_cpu", "cpu_per_wall", "latency_p50", "latency_p99", "bytes_per_op", "allocs_per_op")
+var criMetrics = Metrics("wall_time", "total_cpu", "client_cpu_per_op", "server_cpu_per_op", "cpu_per_wall", "latency_p50", "latency_p99", "bytes_per_op", "allocs_per_op")
 
 var criNames = map[string]string{"list": "List", "stream": "Stream", "chunked": "Chunked stream"}
 

@@ -99,3 +99,43 @@ func TestRenderWithSuiteLayout(t *testing.T) {
 		t.Errorf("custom layout not used:\n%s", r.Markdown)
 	}
 }
+
+// The RouteGuide report shows CPU per request for each side apart, with
+// the Lisp/Go factor: the comparison that does not mix in the load
+// generator's cost.
+func TestRouteGuideCPUPerRequest(t *testing.T) {
+	f := schema.NewFile("routeguide", schema.Environment{CPUCount: 2, Platform: "linux_amd64"})
+	for _, c := range []struct {
+		impl, client      string
+		server, clientCPU float64 // ns/op
+	}{
+		{"go", "go", 53600, 30000}, {"lisp", "go", 41900, 31000},
+		{"go", "lisp", 54000, 45000}, {"lisp", "lisp", 42000, 46000},
+	} {
+		f.Results = append(f.Results, schema.Result{
+			Scenario:   c.impl + "/" + c.client + "/unary/clients=1",
+			Parameters: map[string]any{"impl": c.impl, "client": c.client, "rpc": "unary", "clients": 1},
+			Status:     schema.StatusOK,
+			Metrics: []schema.Metric{
+				schema.NewMetric("req_per_s", schema.UnitReqPerSec, schema.HigherIsBetter, []float64{10000}),
+				schema.NewMetric("server_cpu_per_op", schema.UnitNsPerOp, schema.LowerIsBetter, []float64{c.server}),
+				schema.NewMetric("client_cpu_per_op", schema.UnitNsPerOp, schema.LowerIsBetter, []float64{c.clientCPU}),
+			},
+		})
+	}
+	md, err := Markdown([]*schema.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"### Server CPU per request",
+		"| Clients | Go (Server CPU ns/op) | Lisp (Server CPU ns/op) | Lisp/Go |",
+		"| 1 | 53,600 | 41,900 | 0.78x |",
+		"### Client CPU per request",
+		"| 1 | 30,000 | 45,000 | 1.50x |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

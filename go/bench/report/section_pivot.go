@@ -32,11 +32,11 @@ type PivotRatio struct {
 }
 
 func (s PivotTable) Render(d *Dataset, p *Page) {
-	if !d.Has(s.Rows) || !d.Has(s.Cols) {
-		return
+	unit, better, ok := d.metricInfo(s.Metric)
+	if !ok || !d.Has(s.Rows) || !d.Has(s.Cols) {
+		return // results from before the metric existed, or another suite's
 	}
 	titled(p, s.Title)
-	unit, better, _ := d.metricInfo(s.Metric)
 	corner := s.Corner
 	if corner == "" {
 		corner = MetricLabel(s.Rows)

@@ -15,7 +15,6 @@ import (
 const (
 	metricServerRSS         = "server_rss"
 	metricServerRSSPerConn  = "server_rss_per_conn"
-	metricServerCPUPerReq   = "server_cpu_per_req"
 	connScaleSuite          = "connscale"
 	idleConnectTimeout      = 30 * time.Second
 	idleSettleBeforeMeasure = time.Second
@@ -53,8 +52,9 @@ func openIdle(ctx context.Context, addr string, n int) (func(), error) {
 }
 
 // scaleMetrics are the connection-scale metrics of a finished scenario,
-// one value per repetition: the server's RSS after it, that RSS divided by
-// the connections held, and the server's CPU per completed request.
+// one value per repetition: the server's RSS after it, and that RSS divided
+// by the connections held. (The server's CPU per request is the harness's
+// server_cpu_per_op.)
 func scaleMetrics(reps []harness.Rep, rss []float64, conns int) []schema.Metric {
 	if len(rss) != len(reps) {
 		return nil
@@ -63,16 +63,8 @@ func scaleMetrics(reps []harness.Rep, rss []float64, conns int) []schema.Metric 
 	for i, v := range rss {
 		perConn[i] = v / float64(conns)
 	}
-	out := []schema.Metric{
+	return []schema.Metric{
 		schema.NewMetric(metricServerRSS, schema.UnitBytes, schema.LowerIsBetter, rss),
 		schema.NewMetric(metricServerRSSPerConn, schema.UnitBytes, schema.LowerIsBetter, perConn),
 	}
-	var perReq []float64
-	for _, r := range reps {
-		if !r.HasServerCPU || r.Ops == 0 {
-			return out
-		}
-		perReq = append(perReq, float64(r.ServerCPU.Total().Nanoseconds())/float64(r.Ops))
-	}
-	return append(out, schema.NewMetric(metricServerCPUPerReq, schema.UnitNanoseconds, schema.LowerIsBetter, perReq))
 }

@@ -22,7 +22,8 @@
 
 (defun rep-metrics (reps)
   "The harness's metrics of REPS, in its order: msg_per_s only when calls
-stream, server_cpu only when the server's CPU was measured."
+stream, server_cpu and server_cpu_per_op only when the server's CPU was
+measured."
   (let ((server (every #'rep-server-cpu reps))
         (streams (some (lambda (r) (> (rep-msgs r) (rep-ops r))) reps)))
     (flet ((m (name unit better fn)
@@ -41,6 +42,10 @@ stream, server_cpu only when the server's CPU was measured."
                     (and server (m "server_cpu" "s" "lower" #'rep-server-cpu))
                     (m "total_cpu" "s" "lower"
                        (lambda (r) (+ (rep-client-cpu r) (or (rep-server-cpu r) 0))))
+                    (m "client_cpu_per_op" "ns/op" "lower"
+                       (lambda (r) (safe-div (* 1d9 (rep-client-cpu r)) (rep-ops r))))
+                    (and server (m "server_cpu_per_op" "ns/op" "lower"
+                                   (lambda (r) (safe-div (* 1d9 (rep-server-cpu r)) (rep-ops r)))))
                     (m "cpu_per_wall" "ratio" "lower"
                        (lambda (r) (safe-div (+ (rep-client-cpu r) (or (rep-server-cpu r) 0)) (rep-wall r))))
                     (m "latency_p50" "ns" "lower" (latency 50))
