@@ -30,6 +30,7 @@
                (:file "client-main")
                (:file "loadgen-ops")
                (:file "loadgen-run")
+               (:file "loadgen-cpus")
                (:file "loadgen-results")
                (:file "loadgen-benchfmt")
                (:file "loadgen-main"))

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 )
 
 // Spec says how to run a server process.
@@ -28,6 +30,9 @@ type Spec struct {
 	Log io.Writer
 	// Check vets the announced ADDR (nil: any); its error stops the server.
 	Check func(addr string) error
+	// CPUs, if not empty, are the only CPUs the server may run on, from
+	// its start (so that its runtime sizes its threads to them).
+	CPUs cpuset.Set
 }
 
 // Process is a started server. It runs in a process group of its own,
@@ -66,7 +71,11 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	// Wait also waits for the copy of stderr to end; a leftover child
 	// still holding the pipe must not hide that the server has exited.
 	cmd.WaitDelay = time.Second
-	err = cmd.Start()
+	if len(spec.CPUs) > 0 {
+		err = cpuset.WithThreadAffinity(spec.CPUs, cmd.Start)
+	} else {
+		err = cmd.Start()
+	}
 	stdoutW.Close() // the child has its copy; EOF comes when it is done
 	if err != nil {
 		stdoutR.Close()

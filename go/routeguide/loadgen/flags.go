@@ -52,6 +52,7 @@ type config struct {
 	duration   time.Duration
 	conns      connMode
 	streamMsgs int
+	cpus       string // -cpus: auto, off or SERVER/CLIENT
 	// totalConns, when given, makes this the connection-scale suite: each
 	// scenario holds that many connections, the clients' plus idle ones.
 	totalConns []int
@@ -84,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per repetition")
 	fs.StringVar(&conns, "conns", string(perClient), "connection `mode`: per-client (each client its own HTTP/2 connection) or shared (all clients multiplex one)")
 	fs.StringVar(&totalConns, "total_conns", "", "comma `list` of total connection counts: each scenario adds idle HTTP/2 connections up to it and records the server's RSS per idle connection and CPU per request (the connscale suite)")
+	fs.StringVar(&cfg.cpus, "cpus", cpusAuto, "CPU `placement`: auto (with -server and 2 or more CPUs, the server on the first half and this load generator on the rest), off (both share every CPU), or SERVER/CLIENT CPU lists such as 0/1")
 	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
 
 	if err := cfg.bench.Parse(fs, args[1:]); err != nil {
@@ -152,6 +154,9 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 		if cfg.conns != perClient {
 			fail("-total_conns needs -conns per-client")
 		}
+	}
+	if _, err := parseCPUs(cfg.cpus); err != nil {
+		fail("-cpus: %v", err)
 	}
 	if cfg.streamMsgs < 1 || cfg.streamMsgs > maxStreamMsgs {
 		fail("-stream_msgs must be from 1 to %d, got %d", maxStreamMsgs, cfg.streamMsgs)

@@ -53,11 +53,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // the given one (-addr), and returns the results, one per scenario whether
 // it succeeded or not.
 func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
+	// Pinned first, so that the environment records the GOMAXPROCS the
+	// measurement runs with.
+	place := cfg.place()
+	place.pinSelf(log)
 	env := cfg.bench.Environment()
 	env.Extra = map[string]string{"server": "external, at -addr"}
 	if cfg.serverPath != "" {
-		env.Extra["server"] = filepath.Base(cfg.serverPath)
+		env.Extra["server"] = cfg.impl + " server " + filepath.Base(cfg.serverPath)
+		env.Extra["server_sha256"] = fileDigest(cfg.serverPath)
 	}
+	place.record(env.Extra)
 	name := suite
 	if len(cfg.totalConns) > 0 {
 		name = connScaleSuite
@@ -89,6 +95,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 			StopGrace:    serverStopGrace,
 			Log:          log,
 			Check:        serverproc.CheckLoopback,
+			CPUs:         place.server,
 		})
 		if err != nil {
 			return fail(fmt.Errorf("starting %s: %w", cfg.serverPath, err))

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/routeguide/features"
@@ -27,7 +30,8 @@ func runLoadgen(t *testing.T, args ...string) loadgenRun {
 	t.Helper()
 	dir := t.TempDir()
 	out, benchfmt := filepath.Join(dir, "results.json"), filepath.Join(dir, "results.txt")
-	args = append([]string{"loadgen", "-out", out, "-benchfmt", benchfmt, "-reps", "1", "-warmup", "0"}, args...)
+	// Unpinned unless a test asks: pinning binds this whole test process.
+	args = append([]string{"loadgen", "-out", out, "-benchfmt", benchfmt, "-reps", "1", "-warmup", "0", "-cpus", "off"}, args...)
 	var stdout, stderr bytes.Buffer
 	code := run(testContext(t), args, &stdout, &stderr)
 	t.Logf("stderr:\n%s", &stderr)
@@ -143,10 +147,59 @@ func TestRunStartsAndStopsTheServer(t *testing.T) {
 	if _, ok := r.Metric(harness.MetricServerCPU); !ok {
 		t.Errorf("no server CPU metric although the load generator started the server")
 	}
-	if got := file.Environment.Extra["server"]; got != "server" {
+	if got := file.Environment.Extra["server"]; got != "go server server" {
 		t.Errorf("environment records server %q", got)
 	}
+	if got := file.Environment.Extra["server_sha256"]; len(got) != 64 {
+		t.Errorf("environment records server digest %q", got)
+	}
+	if got := file.Environment.Extra["cpus"]; got != "unpinned: -cpus off" {
+		t.Errorf("environment records cpus %q", got)
+	}
 	expectStopped(t, pidFile)
+}
+
+// TestPinnedRun gives the server and the load generator one CPU each and
+// checks where the server ran and what the results record. It restores
+// this test process's CPUs afterwards.
+func TestPinnedRun(t *testing.T) {
+	usable, err := cpuset.Usable()
+	if err != nil || len(usable) < 2 {
+		t.Skipf("needs two usable CPUs: %v, %v", usable, err)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() {
+		if err := cpuset.PinProcess(usable); err != nil {
+			t.Errorf("restoring CPUs %s: %v", usable, err)
+		}
+		runtime.GOMAXPROCS(procs)
+	})
+	server, client := usable[:1], usable[1:2]
+	addr := startTestServer(t, features.Default())
+	cpusFile := filepath.Join(t.TempDir(), "cpus")
+	t.Setenv("FAKE_SERVER_ADDR", addr)
+	t.Setenv("FAKE_SERVER_CPUS_FILE", cpusFile)
+	script := writeScript(t, "server", `while read -r key value; do
+  [ "$key" = Cpus_allowed_list: ] && echo "$value" > "$FAKE_SERVER_CPUS_FILE"
+done < /proc/$$/status
+echo "listening on $FAKE_SERVER_ADDR"; exec sleep 30`)
+
+	res := runLoadgen(t, "-server", script, "-rpcs", "unary", "-clients", "1", "-duration", "100ms",
+		"-cpus", server.String()+"/"+client.String())
+	if res.code != exitOK {
+		t.Fatalf("exit code %d; stdout:\n%s", res.code, res.stdout)
+	}
+	if got, _ := os.ReadFile(cpusFile); strings.TrimSpace(string(got)) != server.String() {
+		t.Errorf("the server ran on CPUs %q, want %s", got, server)
+	}
+	if now, _ := cpuset.Usable(); !slices.Equal(now, client) {
+		t.Errorf("the load generator ran on CPUs %s, want %s", now, client)
+	}
+	env := res.file.Environment
+	if env.Extra["server_cpus"] != server.String() || env.Extra["client_cpus"] != client.String() || env.GOMAXPROCS != 1 {
+		t.Errorf("environment records server_cpus %q, client_cpus %q, GOMAXPROCS %d; want %s, %s, 1",
+			env.Extra["server_cpus"], env.Extra["client_cpus"], env.GOMAXPROCS, server, client)
+	}
 }
 
 // expectStopped fails unless the process whose pid the fake server wrote to

@@ -5,7 +5,7 @@
 ;;;;   loadgen (-server PATH | -addr HOST:PORT) [-impl LABEL] [-rpcs LIST]
 ;;;;           [-clients 1,10,100] [-duration 5s] [-conns per-client|shared]
 ;;;;           [-stream_msgs 10] [-reps 3] [-warmup 1s|500|0] [-out FILE]
-;;;;           [-benchfmt FILE] ...
+;;;;           [-benchfmt FILE] [-cpus auto|off|SERVER/CLIENT] ...
 ;;;;
 ;;;; With -server it starts PATH -addr 127.0.0.1:0, waits for its
 ;;;; "listening on HOST:PORT" line, measures, and stops it (SIGTERM).
@@ -31,6 +31,8 @@
         (flag-spec "duration" :duration 5 "measured time per repetition")
         (flag-spec "conns" :string "per-client"
                    "connection `mode`: per-client (each client its own HTTP/2 connection) or shared (all clients multiplex one)")
+        (flag-spec "cpus" :string "auto"
+                   "CPU `placement`: auto (with -server and 2 or more CPUs, the server on the first half and this load generator on the rest), off (both share every CPU), or SERVER/CLIENT CPU lists such as 0/1")
         (flag-spec "stream_msgs" :int 10
                    "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
         (flag-spec "out" :string "" "write the results `file` (JSON, schema grpcbench.results/v1); if empty, only print the table")
@@ -89,6 +91,9 @@
       (unless (plusp (getf options :duration)) (flag-fail "-duration must be positive"))
       (unless (member (getf options :conns) '("per-client" "shared") :test #'string=)
         (flag-fail "-conns ~S: want per-client or shared" (getf options :conns)))
+      (unless (parse-cpus-flag (getf options :cpus))
+        (flag-fail "-cpus ~S: want auto, off or SERVER/CLIENT as two disjoint CPU lists such as 0/1"
+                   (getf options :cpus)))
       (unless (<= 1 (getf options :stream-msgs) 100000)
         (flag-fail "-stream_msgs must be from 1 to 100000, got ~D" (getf options :stream-msgs)))
       (unless (plusp (getf options :reps)) (flag-fail "-reps must be at least 1, got ~D" (getf options :reps)))
@@ -98,12 +103,14 @@
 ;;; ------------------------------------------------------------------
 ;;; The server process
 
-(defun start-server-process (path)
-  "Run PATH -addr 127.0.0.1:0; returns (values process host port) once it
-prints \"listening on HOST:PORT\", within 30 s (SBCL servers may be
-decompressing a core, or running under qemu)."
-  (let* ((process (sb-ext:run-program path '("-addr" "127.0.0.1:0")
-                                      :output :stream :error sb-sys:*stderr* :wait nil))
+(defun start-server-process (path cpus)
+  "Run PATH -addr 127.0.0.1:0 on CPUS (NIL: any); returns (values process
+host port) once it prints \"listening on HOST:PORT\", within 30 s (SBCL
+servers may be decompressing a core, or running under qemu)."
+  (let* ((process (call-with-thread-cpus
+                   cpus (lambda ()
+                          (sb-ext:run-program path '("-addr" "127.0.0.1:0")
+                                              :output :stream :error sb-sys:*stderr* :wait nil))))
          (reader (sb-thread:make-thread
                   (lambda () (read-line (sb-ext:process-output process) nil nil))
                   :name "server stdout"))
@@ -156,6 +163,7 @@ error result, so the run goes on with the next scenario."
   "Measure every scenario; returns the exit code."
   (let* ((server-path (and (plusp (length (getf options :server))) (getf options :server)))
          (impl (getf options :impl))
+         (placement (multiple-value-list (cpu-placement (getf options :cpus) server-path)))
          (workload (make-workload (getf options :stream-msgs)))
          (process nil) host port
          (results '())
@@ -170,8 +178,15 @@ error result, so the run goes on with the next scenario."
       (let ((start-error
               (handler-case
                   (progn
+                    (destructuring-bind (server-cpus client-cpus why) placement
+                      (declare (ignore server-cpus why))
+                      (when (and client-cpus (not (pin-process client-cpus)))
+                        (format *error-output* "[routeguide] running unpinned: cannot bind to CPUs ~A~%"
+                                (format-cpu-list client-cpus))
+                        (setf placement (list nil nil "binding this process to its CPUs failed"))))
                     (if server-path
-                        (multiple-value-setq (process host port) (start-server-process server-path))
+                        (multiple-value-setq (process host port)
+                          (start-server-process server-path (first placement)))
                         (multiple-value-setq (host port) (split-host-port (getf options :addr))))
                     (when process
                       (format *error-output* "[routeguide] server ~A (pid ~D) listening on ~A:~D~%"
@@ -197,8 +212,10 @@ error result, so the run goes on with the next scenario."
                                     :build-config (getf options :build-config)
                                     :revision (getf options :revision)
                                     :server (if server-path
-                                                (subseq server-path (1+ (or (position #\/ server-path :from-end t) -1)))
-                                                "external, at -addr"))))
+                                                (format nil "~A server ~A" impl
+                                                        (subseq server-path (1+ (or (position #\/ server-path :from-end t) -1))))
+                                                "external, at -addr")
+                                    :placement placement)))
       (flet ((emit (flag writer)
                (let ((path (getf options flag)))
                  (when (plusp (length path))

@@ -92,7 +92,9 @@ measured."
   (max 1 (count-if (lambda (line) (and (> (length line) 9) (string= "processor" line :end2 9)))
                    (file-lines "/proc/cpuinfo"))))
 
-(defun environment (&key platform build-config revision server)
+(defun environment (&key platform build-config revision server placement)
+  "The results' environment; PLACEMENT is (server-cpus client-cpus
+why-unpinned), as CPU-PLACEMENT returns them."
   (let ((memory (proc-field "/proc/meminfo" "MemTotal")))
     (append
      (list :cpu-model (or (proc-field "/proc/cpuinfo" "model name") "unknown")
@@ -105,7 +107,12 @@ measured."
            :platform platform
            :build-config build-config)
      (and revision (plusp (length revision)) (list :revision revision))
-     (list :extra (list :client "lisp" :server server)))))
+     (list :extra (list* :client "lisp" :server server
+                         (destructuring-bind (server-cpus client-cpus why) placement
+                           (if client-cpus
+                               (list :server-cpus (format-cpu-list server-cpus)
+                                     :client-cpus (format-cpu-list client-cpus))
+                               (list :cpus (format nil "unpinned: ~A" why)))))))))
 
 ;;; ------------------------------------------------------------------
 ;;; JSON

@@ -59,17 +59,28 @@ through (and must call): where a layer above binds per-thread specials for
 the work a reactor runs inline, such as an encoding scratch buffer.")
 
 (defparameter *reactor-count* nil
-  "How many reactors to start: NIL for one per online CPU.")
+  "How many reactors to start: NIL for one per CPU this process may use.")
 
 (defvar *reactors* #())
 (defvar *reactors-lock* (sb-thread:make-mutex :name "reactors"))
 (defvar *next-reactor* 0)
 (declaim (type simple-vector *reactors*) (type fixnum *next-reactor*))
 
-(defun online-cpu-count ()
-  (max 1 (the fixnum (sb-alien:alien-funcall
-                      (sb-alien:extern-alien "sysconf" (function sb-alien:long sb-alien:int))
-                      84))))            ; _SC_NPROCESSORS_ONLN on Linux
+(defun usable-cpu-count ()
+  "The CPUs this process may run on: its affinity mask, which a benchmark's
+CPU placement or a cpuset narrows, as Go counts them for GOMAXPROCS; else
+the online CPUs."
+  (let ((mask (make-array 128 :element-type '(unsigned-byte 8) :initial-element 0)))
+    (sb-sys:with-pinned-objects (mask)
+      (if (zerop (sb-alien:alien-funcall
+                  (sb-alien:extern-alien "sched_getaffinity"
+                                         (function sb-alien:int sb-alien:int sb-alien:unsigned-long
+                                                   sb-sys:system-area-pointer))
+                  0 (length mask) (sb-sys:vector-sap mask)))
+          (max 1 (loop for octet across mask sum (logcount octet)))
+          (max 1 (the fixnum (sb-alien:alien-funcall
+                              (sb-alien:extern-alien "sysconf" (function sb-alien:long sb-alien:int))
+                              84)))))))         ; _SC_NPROCESSORS_ONLN on Linux
 
 (defun reader-thread-p (conn)
   "True on the reactor thread that reads CONN: code that must never block."
@@ -118,7 +129,7 @@ never the reactor (which serves every other connection)."
   "The reactor for a new connection, starting them on first use."
   (sb-thread:with-mutex (*reactors-lock*)
     (when (zerop (length *reactors*))
-      (setf *reactors* (coerce (loop repeat (or *reactor-count* (online-cpu-count))
+      (setf *reactors* (coerce (loop repeat (or *reactor-count* (usable-cpu-count))
                                      collect (start-reactor))
                                'simple-vector)))
     (let ((i *next-reactor*))

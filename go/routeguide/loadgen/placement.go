@@ -1,0 +1,115 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
+)
+
+// The -cpus modes besides an explicit SERVER/CLIENT pair.
+const (
+	cpusAuto = "auto" // split the usable CPUs when there are two or more
+	cpusOff  = "off"  // share every CPU, as before pinning existed
+)
+
+// placement is where the server and this load generator run.
+type placement struct {
+	server, client cpuset.Set // empty: unpinned
+	// why says, when unpinned, why: recorded with the results.
+	why string
+}
+
+// parseCPUs checks -cpus: auto, off, or SERVER/CLIENT as two disjoint CPU
+// lists ("0/1", "0-1/2-3").
+func parseCPUs(s string) (placement, error) {
+	switch s {
+	case cpusAuto, cpusOff:
+		return placement{}, nil
+	}
+	srv, cli, ok := strings.Cut(s, "/")
+	if !ok {
+		return placement{}, fmt.Errorf("want auto, off or SERVER/CLIENT CPU lists such as 0/1, got %q", s)
+	}
+	var p placement
+	var err error
+	if p.server, err = cpuset.Parse(srv); err != nil {
+		return placement{}, err
+	}
+	if p.client, err = cpuset.Parse(cli); err != nil {
+		return placement{}, err
+	}
+	if p.server.Overlaps(p.client) {
+		return placement{}, fmt.Errorf("the server's CPUs %s and the load generator's %s overlap", p.server, p.client)
+	}
+	return p, nil
+}
+
+// place decides the placement for this run. auto gives the server the
+// first half of the usable CPUs and the load generator the rest; it pins
+// nothing when there are fewer than two, or when the server is not ours
+// to start (-addr).
+func (cfg *config) place() placement {
+	switch {
+	case cfg.cpus == cpusOff:
+		return placement{why: "-cpus off"}
+	case cfg.serverPath == "":
+		return placement{why: "the server runs elsewhere (-addr)"}
+	case cfg.cpus != cpusAuto:
+		p, _ := parseCPUs(cfg.cpus) // checked by complete
+		return p
+	}
+	usable, err := cpuset.Usable()
+	if err != nil {
+		return placement{why: err.Error()}
+	}
+	server, client, ok := cpuset.Split(usable)
+	if !ok {
+		return placement{why: fmt.Sprintf("one usable CPU (%s)", usable)}
+	}
+	return placement{server: server, client: client}
+}
+
+// pinSelf binds this process to the load generator's CPUs and sizes
+// GOMAXPROCS to them. On failure the run goes on unpinned, and says so.
+func (p *placement) pinSelf(log io.Writer) {
+	if len(p.client) == 0 {
+		return
+	}
+	if err := cpuset.PinProcess(p.client); err != nil {
+		fmt.Fprintf(log, "[%s] running unpinned: %v\n", suite, err)
+		*p = placement{why: err.Error()}
+		return
+	}
+	runtime.GOMAXPROCS(len(p.client))
+}
+
+// record writes the placement into the results' environment.
+func (p placement) record(extra map[string]string) {
+	if len(p.client) == 0 {
+		extra["cpus"] = "unpinned: " + p.why
+		return
+	}
+	extra["server_cpus"] = p.server.String()
+	extra["client_cpus"] = p.client.String()
+}
+
+// fileDigest is the sha256 of the file at path, so that results name the
+// exact server binary they measured; "" if it cannot be read.
+func fileDigest(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
