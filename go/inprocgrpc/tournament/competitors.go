@@ -26,12 +26,24 @@ type competitor struct {
 var competitors = []competitor{
 	{"grpchan", startGrpchan},
 	{"ours", startOurs},
+	{"ours-detached", startOursDetached},
 	{"grpc-loopback", startLoopback},
 }
 
-// startOurs is this repository's channel with its defaults.
+// startOurs is this repository's channel with its defaults: a unary
+// handler runs on the caller's goroutine, so the caller cannot leave at
+// its deadline before the handler returns.
 func startOurs() (pb.EchoClient, func(), error) {
 	ch := inprocgrpc.New()
+	pb.RegisterEchoServer(ch, echoservice.Server{})
+	return pb.NewEchoClient(ch), func() {}, nil
+}
+
+// startOursDetached is this repository's channel like for like with
+// grpchan: each unary handler runs on a goroutine of its own and the
+// caller waits on it and on its context, free to leave at its deadline.
+func startOursDetached() (pb.EchoClient, func(), error) {
+	ch := inprocgrpc.New(inprocgrpc.WithDetachedUnary())
 	pb.RegisterEchoServer(ch, echoservice.Server{})
 	return pb.NewEchoClient(ch), func() {}, nil
 }

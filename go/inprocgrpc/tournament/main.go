@@ -1,7 +1,8 @@
 // Command tournament compares in-process gRPC channels on the Echo service
-// (proto/echo): this repository's go/inprocgrpc ("ours"), fullstorydev
-// grpchan's inprocgrpc, and real gRPC over loopback TCP, on the scenarios of
-// the seed report that the previous event-loop channel lost (seeds/001):
+// (proto/echo): this repository's go/inprocgrpc ("ours", unary handlers on
+// the caller's goroutine, and "ours-detached", each on a goroutine of its
+// own as grpchan does), fullstorydev grpchan's inprocgrpc, and real gRPC
+// over loopback TCP, on the scenarios of the seed report:
 // unary at 32 B to 1 MiB, server streaming of 100 x 32 B, bidi echo,
 // concurrent unary at 10, 50 and 100 goroutines, and latency percentiles of
 // 10 goroutines x 5000 calls.
