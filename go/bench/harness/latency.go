@@ -36,8 +36,8 @@ func recordLatency(h *hdrhistogram.Histogram, d time.Duration) {
 // Percentiles summarises the latency of the successful operations of one
 // repetition.
 type Percentiles struct {
-	Count                   int64
-	P50, P90, P95, P99, Max time.Duration
+	Count                         int64
+	P50, P90, P95, P99, P999, Max time.Duration
 }
 
 // percentilesOf reads the usual percentiles from h. HdrHistogram reports the
@@ -46,13 +46,14 @@ func percentilesOf(h *hdrhistogram.Histogram) Percentiles {
 	if h.TotalCount() == 0 {
 		return Percentiles{}
 	}
-	q := h.ValueAtPercentiles([]float64{50, 90, 95, 99})
+	q := h.ValueAtPercentiles([]float64{50, 90, 95, 99, 99.9})
 	return Percentiles{
 		Count: h.TotalCount(),
 		P50:   time.Duration(q[50]),
 		P90:   time.Duration(q[90]),
 		P95:   time.Duration(q[95]),
 		P99:   time.Duration(q[99]),
+		P999:  time.Duration(q[99.9]),
 		Max:   time.Duration(h.Max()),
 	}
 }

@@ -13,7 +13,7 @@ func TestPercentilesOfKnownSet(t *testing.T) {
 		recordLatency(h, time.Duration(v))
 	}
 	got := percentilesOf(h)
-	want := Percentiles{Count: 1000, P50: 500, P90: 900, P95: 950, P99: 990, Max: 1000}
+	want := Percentiles{Count: 1000, P50: 500, P90: 900, P95: 950, P99: 990, P999: 999, Max: 1000}
 	if got != want {
 		t.Errorf("percentiles = %+v, want %+v", got, want)
 	}
@@ -32,7 +32,7 @@ func TestMergedWorkerHistograms(t *testing.T) {
 	merged := newLatencyHistogram()
 	recordLatency(merged, 5) // stale content from a previous repetition
 	mergeLatencies(merged, workers)
-	want := Percentiles{Count: 1000, P50: 500, P90: 900, P95: 950, P99: 990, Max: 1000}
+	want := Percentiles{Count: 1000, P50: 500, P90: 900, P95: 950, P99: 990, P999: 999, Max: 1000}
 	if got := percentilesOf(merged); got != want {
 		t.Errorf("merged percentiles = %+v, want %+v", got, want)
 	}

@@ -28,6 +28,7 @@ const (
 	MetricLatencyP90     = "latency_p90"
 	MetricLatencyP95     = "latency_p95"
 	MetricLatencyP99     = "latency_p99"
+	MetricLatencyP999    = "latency_p999"
 	MetricLatencyMax     = "latency_max"
 	MetricBytesPerOp     = "bytes_per_op"
 	MetricAllocsPerOp    = "allocs_per_op"
@@ -58,6 +59,7 @@ var metricDefs = []metricDef{
 	{MetricLatencyP90, schema.UnitNanoseconds, schema.LowerIsBetter, func(r Rep) float64 { return float64(r.Latency.P90) }},
 	{MetricLatencyP95, schema.UnitNanoseconds, schema.LowerIsBetter, func(r Rep) float64 { return float64(r.Latency.P95) }},
 	{MetricLatencyP99, schema.UnitNanoseconds, schema.LowerIsBetter, func(r Rep) float64 { return float64(r.Latency.P99) }},
+	{MetricLatencyP999, schema.UnitNanoseconds, schema.LowerIsBetter, func(r Rep) float64 { return float64(r.Latency.P999) }},
 	{MetricLatencyMax, schema.UnitNanoseconds, schema.LowerIsBetter, func(r Rep) float64 { return float64(r.Latency.Max) }},
 	{MetricBytesPerOp, schema.UnitBytesPerOp, schema.LowerIsBetter, Rep.BytesPerOp},
 	{MetricAllocsPerOp, schema.UnitAllocsPerOp, schema.LowerIsBetter, Rep.AllocsPerOp},

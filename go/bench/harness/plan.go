@@ -28,6 +28,13 @@ type Plan struct {
 	Duration time.Duration
 	// MaxOps caps a fixed-duration repetition; 0 means DefaultMaxOps.
 	MaxOps int64
+	// Rate, when positive, makes a fixed-duration repetition open-loop:
+	// operations are due on a fixed schedule, Rate per second in all, and
+	// each one's latency is measured from when it was due, not from when a
+	// worker got to it (as wrk2 does). A stall then shows in the latency of
+	// every operation that waited behind it, instead of delaying them
+	// unseen (coordinated omission). Workers bounds how many run at once.
+	Rate float64
 	// Warmup runs before the first repetition and is not measured.
 	Warmup Warmup
 	// Reps is the number of measured repetitions; statistics across
@@ -44,8 +51,11 @@ func (p Plan) Validate() error {
 	if (p.Ops > 0) == (p.Duration > 0) {
 		errs = append(errs, errors.New("exactly one of ops and duration must be positive"))
 	}
-	if p.Ops < 0 || p.Duration < 0 || p.MaxOps < 0 {
-		errs = append(errs, errors.New("ops, duration and max ops must not be negative"))
+	if p.Ops < 0 || p.Duration < 0 || p.MaxOps < 0 || p.Rate < 0 {
+		errs = append(errs, errors.New("ops, duration, max ops and rate must not be negative"))
+	}
+	if p.Rate > 0 && p.Duration <= 0 {
+		errs = append(errs, errors.New("a rate needs a fixed duration"))
 	}
 	if p.Reps < 1 {
 		errs = append(errs, fmt.Errorf("reps must be at least 1, got %d", p.Reps))

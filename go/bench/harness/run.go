@@ -84,7 +84,7 @@ func (r *Runner) warmUp(ctx context.Context, op Op, workers []*worker, prog *pro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.loop(ctx, op, t, deadline)
+			w.loop(ctx, op, t, deadline, nil)
 		}()
 	}
 	wg.Wait()
@@ -116,13 +116,14 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 
 	release := make(chan struct{})
 	var deadline time.Time
+	var sched *schedule
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-release
-			w.loop(ctx, op, t, deadline)
+			w.loop(ctx, op, t, deadline, sched)
 		}()
 	}
 
@@ -146,7 +147,10 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 	if r.Plan.Duration > 0 {
 		deadline = start.Add(r.Plan.Duration)
 	}
-	close(release) // the workers read deadline only after this
+	if r.Plan.Rate > 0 {
+		sched = &schedule{start: start, interval: time.Duration(float64(time.Second) / r.Plan.Rate)}
+	}
+	close(release) // the workers read deadline and sched only after this
 	stopTicker := prog.ticker(label, start, t)
 	wg.Wait()
 	wall := time.Since(start)

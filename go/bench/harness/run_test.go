@@ -239,3 +239,48 @@ func validResult(res schema.Result) error {
 	_, err := f.Marshal()
 	return err
 }
+
+// TestOpenLoopCountsWaitingTime: one worker, operations due every 10 ms for
+// 200 ms, each taking 30 ms. A closed loop would report 30 ms each; here
+// operation k ends at 30(k+1) ms but was due at 10k ms, so the latencies
+// grow to about 410 ms, and the 20 due operations all run.
+func TestOpenLoopCountsWaitingTime(t *testing.T) {
+	op := func(ctx context.Context, worker int) (int, error) {
+		time.Sleep(30 * time.Millisecond)
+		return 1, nil
+	}
+	r := &Runner{Plan: Plan{Workers: 1, Duration: 200 * time.Millisecond, Rate: 100, Reps: 1}}
+	reps, err := r.Run(context.Background(), op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := reps[0]
+	if rep.Ops != 20 {
+		t.Errorf("%d ops, want the 20 due in 200 ms at 100/s", rep.Ops)
+	}
+	if rep.Latency.Max < 350*time.Millisecond || rep.Latency.P50 < 150*time.Millisecond {
+		t.Errorf("latency p50 %v, max %v: the waiting behind slow operations is not counted", rep.Latency.P50, rep.Latency.Max)
+	}
+}
+
+// TestOpenLoopKeepsItsRate: with operations far quicker than the interval,
+// an open-loop repetition starts the due operations and no more, and their
+// latencies are the operations' own.
+func TestOpenLoopKeepsItsRate(t *testing.T) {
+	var calls atomic.Int64
+	op := func(ctx context.Context, worker int) (int, error) {
+		calls.Add(1)
+		return 1, nil
+	}
+	r := &Runner{Plan: Plan{Workers: 2, Duration: 100 * time.Millisecond, Rate: 200, Reps: 1}}
+	reps, err := r.Run(context.Background(), op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := reps[0]; rep.Ops != 20 || calls.Load() != 20 {
+		t.Errorf("%d ops (%d calls), want the 20 due in 100 ms at 200/s", rep.Ops, calls.Load())
+	}
+	if p := reps[0].Latency.P50; p > 5*time.Millisecond {
+		t.Errorf("latency p50 %v for an operation that returns at once", p)
+	}
+}

@@ -18,7 +18,21 @@ type tickets struct {
 	limit  int64
 }
 
-func (t *tickets) take() bool { return t.issued.Add(1) <= t.limit }
+// next hands out the next ticket's number, counting from 0, and whether it
+// is within the limit.
+func (t *tickets) next() (int64, bool) {
+	n := t.issued.Add(1)
+	return n - 1, n <= t.limit
+}
+
+// schedule is an open-loop repetition's clock: ticket n is due at
+// start + n*interval.
+type schedule struct {
+	start    time.Time
+	interval time.Duration
+}
+
+func (s *schedule) due(n int64) time.Time { return s.start.Add(time.Duration(n) * s.interval) }
 
 // started returns how many operations have been started so far.
 func (t *tickets) started() int64 { return min(t.issued.Load(), t.limit) }
@@ -43,16 +57,36 @@ func (w *worker) reset() {
 // loop runs operations until the tickets run out, the deadline (if not zero)
 // has passed, or ctx is done. It checks the deadline after each operation
 // with the timestamp it took anyway, so a fixed-duration run costs no extra
-// clock reads.
-func (w *worker) loop(ctx context.Context, op Op, t *tickets, deadline time.Time) {
+// clock reads. With a schedule (open loop), each operation waits until it
+// is due, none is started once the deadline is reached, and its latency
+// counts from when it was due.
+func (w *worker) loop(ctx context.Context, op Op, t *tickets, deadline time.Time, sched *schedule) {
 	done := ctx.Done()
-	for t.take() {
+	for {
+		n, ok := t.next()
+		if !ok {
+			return
+		}
 		select {
 		case <-done:
 			return
 		default:
 		}
 		start := time.Now()
+		if sched != nil {
+			due := sched.due(n)
+			if !due.Before(deadline) {
+				return
+			}
+			if wait := due.Sub(start); wait > 0 {
+				select {
+				case <-done:
+					return
+				case <-time.After(wait):
+				}
+			}
+			start = due
+		}
 		msgs, err := op(ctx, w.id)
 		end := time.Now()
 		if err != nil {
@@ -67,7 +101,9 @@ func (w *worker) loop(ctx context.Context, op Op, t *tickets, deadline time.Time
 			// rejection is not a latency the service achieved.
 			recordLatency(w.latency, end.Sub(start))
 		}
-		if !deadline.IsZero() && !end.Before(deadline) {
+		// An open loop ends by its schedule: operations due before the
+		// deadline run however late, or their latency would go unseen.
+		if sched == nil && !deadline.IsZero() && !end.Before(deadline) {
 			return
 		}
 	}

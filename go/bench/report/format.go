@@ -156,6 +156,7 @@ var metricLabels = map[string]string{
 	"latency_p90":       "Latency p90",
 	"latency_p95":       "Latency p95",
 	"latency_p99":       "Latency p99",
+	"latency_p999":      "Latency p99.9",
 	"latency_max":       "Latency max",
 	"bytes_per_op":      "Bytes/op",
 	"allocs_per_op":     "Allocs/op",

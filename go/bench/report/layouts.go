@@ -163,6 +163,24 @@ var BuiltinLayouts = map[string]Layout{
 		},
 	},
 
+	// RouteGuide open loop (the load generators' -rate): each request is due
+	// on a fixed schedule and its latency counts from then, so a stall shows
+	// in every request queued behind it. Parameters as "routeguide", plus
+	// rate (requests/s offered).
+	"routeguide_openloop": {
+		Title: "RouteGuide open loop: latency at a fixed offered rate",
+		Sections: []Section{
+			openLoopLatency("latency_p50"),
+			openLoopLatency("latency_p99"),
+			openLoopLatency("latency_p999"),
+			PivotTable{
+				Title: "Achieved rate", GroupBy: []string{"rpc", "client", "rate"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: "req_per_s", Names: implNames,
+			},
+		},
+	},
+
 	// Connection scale (bench/connscale): the RouteGuide servers holding
 	// 100 to 10,000 connections, 100 of them busy with unary calls and the
 	// rest idle. Parameters: impl (go|lisp), rpc, clients (the busy ones),
@@ -252,4 +270,15 @@ var kubernetesMethod = []string{
 		"b.Loop benchmark; Encoded bytes is the object's size in that format. The seed report's " +
 		"benchmark did its work once instead of b.N times, hence 0.0000240 ns/op; here a figure " +
 		"below 1 ns/op fails the scenario.",
+}
+
+// openLoopLatency is one latency percentile of the open-loop suite, Go and
+// Lisp servers side by side at the same offered rate and load generator.
+func openLoopLatency(metric string) PivotTable {
+	return PivotTable{
+		Title: MetricLabel(metric), GroupBy: []string{"rpc", "client", "rate"},
+		Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+		Metric: metric, Names: implNames,
+		Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
+	}
 }

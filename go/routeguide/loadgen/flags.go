@@ -53,6 +53,7 @@ type config struct {
 	conns      connMode
 	streamMsgs int
 	cpus       string // -cpus: auto, off or SERVER/CLIENT
+	rate       float64
 	// totalConns, when given, makes this the connection-scale suite: each
 	// scenario holds that many connections, the clients' plus idle ones.
 	totalConns []int
@@ -86,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&conns, "conns", string(perClient), "connection `mode`: per-client (each client its own HTTP/2 connection) or shared (all clients multiplex one)")
 	fs.StringVar(&totalConns, "total_conns", "", "comma `list` of total connection counts: each scenario adds idle HTTP/2 connections up to it and records the server's RSS per idle connection and CPU per request (the connscale suite)")
 	fs.StringVar(&cfg.cpus, "cpus", cpusAuto, "CPU `placement`: auto (with -server and 2 or more CPUs, the server on the first half and this load generator on the rest), off (both share every CPU), or SERVER/CLIENT CPU lists such as 0/1")
+	fs.Float64Var(&cfg.rate, "rate", 0, "if positive, an open loop: `requests/s` offered in all, on a fixed schedule, each latency measured from when its request was due (no coordinated omission); the clients bound how many are in flight")
 	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
 
 	if err := cfg.bench.Parse(fs, args[1:]); err != nil {
@@ -154,6 +156,12 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 		if cfg.conns != perClient {
 			fail("-total_conns needs -conns per-client")
 		}
+	}
+	if cfg.rate < 0 {
+		fail("-rate must not be negative, got %g", cfg.rate)
+	}
+	if cfg.rate > 0 && totalConns != "" {
+		fail("-rate and -total_conns are separate suites; give one")
 	}
 	if _, err := parseCPUs(cfg.cpus); err != nil {
 		fail("-cpus: %v", err)

@@ -79,6 +79,8 @@ func TestParseFlagsRejects(t *testing.T) {
 		{append([]string{"-duration", "0s"}, addr...), "-duration must be positive"},
 		{append([]string{"-stream_msgs", "0"}, addr...), "-stream_msgs"},
 		{append([]string{"-cpus", "half"}, addr...), "-cpus: want auto, off or SERVER/CLIENT"},
+		{append([]string{"-rate", "-5"}, addr...), "-rate must not be negative"},
+		{append([]string{"-rate", "100", "-total_conns", "100"}, addr...), "separate suites"},
 		{append([]string{"-cpus", "0-1/1"}, addr...), "overlap"},
 		{append([]string{"-cpus", "0/x"}, addr...), "not a CPU number"},
 		{append([]string{"-impl", "go 1.26"}, addr...), "-impl"},

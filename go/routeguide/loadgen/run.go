@@ -65,8 +65,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	}
 	place.record(env.Extra)
 	name := suite
-	if len(cfg.totalConns) > 0 {
+	switch {
+	case len(cfg.totalConns) > 0:
 		name = connScaleSuite
+	case cfg.rate > 0:
+		name = openLoopSuite
 	}
 	file := schema.NewFile(name, env)
 	scenarios := cfg.scenarios()

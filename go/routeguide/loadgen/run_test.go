@@ -247,3 +247,27 @@ func TestRunRecordsAServerThatDoesNotStart(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenLoopRun offers 200 unary calls per second for 250 ms: the
+// results are their own suite, the scenario says its rate, and the calls
+// made are the ones due.
+func TestOpenLoopRun(t *testing.T) {
+	addr := startTestServer(t, features.Default())
+	res := runLoadgen(t, "-addr", addr, "-rpcs", "unary", "-clients", "4", "-duration", "250ms", "-rate", "200")
+	if res.code != exitOK {
+		t.Fatalf("exit code %d; stdout:\n%s", res.code, res.stdout)
+	}
+	if res.file.Suite != "routeguide_openloop" || len(res.file.Results) != 1 {
+		t.Fatalf("suite %q with %d results, want routeguide_openloop with 1", res.file.Suite, len(res.file.Results))
+	}
+	r := res.file.Results[0]
+	if r.Scenario != "go/unary/clients=4/rate=200" || r.Parameters["rate"] != 200.0 {
+		t.Errorf("scenario %q, rate parameter %v", r.Scenario, r.Parameters["rate"])
+	}
+	if m, ok := r.Metric(harness.MetricOps); !ok || m.Median != 50 {
+		t.Errorf("ops %v, want the 50 due in 250 ms at 200/s", m.Reps)
+	}
+	if _, ok := r.Metric(harness.MetricLatencyP999); !ok {
+		t.Error("no p99.9 latency")
+	}
+}

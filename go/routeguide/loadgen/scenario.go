@@ -16,6 +16,10 @@ import (
 // "routeguide" layout.
 const suite = "routeguide"
 
+// openLoopSuite names the results of an open-loop run (-rate), which the
+// report shows apart: latency at a fixed offered load, not throughput.
+const openLoopSuite = "routeguide_openloop"
+
 // Bounds on a scenario's running time beyond what its plan asks for. The
 // harness ends each repetition on time, but only between operations: an
 // RPC that a server never answers would hold a worker, and the run, for
@@ -31,7 +35,8 @@ const (
 type scenario struct {
 	kind    rpcKind
 	clients int
-	total   int // connections in all (connscale suite), else 0
+	total   int     // connections in all (connscale suite), else 0
+	rate    float64 // requests per second offered, open loop; 0 for a closed loop
 }
 
 // scenarios lists the run's points, by kind and then by client count, the
@@ -45,7 +50,7 @@ func (cfg config) scenarios() []scenario {
 	for _, t := range totals {
 		for _, k := range cfg.rpcs {
 			for _, n := range cfg.clients {
-				out = append(out, scenario{k, n, t})
+				out = append(out, scenario{k, n, t, cfg.rate})
 			}
 		}
 	}
@@ -59,6 +64,9 @@ func (s scenario) name(impl string) string {
 	name := fmt.Sprintf("%s/%s/clients=%d", impl, s.kind, s.clients)
 	if s.total > 0 {
 		name += fmt.Sprintf("/conns=%d", s.total)
+	}
+	if s.rate > 0 {
+		name += fmt.Sprintf("/rate=%g", s.rate)
 	}
 	return name
 }
@@ -93,6 +101,9 @@ func (ss *session) params(s scenario) map[string]any {
 		p["total_conns"] = s.total
 		p["idle_conns"] = s.total - s.clients
 	}
+	if s.rate > 0 {
+		p["rate"] = s.rate
+	}
 	return p
 }
 
@@ -101,6 +112,7 @@ func (ss *session) plan(s scenario) harness.Plan {
 	return harness.Plan{
 		Workers:  s.clients,
 		Duration: ss.cfg.duration,
+		Rate:     s.rate,
 		Warmup:   ss.cfg.bench.Warmup,
 		Reps:     ss.cfg.bench.Reps,
 	}
