@@ -5,7 +5,7 @@
 ;;;;   loadgen (-server PATH | -addr HOST:PORT) [-impl LABEL] [-rpcs LIST]
 ;;;;           [-clients 1,10,100] [-duration 5s] [-conns per-client|shared]
 ;;;;           [-stream_msgs 10] [-reps 3] [-warmup 1s|500|0] [-out FILE]
-;;;;           [-benchfmt FILE] [-cpus auto|off|SERVER/CLIENT] ...
+;;;;           [-benchfmt FILE] [-cpus auto|off|SERVER/CLIENT] [-rate N] ...
 ;;;;
 ;;;; With -server it starts PATH -addr 127.0.0.1:0, waits for its
 ;;;; "listening on HOST:PORT" line, measures, and stops it (SIGTERM).
@@ -33,6 +33,8 @@
                    "connection `mode`: per-client (each client its own HTTP/2 connection) or shared (all clients multiplex one)")
         (flag-spec "cpus" :string "auto"
                    "CPU `placement`: auto (with -server and 2 or more CPUs, the server on the first half and this load generator on the rest), off (both share every CPU), or SERVER/CLIENT CPU lists such as 0/1")
+        (flag-spec "rate" :int 0
+                   "if positive, an open loop: `requests/s` offered in all, on a fixed schedule, each latency measured from when its request was due (no coordinated omission); the clients bound how many are in flight")
         (flag-spec "stream_msgs" :int 10
                    "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
         (flag-spec "out" :string "" "write the results `file` (JSON, schema grpcbench.results/v1); if empty, only print the table")
@@ -91,6 +93,8 @@
       (unless (plusp (getf options :duration)) (flag-fail "-duration must be positive"))
       (unless (member (getf options :conns) '("per-client" "shared") :test #'string=)
         (flag-fail "-conns ~S: want per-client or shared" (getf options :conns)))
+      (when (minusp (getf options :rate))
+        (flag-fail "-rate must not be negative, got ~D" (getf options :rate)))
       (unless (parse-cpus-flag (getf options :cpus))
         (flag-fail "-cpus ~S: want auto, off or SERVER/CLIENT as two disjoint CPU lists such as 0/1"
                    (getf options :cpus)))
@@ -151,6 +155,7 @@ error result, so the run goes on with the next scenario."
                                     :duration (getf options :duration)
                                     :reps (getf options :reps) :warmup (getf options :warmup)
                                     :server-pid (and process (sb-ext:process-pid process))
+                                    :rate (and (plusp (getf options :rate)) (getf options :rate))
                                     :progress *error-output*)))
         ;; Calls fail once the server is gone, but a crash late in a
         ;; repetition could leave too few failures to notice.
@@ -164,17 +169,21 @@ error result, so the run goes on with the next scenario."
   (let* ((server-path (and (plusp (length (getf options :server))) (getf options :server)))
          (impl (getf options :impl))
          (placement (multiple-value-list (cpu-placement (getf options :cpus) server-path)))
+         (rate (and (plusp (getf options :rate)) (getf options :rate)))
+         ;; An open loop measures latency at an offered rate: a suite of its own.
+         (suite (if rate "routeguide_openloop" "routeguide"))
          (workload (make-workload (getf options :stream-msgs)))
          (process nil) host port
          (results '())
          (scenarios (loop for kind in (getf options :kinds)
                           append (loop for n in (getf options :clients) collect (cons kind n)))))
-    (flet ((name (s) (format nil "~A/~A/clients=~D/client=lisp" impl (car s) (cdr s)))
+    (flet ((name (s) (format nil "~A/~A/clients=~D~:[~;/rate=~:*~D~]/client=lisp" impl (car s) (cdr s) rate))
            (parameters (s)
-             (list :impl impl :rpc (car s) :clients (cdr s)
-                   :duration (format-duration (getf options :duration))
-                   :conns (getf options :conns) :stream-msgs (msgs-per-call workload (car s))
-                   :client "lisp")))
+             (append (list :impl impl :rpc (car s) :clients (cdr s)
+                           :duration (format-duration (getf options :duration))
+                           :conns (getf options :conns) :stream-msgs (msgs-per-call workload (car s))
+                           :client "lisp")
+                     (and rate (list :rate rate)))))
       (let ((start-error
               (handler-case
                   (progn
@@ -227,9 +236,9 @@ error result, so the run goes on with the next scenario."
                        (format *error-output* "[routeguide] writing ~A: ~A~%" path e)
                        (setf code 1)))))))
         (emit :out (lambda (stream)
-                     (write-json (results-file environment results) stream)
+                     (write-json (results-file environment results :suite suite) stream)
                      (terpri stream)))
-        (emit :benchfmt (lambda (stream) (write-benchfmt environment results stream))))
+        (emit :benchfmt (lambda (stream) (write-benchfmt environment results stream :suite suite))))
       (format t "~%### Scenarios~%~%")
       (summary-table results *standard-output*)
       (dolist (r results)

@@ -52,6 +52,7 @@ measured."
                     (m "latency_p90" "ns" "lower" (latency 90))
                     (m "latency_p95" "ns" "lower" (latency 95))
                     (m "latency_p99" "ns" "lower" (latency 99))
+                    (m "latency_p999" "ns" "lower" (latency 999/10))
                     (m "latency_max" "ns" "lower" (latency 100))
                     (m "bytes_per_op" "B/op" "lower"
                        (lambda (r) (safe-div (rep-bytes r) (rep-attempts r)))))))))
@@ -160,8 +161,8 @@ arrays, strings strings, reals numbers."
                     (write-char c stream)))))
   (write-char #\" stream))
 
-(defun results-file (environment results)
-  (list :schema "grpcbench.results/v1" :suite "routeguide" :environment environment :results results))
+(defun results-file (environment results &key (suite "routeguide"))
+  (list :schema "grpcbench.results/v1" :suite suite :environment environment :results results))
 
 ;;; ------------------------------------------------------------------
 ;;; The summary table

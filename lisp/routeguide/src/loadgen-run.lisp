@@ -3,7 +3,9 @@
 ;;;; unmeasured warm-up, for several repetitions.  Each repetition records
 ;;;; wall time, successful operations, errors (and the first one),
 ;;;; messages, every latency, the client's and the server's CPU time and
-;;;; the bytes the client consed.
+;;;; the bytes the client consed.  With a rate, the loop is open, as the
+;;;; harness's Plan.Rate: requests are due on a fixed schedule and each
+;;;; latency counts from when its request was due.
 
 (in-package #:routeguide)
 
@@ -34,13 +36,28 @@
   (setf (worker-ops w) 0 (worker-errors w) 0 (worker-msgs w) 0
         (worker-first-error w) nil (fill-pointer (worker-latencies w)) 0))
 
-(defun worker-loop (w op workload deadline-ns tickets)
+(defun next-due (schedule deadline-ns)
+  "The due time of the next request of an open loop, SCHEDULE being
+(next-index start-ns . interval-ns) shared by the workers, after waiting
+until then; NIL once it falls at or after DEADLINE-NS."
+  (let* ((n (sb-ext:atomic-incf (car schedule))) ; the index before the increment
+         (due (+ (cadr schedule) (* n (cddr schedule)))))
+    (when (< due deadline-ns)
+      (let ((wait (- due (now-ns))))
+        (when (plusp wait) (sleep (/ wait 1d9))))
+      due)))
+
+(defun worker-loop (w op workload deadline-ns tickets &optional schedule)
   "Call OP until DEADLINE-NS (NIL: none) or until TICKETS (a cons counter,
-or NIL) runs out.  Errors are counted, never raised."
+or NIL) runs out; with SCHEDULE (see NEXT-DUE), each call waits until it
+is due, its latency counts from then, and calls due before the deadline
+all run.  Errors are counted, never raised."
   (loop
-    (when (and deadline-ns (>= (now-ns) deadline-ns)) (return))
+    (when (and deadline-ns (not schedule) (>= (now-ns) deadline-ns)) (return))
     (when (and tickets (minusp (sb-ext:atomic-decf (car tickets)))) (return))
-    (let ((start (now-ns)))
+    (let ((start (if schedule
+                     (or (next-due schedule deadline-ns) (return))
+                     (now-ns))))
       (handler-case
           (let ((msgs (funcall op (worker-channel w) workload)))
             (vector-push-extend (- (now-ns) start) (worker-latencies w))
@@ -52,21 +69,25 @@ or NIL) runs out.  Errors are counted, never raised."
             (setf (worker-first-error w) (princ-to-string e)
                   (worker-first-error-at w) (now-ns))))))))
 
-(defun run-workers (workers op workload &key duration tickets)
+(defun run-workers (workers op workload &key duration tickets rate)
   "Run every worker's loop in its own thread, released together; returns
-the wall time in seconds."
+the wall time in seconds.  RATE (requests/s in all, with DURATION) makes
+the loop open."
   (let* ((gate (sb-thread:make-semaphore))
          (deadline (list nil))
+         (schedule (and rate (list* 0 0 (round 1d9 rate))))
          (threads (loop for w in workers
                         collect (let ((w w))
                                   (sb-thread:make-thread
                                    (lambda ()
                                      (sb-thread:wait-on-semaphore gate)
-                                     (worker-loop w op workload (car deadline) tickets))
+                                     (worker-loop w op workload (car deadline) tickets schedule))
                                    :name "loadgen worker"))))
          (start (now-ns)))
     (when duration
       (setf (car deadline) (+ start (round (* duration 1000000000)))))
+    (when schedule
+      (setf (cadr schedule) start))
     (sb-thread:signal-semaphore gate (length workers))
     (mapc #'sb-thread:join-thread threads)
     (/ (- (now-ns) start) 1d9)))
@@ -94,14 +115,14 @@ the wall time in seconds."
         while space
         do (setf start (1+ space))))
 
-(defun measure-rep (workers op workload duration server-pid)
+(defun measure-rep (workers op workload duration server-pid rate)
   (mapc #'worker-reset workers)
   (sb-ext:gc)
   (let* ((rep (make-rep))
          (bytes0 (sb-ext:get-bytes-consed))
          (client0 (self-cpu-seconds))
          (server0 (and server-pid (process-cpu-seconds server-pid)))
-         (wall (run-workers workers op workload :duration duration))
+         (wall (run-workers workers op workload :duration duration :rate rate))
          (server1 (and server-pid (process-cpu-seconds server-pid))))
     (setf (rep-wall rep) wall
           (rep-client-cpu rep) (- (self-cpu-seconds) client0)
@@ -133,7 +154,7 @@ connected before measuring, so no repetition pays for a handshake."
                                              (clgrpc.octets:octets-of) :timeout 10)))
     channels))
 
-(defun measure-scenario (&key host port kind clients mode workload duration reps warmup server-pid progress)
+(defun measure-scenario (&key host port kind clients mode workload duration reps warmup server-pid progress rate)
   "The repetitions (a list of REP) of KIND at CLIENTS clients.  WARMUP is
 seconds, an operation count (an integer), or NIL."
   (let* ((channels (open-channels host port clients mode))
@@ -146,7 +167,7 @@ seconds, an operation count (an integer), or NIL."
                  ((and warmup (plusp warmup))
                   (run-workers workers op workload :duration warmup)))
            (loop for i from 1 to reps
-                 collect (let ((rep (measure-rep workers op workload duration server-pid)))
+                 collect (let ((rep (measure-rep workers op workload duration server-pid rate)))
                            (when progress
                              (format progress "[routeguide] ~A rep ~D/~D: ~D req/s~@[, ~D msg/s~], p99 ~A, ~D errors~%"
                                      kind i reps (round (rep-ops rep) (rep-wall rep))
