@@ -164,7 +164,32 @@ padding its last collection leaves between objects."
         sb-ext:*save-hooks* (remove 'scrub-image sb-ext:*save-hooks*)
         sb-ext:*init-hooks* (remove 'remove-scrub-hooks sb-ext:*init-hooks*)))
 
+;;; The finalizer thread runs beside the loader: SBCL wakes it after every collection. Whatever
+;;; it does then happens at whatever moment the scheduler allows, between the loader's
+;;; allocations, and the saved heap followed: under load, saves of the same fasls differed, in the
+;;; order in which the last collection copied objects (the keys of PCL's constructor table) and,
+;;; more rarely, in the ctype hashes that SBCL draws from the allocation pointer. So a save stops
+;;; the thread before it loads anything and only one thread ever allocates. SAVE-LISP-AND-DIE
+;;; stops the thread itself and insists that there is one; it is told that none is fine, and the
+;;; saved program takes that back at startup, before SBCL starts its finalizer thread again.
+(defun allow-stop-without-finalizer-thread ()
+  (sb-ext:without-package-locks
+    (sb-int:encapsulate 'sb-impl::finalizer-thread-stop 'allow-no-thread
+                        (lambda (stop) (when sb-impl::*finalizer-thread* (funcall stop))))))
+
+(defun restore-finalizer-thread-stop ()
+  (sb-ext:without-package-locks
+    (sb-int:unencapsulate 'sb-impl::finalizer-thread-stop 'allow-no-thread))
+  (setf sb-ext:*init-hooks* (remove 'restore-finalizer-thread-stop sb-ext:*init-hooks*)))
+
+(defun stop-finalizer-thread ()
+  (sb-thread::with-system-mutex (sb-thread::*make-thread-lock*)
+    (sb-impl::finalizer-thread-stop))
+  (allow-stop-without-finalizer-thread)
+  (push 'restore-finalizer-thread-stop sb-ext:*init-hooks*))
+
 (defun save-command (out toplevel compress requires fasls)
+  (stop-finalizer-thread)
   (require-modules requires)
   (load-fasls fasls)
   (let ((entry (resolve-toplevel toplevel))
