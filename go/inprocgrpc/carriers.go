@@ -9,10 +9,10 @@ import (
 )
 
 // A streamed message travels in a carrier: a message of its type that the
-// sender fills (proto.Merge) and the receiver empties, moving its fields
-// into the receiver's own message. Carriers are recycled, one pool per
-// message type, because a fresh one per message (what proto.Clone makes)
-// costs an allocation and a reflect.New: a third of a small message's trip.
+// sender fills (proto.Merge) and the receiver merges into its own message.
+// Carriers are recycled, one pool per message type, because a fresh one per
+// message (what proto.Clone makes) costs an allocation and a reflect.New: a
+// third of a small message's trip.
 type carrierPool struct {
 	pool sync.Pool
 }

@@ -1,13 +1,10 @@
 package inprocgrpc
 
 import (
-	"reflect"
-
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // transfer carries messages between client and server so that the two never
@@ -20,9 +17,9 @@ type transfer interface {
 	// may change m as soon as it returns. cache is the sending side's; with
 	// nil, the copy is not a pooled carrier.
 	detach(m any, cache *carrierCache) (frame, error)
-	// attach fills dst from a frame made by detach. A carrier's contents
-	// are taken over, and the frame is spent; any other frame may be
-	// attached again, until released.
+	// attach fills dst from a frame made by detach. A carrier is recycled
+	// and the frame spent; any other frame may be attached again, until
+	// released.
 	attach(dst any, f frame) error
 }
 
@@ -102,41 +99,19 @@ func (protoTransfer) detach(m any, cache *carrierCache) (frame, error) {
 	return frame{msg: proto.Clone(pm)}, nil
 }
 
-// attach moves a carrier's contents into dst when dst has the carrier's
-// Go type (which, for a pooled type, names one message type): each field
-// value is handed over through protoreflect, so each streamed message is
-// copied once (by detach) instead of twice. The carrier is then reset and
-// recycled, so nothing shares the fields it handed over. Other cases copy.
+// attach fills dst from a frame. A carrier is merged into dst, the
+// supported way to fill a message from another: protobuf-go forbids
+// copying a message struct, and moving the field values one by one through
+// protoreflect measured slower than this copy (see README.md). The carrier
+// is then reset and recycled, so it keeps nothing of what it carried.
 func (t protoTransfer) attach(dst any, f frame) error {
 	if f.carrier == nil {
 		return t.copy(dst, f.msg)
 	}
 	c := f.msg.(proto.Message)
-	var err error
-	if d, ok := dst.(proto.Message); ok && reflect.TypeOf(d) == reflect.TypeOf(c) && d.ProtoReflect().IsValid() {
-		move(d.ProtoReflect(), c.ProtoReflect())
-	} else {
-		err = t.copy(dst, c)
-	}
+	err := t.copy(dst, c)
 	f.carrier.put(c)
 	return err
-}
-
-// move replaces dst's contents with src's field values, unknown fields
-// included, without copying them: afterwards the two share those values,
-// so src must be reset before anyone else sees it. Messages of one
-// generated type only: protobuf-go does not allow copying a message
-// struct, but a value taken from one message may be set in another of the
-// same type.
-func move(dst, src protoreflect.Message) {
-	proto.Reset(dst.Interface())
-	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		dst.Set(fd, v)
-		return true
-	})
-	if u := src.GetUnknown(); len(u) > 0 {
-		dst.SetUnknown(u)
-	}
 }
 
 // codecTransfer round-trips every message through a codec, as a network

@@ -8,11 +8,11 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 )
 
-// TestAttachMovesEveryField checks the carrier path of a stream message:
+// TestAttachCarriesEveryField checks the carrier path of a stream message:
 // nested messages, repeated and optional fields and unknown fields all
 // arrive, whatever the receiver held before, and the carrier keeps none of
 // them once recycled.
-func TestAttachMovesEveryField(t *testing.T) {
+func TestAttachCarriesEveryField(t *testing.T) {
 	sent := &descriptorpb.FileDescriptorProto{
 		Name:       proto.String("a.proto"),
 		Dependency: []string{"b.proto", "c.proto"},
@@ -47,9 +47,9 @@ func TestAttachMovesEveryField(t *testing.T) {
 	}
 }
 
-// TestAttachIntoOtherGoTypeCopies checks that a carrier whose Go type
-// differs from the receiver's (a dynamic message, say) is copied, not moved.
-func TestAttachIntoOtherGoTypeCopies(t *testing.T) {
+// TestAttachIntoOtherMessageTypeFails checks that a carrier is not merged
+// into a message of another type.
+func TestAttachIntoOtherMessageTypeFails(t *testing.T) {
 	var cache carrierCache
 	f, err := protoTransfer{}.detach(&descriptorpb.FileOptions{GoPackage: proto.String("x")}, &cache)
 	if err != nil {
