@@ -150,10 +150,17 @@ func writeSetup(p *Page, d *Dataset) {
 		if e.Revision != "" {
 			fmt.Fprintf(&b, "- **Revision:** %s\n", e.Revision)
 		}
+		switch {
+		case e.Extra["server_cpus"] != "":
+			fmt.Fprintf(&b, "- **CPUs:** server on %s, load generator on %s\n", e.Extra["server_cpus"], e.Extra["client_cpus"])
+		case e.Extra["cpus"] != "":
+			fmt.Fprintf(&b, "- **CPUs:** %s\n", e.Extra["cpus"])
+		}
 		b.WriteString("\n")
 	}
 	p.Heading(3, "Setup")
 	p.md.WriteString(b.String())
+	p.md.WriteString("Tables show the median of the repetitions and, after ±, its spread as a share of it: the 95% confidence interval of the median with 6 repetitions or more, half the range (max − min) with fewer.\n\n")
 }
 
 // writeFailures lists failed scenarios, which tables only mark "error".

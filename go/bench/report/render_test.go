@@ -79,7 +79,7 @@ func TestRenderFallsBackToDefaultLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md, "| small | 1,050 | 512 |") {
+	if !strings.Contains(md, "| small | 1,050 ±4.8% | 512 |") {
 		t.Errorf("fallback table missing:\n%s", md)
 	}
 	if strings.Contains(md, ".svg") {
@@ -136,6 +136,28 @@ func TestRouteGuideCPUPerRequest(t *testing.T) {
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// Tables print a median's spread: half the range below six repetitions,
+// the median's 95% confidence interval from six on, nothing for one.
+func TestSpread(t *testing.T) {
+	for _, c := range []struct {
+		reps []float64
+		want string
+	}{
+		{[]float64{100}, ""},
+		{[]float64{100, 100, 100}, ""},
+		{[]float64{90, 100, 110}, " ±10%"},
+		{[]float64{99, 100, 101}, " ±1.0%"},
+		// Six repetitions: the interval runs from the lowest to the highest
+		// order statistic, here 90 and 115, so ±15% of 100.
+		{[]float64{90, 95, 100, 100, 105, 115}, " ±15%"},
+	} {
+		m := schema.NewMetric("x", schema.UnitCount, schema.HigherIsBetter, c.reps)
+		if got := spread(m); got != c.want {
+			t.Errorf("spread(%v) = %q, want %q", c.reps, got, c.want)
 		}
 	}
 }

@@ -1,7 +1,11 @@
 package report
 
 import (
+	"math"
 	"slices"
+	"strconv"
+
+	"golang.org/x/perf/benchmath"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
@@ -77,15 +81,42 @@ func columnCell(r Row, metric, unit string) string {
 	if r.Status == schema.StatusError {
 		return "error"
 	}
-	v, ok := r.Value(metric)
+	m, ok := r.Metric(metric)
 	if !ok {
 		return missing
 	}
 	switch unit {
 	case schema.UnitNsPerOp, schema.UnitBytesPerOp, schema.UnitAllocsPerOp, schema.UnitReqPerSec, schema.UnitMsgPerSec, schema.UnitCount:
-		return FormatNumber(v)
+		return FormatNumber(m.Median) + spread(m)
 	}
-	return FormatValue(v, unit)
+	return FormatValue(m.Median, unit) + spread(m)
+}
+
+// spreadMinReps is how many repetitions a 95% confidence interval of the
+// median needs without assuming a distribution (benchstat's rule).
+const spreadMinReps = 6
+
+// spread is what a table prints after a median: " ±N%", the 95%
+// confidence interval of the median with spreadMinReps repetitions or
+// more, else half the range of the repetitions, as a share of the median;
+// "" for one repetition, or when all were equal.
+func spread(m schema.Metric) string {
+	if len(m.Reps) < 2 || m.Median == 0 {
+		return ""
+	}
+	half := (m.Max - m.Min) / 2
+	if len(m.Reps) >= spreadMinReps {
+		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(m.Reps), &compareThresholds), compareConfidence)
+		half = max(s.Hi-s.Center, s.Center-s.Lo)
+	}
+	pct := half / math.Abs(m.Median) * 100
+	if pct == 0 {
+		return ""
+	}
+	if pct < 10 {
+		return " ±" + strconv.FormatFloat(pct, 'f', 1, 64) + "%"
+	}
+	return " ±" + strconv.FormatFloat(math.Round(pct), 'f', 0, 64) + "%"
 }
 
 // preferredMetrics picks the metrics people read first, in reading order,

@@ -47,7 +47,7 @@ func TestReportToDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "| 10 | 30,500 |") || !strings.Contains(string(md), "33.5%") {
+	if !strings.Contains(string(md), "| 10 | 30,500 ±1.6% |") || !strings.Contains(string(md), "33.5%") {
 		t.Errorf("report.md lacks the throughput or scaling table:\n%s", md)
 	}
 	svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
