@@ -13,7 +13,9 @@ import (
 // repetitions from all rounds. On a shared machine, where other builds come
 // and go, a change in load thus falls on every method alike instead of on
 // whichever happened to run at that moment; the methods' ratios are what
-// the suite is about.
+// the suite is about. Each round starts one scenario later than the one
+// before (roundOrder), so that no method always runs first, after the
+// previous round's last method has left its garbage to the server.
 func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []schema.Result {
 	type state struct {
 		reps    []harness.Rep
@@ -23,7 +25,8 @@ func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []
 	states := make([]state, len(scs))
 	rounds := b.cfg.harness.Reps
 	for round := range rounds {
-		for i, s := range scs {
+		for _, i := range roundOrder(round, len(scs)) {
+			s := scs[i]
 			st := &states[i]
 			if st.err != nil {
 				continue // a failed scenario keeps its first error
@@ -57,4 +60,14 @@ func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []
 		}
 	}
 	return out
+}
+
+// roundOrder is the order in which round runs n scenarios: all of them,
+// rotated by the round's number.
+func roundOrder(round, n int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (round + k) % n
+	}
+	return order
 }
