@@ -15,14 +15,14 @@ import (
 type options struct {
 	harness.Flags
 	KCP          string   // -kcp: the kcp binary
-	KCPGates     string   // -kcp-feature-gates
-	Media        []string // -content-types
+	KCPGates     string   // -kcp_feature_gates
+	Media        []string // -content_types
 	Kinds        []kind   // -objects
 	Ops          int64    // -n: create+get+delete cycles per repetition
 	Clients      int      // -clients
 	Client       bool     // -client: run the client benchmark (needs kcp)
 	Serial       bool     // -serialization
-	SerBenchtime string   // -ser-benchtime
+	SerBenchtime string   // -ser_benchtime
 	KeepDir      bool     // -keep: keep kcp's root directory
 }
 
@@ -34,14 +34,14 @@ func parseOptions(args []string, out io.Writer) (*options, error) {
 	fs.SetOutput(out)
 	o.Register(fs)
 	fs.StringVar(&o.KCP, "kcp", "", "the kcp `binary` to start (required with -client)")
-	fs.StringVar(&o.KCPGates, "kcp-feature-gates", serverFeatureGates, "kcp's --feature-gates")
-	media := fs.String("content-types", "json,yaml,protobuf,cbor", "content types to compare, comma-separated")
+	fs.StringVar(&o.KCPGates, "kcp_feature_gates", serverFeatureGates, "kcp's --feature-gates")
+	media := fs.String("content_types", "json,yaml,protobuf,cbor", "content types to compare, comma-separated")
 	objects := fs.String("objects", "cm,rbac", "objects: cm (ConfigMap), rbac (ClusterRole), comma-separated")
 	fs.Int64Var(&o.Ops, "n", 200, "create+get+delete cycles per repetition (3 requests each)")
 	fs.IntVar(&o.Clients, "clients", 1, "concurrent clients")
 	fs.BoolVar(&o.Client, "client", true, "run the client benchmark against kcp")
 	fs.BoolVar(&o.Serial, "serialization", true, "run the serialization micro-benchmark")
-	fs.StringVar(&o.SerBenchtime, "ser-benchtime", "200ms", "time (200ms) or count (1000x) per serialization case and repetition")
+	fs.StringVar(&o.SerBenchtime, "ser_benchtime", "200ms", "time (200ms) or count (1000x) per serialization case and repetition")
 	fs.BoolVar(&o.KeepDir, "keep", false, "keep kcp's root directory (data, log) after the run")
 	if err := o.Flags.Parse(fs, args); err != nil {
 		return nil, err

@@ -8,14 +8,14 @@ import (
 
 func TestBadFlagsAreUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"-content-types=json,xml", "-kcp=/bin/true"},
-		{"-content-types=json,json", "-kcp=/bin/true"},
+		{"-content_types=json,xml", "-kcp=/bin/true"},
+		{"-content_types=json,json", "-kcp=/bin/true"},
 		{"-objects=pods", "-kcp=/bin/true"},
 		{"-n=0", "-kcp=/bin/true"},
 		{"-clients=0", "-kcp=/bin/true"},
 		{},                                        // the client benchmark needs -kcp
 		{"-client=false", "-serialization=false"}, // nothing to run
-		{"-client=false", "-ser-benchtime=soon"},
+		{"-client=false", "-ser_benchtime=soon"},
 		{"-kcp=/bin/true", "extra"},
 	} {
 		var out bytes.Buffer
@@ -28,7 +28,7 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 }
 
 func TestFlagsDefaultsAndShortNames(t *testing.T) {
-	o, err := parseOptions([]string{"-kcp=/bin/true", "-content-types=cbor,application/json", "-objects=rbac"}, new(bytes.Buffer))
+	o, err := parseOptions([]string{"-kcp=/bin/true", "-content_types=cbor,application/json", "-objects=rbac"}, new(bytes.Buffer))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func setBenchtime(v string) error {
 		testing.Init()
 	}
 	if err := flag.Set("test.benchtime", v); err != nil {
-		return fmt.Errorf("-ser-benchtime %q: %w", v, err)
+		return fmt.Errorf("-ser_benchtime %q: %w", v, err)
 	}
 	return nil
 }

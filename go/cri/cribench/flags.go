@@ -69,10 +69,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.n, "n", 100, "listings per repetition (fixed iteration count, so wall and CPU times compare)")
 	fs.Var(&cfg.containers, "containers", "container `counts`, comma-separated")
 	fs.Var(&cfg.annotations, "annotations", "annotations per container, comma-separated `counts`")
-	fs.Var(&cfg.perChunk, "per-chunk", "containers per message for -mode chunked, comma-separated `sizes`")
+	fs.Var(&cfg.perChunk, "per_chunk", "containers per message for -mode chunked, comma-separated `sizes`")
 	fs.IntVar(&cfg.labels, "labels", mockcri.DefaultLabels, "labels per container")
 	fs.Uint64Var(&cfg.seed, "seed", mockcri.DefaultSeed, "seed of the mock server's generated containers")
-	fs.DurationVar(&cfg.opTimeout, "op-timeout", 2*time.Minute, "deadline of one listing (kubelet's default runtime request timeout)")
+	fs.DurationVar(&cfg.opTimeout, "op_timeout", 2*time.Minute, "deadline of one listing (kubelet's default runtime request timeout)")
 	fs.StringVar(&cfg.server, "server", "", "`path` of the mockcri binary to start (default: mockcri beside this program, then in $PATH)")
 	endpoint := fs.String("endpoint", "", "connect to the CRI server at this `endpoint` (unix:///PATH or tcp://127.0.0.1:PORT) instead of starting one")
 	fs.StringVar(&cfg.transport, "transport", "unix", "socket of a started server: unix or tcp (loopback)")
@@ -122,7 +122,7 @@ func (c *config) check() error {
 	}
 	for _, v := range c.perChunk {
 		if v < 1 || v > 1<<20 {
-			errs = append(errs, fmt.Errorf("-per-chunk must be between 1 and %d, got %d", 1<<20, v))
+			errs = append(errs, fmt.Errorf("-per_chunk must be between 1 and %d, got %d", 1<<20, v))
 		}
 	}
 	inventory := mockcri.DefaultConfig(1)
@@ -140,7 +140,7 @@ func (c *config) check() error {
 		errs = append(errs, err)
 	}
 	if c.opTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("-op-timeout must be positive, got %v", c.opTimeout))
+		errs = append(errs, fmt.Errorf("-op_timeout must be positive, got %v", c.opTimeout))
 	}
 	if c.transport != "unix" && c.transport != "tcp" {
 		errs = append(errs, fmt.Errorf("-transport must be unix or tcp, got %q", c.transport))

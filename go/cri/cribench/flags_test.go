@@ -21,7 +21,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 }
 
 func TestParseFlagsLists(t *testing.T) {
-	cfg, err := parseFlags([]string{"cri-bench", "--mode=list,chunked", "-containers", "32,1024", "--per-chunk", "16,256", "-n", "7"}, &strings.Builder{})
+	cfg, err := parseFlags([]string{"cri-bench", "--mode=list,chunked", "-containers", "32,1024", "--per_chunk", "16,256", "-n", "7"}, &strings.Builder{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,14 +40,14 @@ func TestBadFlagsExitWithUsage(t *testing.T) {
 		{"-n", "many"},
 		{"-containers", "0"},
 		{"-containers", "32,x"},
-		{"-per-chunk", "0"},
+		{"-per_chunk", "0"},
 		{"-annotations", "-3"},
 		{"-labels", "-1"},
 		{"-transport", "udp"},
 		{"-codec", "gogo"},
 		{"-gogc", "0"},
 		{"-gogc", "-2"},
-		{"-op-timeout", "0s"},
+		{"-op_timeout", "0s"},
 		{"-reps", "0"},
 		{"-warmup", "soon"},
 		{"-endpoint", "tcp://192.0.2.1:80"},
@@ -75,8 +75,8 @@ func TestHelpExitsZero(t *testing.T) {
 	if code := run(context.Background(), []string{"cri-bench", "-h"}, &strings.Builder{}, &stderr); code != exitOK {
 		t.Errorf("-h: exit %d", code)
 	}
-	if !strings.Contains(stderr.String(), "-per-chunk") {
-		t.Errorf("-h usage lacks -per-chunk:\n%s", stderr.String())
+	if !strings.Contains(stderr.String(), "-per_chunk") {
+		t.Errorf("-h usage lacks -per_chunk:\n%s", stderr.String())
 	}
 }
 

@@ -61,7 +61,7 @@ func readResults(t *testing.T, args ...string) (int, *schema.File, string) {
 // the table and the report on stdout.
 func TestRunInProcess(t *testing.T) {
 	ep := startInProcess(t, mockcri.Config{Containers: 20, Labels: 4, Annotations: 32, ContainersPerPod: 2, Seed: 1})
-	code, file, stdout := readResults(t, "-endpoint", ep.String(), "-n", "6", "-reps", "2", "-warmup", "2", "-per-chunk", "8,32")
+	code, file, stdout := readResults(t, "-endpoint", ep.String(), "-n", "6", "-reps", "2", "-warmup", "2", "-per_chunk", "8,32")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}

@@ -11,7 +11,7 @@
 // so a broken server shows as errors rather than as speed.
 //
 //	cri-bench -server bazel-bin/go/cri/mockcri/cmd/mockcri/mockcri_/mockcri \
-//	    -mode list,stream,chunked -containers 32,1024 -annotations 32 -per-chunk 16,256 -n 100
+//	    -mode list,stream,chunked -containers 32,1024 -annotations 32 -per_chunk 16,256 -n 100
 //
 // It prints a table of the scenarios (stdout) and the suite's report
 // (layout "cri"), and writes the results file with -out.

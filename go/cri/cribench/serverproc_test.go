@@ -101,7 +101,7 @@ func TestRunWithServerProcess(t *testing.T) {
 	bin := mockcriBinary(t)
 	for _, transport := range []string{"unix", "tcp"} {
 		code, file, stdout := readResults(t, "-server", bin, "-transport", transport,
-			"-containers", "16", "-annotations", "8", "-n", "5", "-reps", "2", "-warmup", "1", "-per-chunk", "4")
+			"-containers", "16", "-annotations", "8", "-n", "5", "-reps", "2", "-warmup", "1", "-per_chunk", "4")
 		if code != exitOK {
 			t.Fatalf("%s: exit %d\n%s", transport, code, stdout)
 		}

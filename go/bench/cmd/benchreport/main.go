@@ -4,7 +4,7 @@
 // Usage:
 //
 //	benchreport [--out DIR] FILE_OR_DIR...
-//	benchreport --compare [--max-regression PCT] OLD NEW
+//	benchreport --compare [--max_regression PCT] OLD NEW
 //
 // Without --out the report's tables are printed. With --out, DIR/report.md
 // and the charts it links to are written. A directory argument stands for
@@ -12,7 +12,7 @@
 // runs, the change of the median and whether it is significant (Mann-Whitney
 // U test, alpha 0.05, as benchstat); OLD and NEW are files or directories.
 // It fails when a metric is significantly worse by more than
-// --max-regression percent of the old median (default 5), naming each one
+// --max_regression percent of the old median (default 5), naming each one
 // on stderr: a regression check between revisions for CI or a reviewer.
 //
 // Exit status: 0 on success, 1 on invalid input, 2 on a usage error, 3 when
@@ -43,9 +43,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	outDir := flags.String("out", "", "write report.md and the SVG charts to `dir` instead of printing the tables")
 	compare := flags.Bool("compare", false, "compare two runs: benchreport --compare OLD NEW")
-	maxRegression := flags.Float64("max-regression", 5, "with --compare, fail (exit status 3) when a metric is significantly worse by more than `percent` of its old median")
+	maxRegression := flags.Float64("max_regression", 5, "with --compare, fail (exit status 3) when a metric is significantly worse by more than `percent` of its old median")
 	flags.Usage = func() {
-		fmt.Fprint(stderr, "usage: benchreport [--out DIR] FILE_OR_DIR...\n       benchreport --compare [--max-regression PCT] OLD NEW\n\n")
+		fmt.Fprint(stderr, "usage: benchreport [--out DIR] FILE_OR_DIR...\n       benchreport --compare [--max_regression PCT] OLD NEW\n\n")
 		flags.PrintDefaults()
 	}
 	if err := flags.Parse(args); err != nil {
@@ -66,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case *compare && *outDir != "":
 		return usageError("--compare prints its table; it takes no --out")
 	case *maxRegression < 0:
-		return usageError("--max-regression is a percentage, 0 or more")
+		return usageError("--max_regression is a percentage, 0 or more")
 	case *compare:
 		var worse []report.MetricChange
 		worse, err = runCompare(flags.Arg(0), flags.Arg(1), *maxRegression, stdout)

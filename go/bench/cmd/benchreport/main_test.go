@@ -112,7 +112,7 @@ func TestCompareFailsOnRegression(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if status := run([]string{"--compare", "--max-regression", "12", old, cur}, &stdout, &stderr); status != 0 {
+	if status := run([]string{"--compare", "--max_regression", "12", old, cur}, &stdout, &stderr); status != 0 {
 		t.Fatalf("with a 12%% threshold: status %d, want 0; stderr:\n%s", status, stderr.String())
 	}
 }
@@ -132,7 +132,7 @@ func TestErrors(t *testing.T) {
 		{"no args", nil, 2, "usage: benchreport"},
 		{"bad flag", []string{"--nope"}, 2, "usage: benchreport"},
 		{"compare needs two", []string{"--compare", bad}, 2, "exactly two"},
-		{"negative threshold", []string{"--compare", "--max-regression", "-1", bad, bad}, 2, "0 or more"},
+		{"negative threshold", []string{"--compare", "--max_regression", "-1", bad, bad}, 2, "0 or more"},
 		{"invalid file", []string{bad}, 1, `want "grpcbench.results/v1"`},
 		{"missing file", []string{filepath.Join(dir, "none.json")}, 1, "no such file"},
 		{"empty dir", []string{t.TempDir()}, 1, "no .json results files"},

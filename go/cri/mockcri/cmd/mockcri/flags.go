@@ -40,9 +40,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&inv.Containers, "containers", inv.Containers, "number of containers")
 	fs.IntVar(&inv.Annotations, "annotations", inv.Annotations, "annotations per container (the first 6 are kubelet's)")
 	fs.IntVar(&inv.Labels, "labels", inv.Labels, "labels per container (the first 4 are kubelet's)")
-	fs.IntVar(&inv.ContainersPerPod, "containers-per-pod", inv.ContainersPerPod, "containers per pod sandbox")
+	fs.IntVar(&inv.ContainersPerPod, "containers_per_pod", inv.ContainersPerPod, "containers per pod sandbox")
 	fs.Uint64Var(&inv.Seed, "seed", inv.Seed, "seed of the generated inventory; the same seed gives the same containers")
-	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 5*time.Second,
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown_timeout", 5*time.Second,
 		"how long a graceful stop may wait for RPCs in flight before connections are closed")
 
 	window := fs.Int("window", 0, "initial HTTP/2 flow-control window of streams and the connection, in `bytes`; 0 keeps grpc-go's dynamic default")
@@ -76,7 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return config{}, usageError(fs, "%v", err)
 	}
 	if cfg.shutdownTimeout < 0 {
-		return config{}, usageError(fs, "-shutdown-timeout must not be negative")
+		return config{}, usageError(fs, "-shutdown_timeout must not be negative")
 	}
 	return cfg, nil
 }

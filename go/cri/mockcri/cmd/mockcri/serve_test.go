@@ -18,10 +18,10 @@ func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-containers", "-1"},
 		{"-annotations", "x"},
-		{"-containers-per-pod", "0"},
+		{"-containers_per_pod", "0"},
 		{"-listen", "tcp://192.0.2.1:80"},
 		{"-listen", "relative.sock"},
-		{"-shutdown-timeout", "-1s"},
+		{"-shutdown_timeout", "-1s"},
 		{"-gogc", "0"},
 		{"-codec", "gogo"},
 		{"extra"},
