@@ -240,7 +240,7 @@ var BuiltinLayouts = map[string]Layout{
 				Title:     "Results",
 				GroupBy:   []string{"benchmark"},
 				RowParams: []string{"content_type"},
-				Metrics:   Metrics("ops", "ns_per_op", "bytes_per_op", "allocs_per_op", "encoded_bytes"),
+				Metrics:   Metrics("ops", "ns_per_op", "client_cpu_per_op", "server_cpu_per_op", "bytes_per_op", "allocs_per_op", "encoded_bytes"),
 				Ratio:     &Ratio{Metric: "ns_per_op", Baseline: "application/json"},
 			},
 			Notes{Title: "Method", Text: kubernetesMethod},
