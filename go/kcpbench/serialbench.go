@@ -6,12 +6,10 @@ import (
 	"io"
 	"testing"
 
-	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
-// metricEncodedBytes is the size of the encoded object, per format.
-const metricEncodedBytes = "encoded_bytes"
+// schema.MetricEncodedBytes is the size of the encoded object, per format.
 
 // minNsPerOp is the floor below which a figure is not a measurement: no
 // encode or decode of a Kubernetes object takes under a nanosecond. The
@@ -79,11 +77,11 @@ func runSerialization(cases []codecCase, reps int, benchtime string, progress io
 		res := schema.Result{Scenario: scenario, Parameters: params, Status: schema.StatusOK}
 		if failure == "" {
 			res.Metrics = []schema.Metric{
-				schema.NewMetric(harness.MetricOps, schema.UnitCount, schema.HigherIsBetter, n),
-				schema.NewMetric(harness.MetricNsPerOp, schema.UnitNsPerOp, schema.LowerIsBetter, ns),
-				schema.NewMetric(harness.MetricBytesPerOp, schema.UnitBytesPerOp, schema.LowerIsBetter, bytesOp),
-				schema.NewMetric(harness.MetricAllocsPerOp, schema.UnitAllocsPerOp, schema.LowerIsBetter, allocs),
-				schema.NewMetric(metricEncodedBytes, schema.UnitCount, schema.LowerIsBetter, repeat(float64(c.Encoded), len(ns))),
+				schema.NewMetric(schema.MetricOps, schema.UnitCount, schema.HigherIsBetter, n),
+				schema.NewMetric(schema.MetricNsPerOp, schema.UnitNsPerOp, schema.LowerIsBetter, ns),
+				schema.NewMetric(schema.MetricBytesPerOp, schema.UnitBytesPerOp, schema.LowerIsBetter, bytesOp),
+				schema.NewMetric(schema.MetricAllocsPerOp, schema.UnitAllocsPerOp, schema.LowerIsBetter, allocs),
+				schema.NewMetric(schema.MetricEncodedBytes, schema.UnitCount, schema.LowerIsBetter, repeat(float64(c.Encoded), len(ns))),
 			}
 			if err := checkFloor(ns); err != nil {
 				failure = err.Error()
@@ -115,7 +113,7 @@ func summary(r schema.Result) string {
 		return "error: " + r.Error
 	}
 	for _, m := range r.Metrics {
-		if m.Name == harness.MetricNsPerOp {
+		if m.Name == schema.MetricNsPerOp {
 			return fmt.Sprintf("%.0f ns/op (median of %d)", m.Median, len(m.Reps))
 		}
 	}

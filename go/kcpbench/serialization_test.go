@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
@@ -63,7 +62,7 @@ func TestSerializationResultsAreAtLeastOneNsPerOp(t *testing.T) {
 		for _, m := range r.Metrics {
 			got[m.Name] = m
 		}
-		ns := got[harness.MetricNsPerOp]
+		ns := got[schema.MetricNsPerOp]
 		if len(ns.Reps) != 2 {
 			t.Errorf("%s: %d ns/op repetitions, want 2", r.Scenario, len(ns.Reps))
 		}
@@ -72,13 +71,13 @@ func TestSerializationResultsAreAtLeastOneNsPerOp(t *testing.T) {
 				t.Errorf("%s: %v ns/op, below %v", r.Scenario, v, minNsPerOp)
 			}
 		}
-		if n := got[harness.MetricOps]; n.Min < 50 {
+		if n := got[schema.MetricOps]; n.Min < 50 {
 			t.Errorf("%s: ran %v ops, want at least the 50 asked for", r.Scenario, n.Min)
 		}
-		if got[metricEncodedBytes].Min <= 0 {
+		if got[schema.MetricEncodedBytes].Min <= 0 {
 			t.Errorf("%s: no encoded size", r.Scenario)
 		}
-		if _, ok := got[harness.MetricAllocsPerOp]; !ok {
+		if _, ok := got[schema.MetricAllocsPerOp]; !ok {
 			t.Errorf("%s: no allocs/op", r.Scenario)
 		}
 	}

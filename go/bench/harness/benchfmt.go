@@ -15,9 +15,9 @@ import (
 // so benchstat lines them up with ordinary Go benchmarks. They come first
 // on each line, in this order, as in `go test` output.
 var goBenchUnits = []struct{ metric, unit string }{
-	{MetricNsPerOp, "ns/op"},
-	{MetricBytesPerOp, "B/op"},
-	{MetricAllocsPerOp, "allocs/op"},
+	{schema.MetricNsPerOp, "ns/op"},
+	{schema.MetricBytesPerOp, "B/op"},
+	{schema.MetricAllocsPerOp, "allocs/op"},
 }
 
 // WriteBenchfmt writes the successful scenarios of f in the Go benchmark
@@ -50,7 +50,7 @@ func WriteBenchfmt(w io.Writer, f *schema.File, pkg string) error {
 			name += "-" + strconv.Itoa(procs)
 		}
 		units := lineUnits(res.Metrics)
-		ops, hasOps := res.Metric(MetricOps)
+		ops, hasOps := res.Metric(schema.MetricOps)
 		for rep := range len(res.Metrics[0].Reps) {
 			iters := 1
 			if hasOps && rep < len(ops.Reps) && ops.Reps[rep] >= 1 {
@@ -105,7 +105,7 @@ type lineUnit struct {
 // "req/s"). The "ops" metric is the iteration count, not a value.
 func lineUnits(metrics []schema.Metric) []lineUnit {
 	var out []lineUnit
-	taken := map[string]bool{MetricOps: true}
+	taken := map[string]bool{schema.MetricOps: true}
 	byName := map[string]schema.Metric{}
 	for _, m := range metrics {
 		byName[m.Name] = m
@@ -131,7 +131,7 @@ func benchUnit(m schema.Metric) string {
 	base := strings.ReplaceAll(m.Name, "_", "-")
 	switch m.Unit {
 	case schema.UnitReqPerSec, schema.UnitMsgPerSec:
-		if m.Name == MetricReqPerSec || m.Name == MetricMsgPerSec {
+		if m.Name == schema.MetricReqPerSec || m.Name == schema.MetricMsgPerSec {
 			return m.Unit
 		}
 		return base + "-" + m.Unit

@@ -17,12 +17,12 @@ func TestMetricsFromKnownReps(t *testing.T) {
 	for _, m := range Metrics(reps) {
 		got[m.Name] = m
 	}
-	for _, name := range []string{MetricServerCPU, MetricServerCPUPerOp} {
+	for _, name := range []string{schema.MetricServerCPU, schema.MetricServerCPUPerOp} {
 		if _, ok := got[name]; ok {
 			t.Errorf("%s reported without a server CPU source", name)
 		}
 	}
-	if _, ok := got[MetricMsgPerSec]; ok {
+	if _, ok := got[schema.MetricMsgPerSec]; ok {
 		t.Error("msg_per_s reported for one message per op")
 	}
 	for _, c := range []struct {
@@ -32,15 +32,15 @@ func TestMetricsFromKnownReps(t *testing.T) {
 		reps           []float64
 		min, med, maxV float64
 	}{
-		{MetricWallTime, "s", schema.LowerIsBetter, []float64{2, 4, 3}, 2, 3, 4},
-		{MetricReqPerSec, "req/s", schema.HigherIsBetter, []float64{500, 250, 1000.0 / 3}, 250, 1000.0 / 3, 500},
-		{MetricNsPerOp, "ns/op", schema.LowerIsBetter, []float64{2e6, 4e6, 3e6}, 2e6, 3e6, 4e6},
-		{MetricTotalCPU, "s", schema.LowerIsBetter, []float64{2, 4, 3}, 2, 3, 4},
-		{MetricClientCPUPerOp, "ns/op", schema.LowerIsBetter, []float64{2e6, 4e6, 3e6}, 2e6, 3e6, 4e6},
-		{MetricCPUPerWall, "ratio", schema.LowerIsBetter, []float64{1, 1, 1}, 1, 1, 1},
-		{MetricLatencyP50, "ns", schema.LowerIsBetter, []float64{2e6, 4e6, 3e6}, 2e6, 3e6, 4e6},
-		{MetricBytesPerOp, "B/op", schema.LowerIsBetter, []float64{4096, 2048, 3072}, 2048, 3072, 4096},
-		{MetricAllocsPerOp, "allocs/op", schema.LowerIsBetter, []float64{20, 10, 15}, 10, 15, 20},
+		{schema.MetricWallTime, "s", schema.LowerIsBetter, []float64{2, 4, 3}, 2, 3, 4},
+		{schema.MetricReqPerSec, "req/s", schema.HigherIsBetter, []float64{500, 250, 1000.0 / 3}, 250, 1000.0 / 3, 500},
+		{schema.MetricNsPerOp, "ns/op", schema.LowerIsBetter, []float64{2e6, 4e6, 3e6}, 2e6, 3e6, 4e6},
+		{schema.MetricTotalCPU, "s", schema.LowerIsBetter, []float64{2, 4, 3}, 2, 3, 4},
+		{schema.MetricClientCPUPerOp, "ns/op", schema.LowerIsBetter, []float64{2e6, 4e6, 3e6}, 2e6, 3e6, 4e6},
+		{schema.MetricCPUPerWall, "ratio", schema.LowerIsBetter, []float64{1, 1, 1}, 1, 1, 1},
+		{schema.MetricLatencyP50, "ns", schema.LowerIsBetter, []float64{2e6, 4e6, 3e6}, 2e6, 3e6, 4e6},
+		{schema.MetricBytesPerOp, "B/op", schema.LowerIsBetter, []float64{4096, 2048, 3072}, 2048, 3072, 4096},
+		{schema.MetricAllocsPerOp, "allocs/op", schema.LowerIsBetter, []float64{20, 10, 15}, 10, 15, 20},
 	} {
 		m, ok := got[c.name]
 		if !ok {
@@ -85,10 +85,10 @@ func TestServerCPUPerOp(t *testing.T) {
 		got[m.Name] = m.Reps
 	}
 	// 80 ms over 2000 ops is 40 µs/op; 50 ms over 1000 is 50 µs/op.
-	if s := got[MetricServerCPUPerOp]; len(s) != 2 || !approx(s[0], 40e3) || !approx(s[1], 50e3) {
+	if s := got[schema.MetricServerCPUPerOp]; len(s) != 2 || !approx(s[0], 40e3) || !approx(s[1], 50e3) {
 		t.Errorf("server_cpu_per_op %v, want [40000 50000] ns/op", s)
 	}
-	if c := got[MetricClientCPUPerOp]; len(c) != 2 || !approx(c[0], 50e3) || !approx(c[1], 100e3) {
+	if c := got[schema.MetricClientCPUPerOp]; len(c) != 2 || !approx(c[0], 50e3) || !approx(c[1], 100e3) {
 		t.Errorf("client_cpu_per_op %v, want [50000 100000] ns/op", c)
 	}
 }

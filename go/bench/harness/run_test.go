@@ -87,7 +87,7 @@ func TestErrorsAreCountedAndFirstKept(t *testing.T) {
 	if res.Status != schema.StatusOK || res.Error != "failure 10" {
 		t.Errorf("Result = %s %q, want ok with the first error", res.Status, res.Error)
 	}
-	if m, _ := res.Metric(MetricErrors); m.Median != 10 {
+	if m, _ := res.Metric(schema.MetricErrors); m.Median != 10 {
 		t.Errorf("errors metric median %v, want 10", m.Median)
 	}
 }
@@ -222,7 +222,7 @@ func TestServerCPUAndAllocationsAreMeasured(t *testing.T) {
 		}
 	}
 	res := Result("alloc", nil, reps, nil)
-	for _, name := range []string{MetricServerCPU, MetricMsgPerSec, MetricBytesPerOp, MetricAllocsPerOp, MetricLatencyP99} {
+	for _, name := range []string{schema.MetricServerCPU, schema.MetricMsgPerSec, schema.MetricBytesPerOp, schema.MetricAllocsPerOp, schema.MetricLatencyP99} {
 		if _, ok := res.Metric(name); !ok {
 			t.Errorf("metric %s missing", name)
 		}

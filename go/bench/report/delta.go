@@ -24,9 +24,9 @@ type Wording struct {
 // DefaultWording returns the wording for a metric by its name and unit.
 func DefaultWording(name, unit string) Wording {
 	switch {
-	case name == "wall_time" || unit == schema.UnitNsPerOp:
+	case name == schema.MetricWallTime || unit == schema.UnitNsPerOp:
 		return Wording{Less: "faster", More: "slower"}
-	case name == "cpu_per_wall":
+	case name == schema.MetricCPUPerWall:
 		return Wording{Less: "fewer cores", More: "more cores", Factor: true}
 	case strings.HasSuffix(name, "_cpu"):
 		return Wording{Less: "less CPU", More: "more CPU"}

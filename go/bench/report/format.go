@@ -140,37 +140,37 @@ func FormatFactor(f float64) string {
 
 // metricLabels are the names tables print for the harness's metrics.
 var metricLabels = map[string]string{
-	"wall_time":         "Wall time",
-	"ops":               "Ops",
-	"errors":            "Errors",
-	"req_per_s":         "req/s",
-	"msg_per_s":         "msg/s",
-	"ns_per_op":         "ns/op",
-	"client_cpu":        "Client CPU",
-	"server_cpu":        "Server CPU",
-	"total_cpu":         "Total CPU",
-	"client_cpu_per_op": "Client CPU ns/op",
-	"server_cpu_per_op": "Server CPU ns/op",
-	"cpu_per_wall":      "CPU/wall ratio",
-	"latency_p50":       "Latency p50",
-	"latency_p90":       "Latency p90",
-	"latency_p95":       "Latency p95",
-	"latency_p99":       "Latency p99",
-	"latency_p999":      "Latency p99.9",
-	"latency_max":       "Latency max",
-	"bytes_per_op":      "Bytes/op",
-	"allocs_per_op":     "Allocs/op",
-	"cpu_pressure":      "Host CPU pressure",
-	"encoded_bytes":     "Encoded bytes",
+	schema.MetricWallTime:       "Wall time",
+	schema.MetricOps:            "Ops",
+	schema.MetricErrors:         "Errors",
+	schema.MetricReqPerSec:      "req/s",
+	schema.MetricMsgPerSec:      "msg/s",
+	schema.MetricNsPerOp:        "ns/op",
+	schema.MetricClientCPU:      "Client CPU",
+	schema.MetricServerCPU:      "Server CPU",
+	schema.MetricTotalCPU:       "Total CPU",
+	schema.MetricClientCPUPerOp: "Client CPU ns/op",
+	schema.MetricServerCPUPerOp: "Server CPU ns/op",
+	schema.MetricCPUPerWall:     "CPU/wall ratio",
+	schema.MetricLatencyP50:     "Latency p50",
+	schema.MetricLatencyP90:     "Latency p90",
+	schema.MetricLatencyP95:     "Latency p95",
+	schema.MetricLatencyP99:     "Latency p99",
+	schema.MetricLatencyP999:    "Latency p99.9",
+	schema.MetricLatencyMax:     "Latency max",
+	schema.MetricBytesPerOp:     "Bytes/op",
+	schema.MetricAllocsPerOp:    "Allocs/op",
+	schema.MetricCPUPressure:    "Host CPU pressure",
+	schema.MetricEncodedBytes:   "Encoded bytes",
 	// The connection-scale suite's own (go/routeguide/loadgen).
-	"server_rss":          "Server RSS",
-	"server_rss_per_conn": "Server RSS per connection",
+	schema.MetricServerRSS:        "Server RSS",
+	schema.MetricServerRSSPerConn: "Server RSS per connection",
 }
 
 // shareMetrics are ratio metrics that are a share of time, printed as
 // percentages: the host's CPU pressure (cri-bench) is 0.98 of the wall time,
 // "98%", not "0.98x".
-var shareMetrics = map[string]bool{"cpu_pressure": true}
+var shareMetrics = map[string]bool{schema.MetricCPUPressure: true}
 
 // FormatMetric formats a metric's median as tables show it: shares as
 // percentages, everything else by its unit.

@@ -1,5 +1,7 @@
 package report
 
+import "github.com/grpcbench/grpcbench/go/bench/schema"
+
 // DefaultLayout renders a suite without a layout of its own: one table of
 // all scenarios with the commonly read metrics, and a bar chart of the
 // first of them.
@@ -51,13 +53,13 @@ var BuiltinLayouts = map[string]Layout{
 				Vary:     []string{"method", "per_chunk"},
 				Baseline: "list",
 				Names:    criNames,
-				Limits:   []RatioLimit{{Metric: "latency_p50", Max: 0.75}, {Metric: "total_cpu", Max: 1.1}},
-				Context:  []MetricView{{Name: "cpu_per_wall"}, {Name: "cpu_pressure"}},
+				Limits:   []RatioLimit{{Metric: schema.MetricLatencyP50, Max: 0.75}, {Metric: schema.MetricTotalCPU, Max: 1.1}},
+				Context:  []MetricView{{Name: schema.MetricCPUPerWall}, {Name: schema.MetricCPUPressure}},
 				Any:      true,
 			},
 			ChartSection{
 				Title: "Latency p50", GroupBy: []string{"per_chunk"}, Kind: BarChart,
-				X: "containers", Series: "method", Metric: "latency_p50", LogY: true,
+				X: "containers", Series: "method", Metric: schema.MetricLatencyP50, LogY: true,
 				Names: criNames,
 			},
 		},
@@ -75,14 +77,14 @@ var BuiltinLayouts = map[string]Layout{
 				RowParams: []string{"competitor"},
 				// Client and server share one process here, so its CPU per
 				// operation counts both, spinning receivers included.
-				Metrics: Metrics("ops", "ns_per_op", "client_cpu_per_op", "bytes_per_op", "allocs_per_op"),
-				Ratio:   &Ratio{Metric: "ns_per_op"},
+				Metrics: Metrics(schema.MetricOps, schema.MetricNsPerOp, schema.MetricClientCPUPerOp, schema.MetricBytesPerOp, schema.MetricAllocsPerOp),
+				Ratio:   &Ratio{Metric: schema.MetricNsPerOp},
 			},
 			ScenarioTable{
 				Title:     "Latency percentiles",
 				GroupBy:   []string{"workload", "payload", "goroutines"},
 				RowParams: []string{"competitor"},
-				Metrics:   Metrics("latency_p50", "latency_p90", "latency_p95", "latency_p99"),
+				Metrics:   Metrics(schema.MetricLatencyP50, schema.MetricLatencyP90, schema.MetricLatencyP95, schema.MetricLatencyP99),
 			},
 		},
 	},
@@ -99,13 +101,13 @@ var BuiltinLayouts = map[string]Layout{
 			PivotTable{
 				Title: "Throughput", GroupBy: []string{"rpc", "client"},
 				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: "req_per_s", Names: implNames,
+				Metric: schema.MetricReqPerSec, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
 			},
 			PivotTable{
 				Title: "Throughput by client", GroupBy: []string{"rpc", "impl"},
 				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp"},
-				Metric: "req_per_s", Names: clientNames,
+				Metric: schema.MetricReqPerSec, Names: clientNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
 			},
 			// What each side spends per request: the server's CPU with the
@@ -114,13 +116,13 @@ var BuiltinLayouts = map[string]Layout{
 			PivotTable{
 				Title: "Server CPU per request", GroupBy: []string{"rpc", "client"},
 				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: "server_cpu_per_op", Names: implNames,
+				Metric: schema.MetricServerCPUPerOp, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
 			PivotTable{
 				Title: "Client CPU per request", GroupBy: []string{"rpc", "impl"},
 				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp"},
-				Metric: "client_cpu_per_op", Names: clientNames,
+				Metric: schema.MetricClientCPUPerOp, Names: clientNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
 			Goal{
@@ -132,33 +134,33 @@ var BuiltinLayouts = map[string]Layout{
 				Vary:     []string{"impl"},
 				Baseline: "go",
 				Names:    implNames,
-				Limits:   []RatioLimit{{Metric: "req_per_s", Min: 0.5}},
-				Context:  []MetricView{{Name: "server_cpu_per_op"}},
+				Limits:   []RatioLimit{{Metric: schema.MetricReqPerSec, Min: 0.5}},
+				Context:  []MetricView{{Name: schema.MetricServerCPUPerOp}},
 			},
 			Scaling{
 				Title: "Scaling efficiency", GroupBy: []string{"rpc", "client"},
-				Series: "impl", X: "clients", Metric: "req_per_s", Names: implNames,
+				Series: "impl", X: "clients", Metric: schema.MetricReqPerSec, Names: implNames,
 			},
 			PivotTable{
 				Title: "Requests/s by RPC type", GroupBy: []string{"impl", "client"},
-				Rows: "rpc", Cols: "clients", Metric: "req_per_s", Corner: "RPC type",
+				Rows: "rpc", Cols: "clients", Metric: schema.MetricReqPerSec, Corner: "RPC type",
 			},
 			PivotTable{
 				Title: "Messages/s by RPC type", GroupBy: []string{"impl", "client"},
-				Rows: "rpc", Cols: "clients", Metric: "msg_per_s", Corner: "RPC type",
+				Rows: "rpc", Cols: "clients", Metric: schema.MetricMsgPerSec, Corner: "RPC type",
 			},
 			PivotTable{
 				Title: "Latency", GroupBy: []string{"rpc", "client"},
 				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: "latency_p99", Names: implNames,
+				Metric: schema.MetricLatencyP99, Names: implNames,
 			},
 			ChartSection{
 				Title: "req/s by clients", GroupBy: []string{"impl", "client"}, Kind: LineChart,
-				X: "clients", Series: "rpc", Metric: "req_per_s", LogY: true,
+				X: "clients", Series: "rpc", Metric: schema.MetricReqPerSec, LogY: true,
 			},
 			ChartSection{
 				Title: "Go vs Lisp req/s", GroupBy: []string{"rpc", "client"}, Kind: BarChart,
-				X: "clients", Series: "impl", Metric: "req_per_s", LogY: true, Names: implNames,
+				X: "clients", Series: "impl", Metric: schema.MetricReqPerSec, LogY: true, Names: implNames,
 			},
 		},
 	},
@@ -170,13 +172,13 @@ var BuiltinLayouts = map[string]Layout{
 	"routeguide_openloop": {
 		Title: "RouteGuide open loop: latency at a fixed offered rate",
 		Sections: []Section{
-			openLoopLatency("latency_p50"),
-			openLoopLatency("latency_p99"),
-			openLoopLatency("latency_p999"),
+			openLoopLatency(schema.MetricLatencyP50),
+			openLoopLatency(schema.MetricLatencyP99),
+			openLoopLatency(schema.MetricLatencyP999),
 			PivotTable{
 				Title: "Achieved rate", GroupBy: []string{"rpc", "client", "rate"},
 				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: "req_per_s", Names: implNames,
+				Metric: schema.MetricReqPerSec, Names: implNames,
 			},
 		},
 	},
@@ -191,23 +193,23 @@ var BuiltinLayouts = map[string]Layout{
 			PivotTable{
 				Title: "Throughput", GroupBy: []string{"rpc", "clients"},
 				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: "req_per_s", Names: implNames,
+				Metric: schema.MetricReqPerSec, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
 			},
 			PivotTable{
 				Title: "Latency p99", GroupBy: []string{"rpc", "clients"},
 				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: "latency_p99", Names: implNames,
+				Metric: schema.MetricLatencyP99, Names: implNames,
 			},
 			PivotTable{
 				Title: "Server RSS per connection", GroupBy: []string{"rpc", "clients"},
 				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: "server_rss_per_conn", Names: implNames,
+				Metric: schema.MetricServerRSSPerConn, Names: implNames,
 			},
 			PivotTable{
 				Title: "Server CPU per request", GroupBy: []string{"rpc", "clients"},
 				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: "server_cpu_per_op", Names: implNames,
+				Metric: schema.MetricServerCPUPerOp, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
 			Goal{
@@ -220,11 +222,11 @@ var BuiltinLayouts = map[string]Layout{
 				Baseline: "go",
 				Names:    implNames,
 				Limits: []RatioLimit{
-					{Metric: "req_per_s", Min: 1},
-					{Metric: "latency_p99", Max: 1},
-					{Metric: "server_rss_per_conn", Max: 2},
+					{Metric: schema.MetricReqPerSec, Min: 1},
+					{Metric: schema.MetricLatencyP99, Max: 1},
+					{Metric: schema.MetricServerRSSPerConn, Max: 2},
 				},
-				Context: []MetricView{{Name: "server_cpu_per_op"}, {Name: "server_rss"}},
+				Context: []MetricView{{Name: schema.MetricServerCPUPerOp}, {Name: schema.MetricServerRSS}},
 			},
 		},
 	},
@@ -240,15 +242,15 @@ var BuiltinLayouts = map[string]Layout{
 				Title:     "Results",
 				GroupBy:   []string{"benchmark"},
 				RowParams: []string{"content_type"},
-				Metrics:   Metrics("ops", "ns_per_op", "client_cpu_per_op", "server_cpu_per_op", "bytes_per_op", "allocs_per_op", "encoded_bytes"),
-				Ratio:     &Ratio{Metric: "ns_per_op", Baseline: "application/json"},
+				Metrics:   Metrics(schema.MetricOps, schema.MetricNsPerOp, schema.MetricClientCPUPerOp, schema.MetricServerCPUPerOp, schema.MetricBytesPerOp, schema.MetricAllocsPerOp, schema.MetricEncodedBytes),
+				Ratio:     &Ratio{Metric: schema.MetricNsPerOp, Baseline: "application/json"},
 			},
 			Notes{Title: "Method", Text: kubernetesMethod},
 		},
 	},
 }
 
-var criMetrics = Metrics("wall_time", "total_cpu", "client_cpu_per_op", "server_cpu_per_op", "cpu_per_wall", "latency_p50", "latency_p99", "bytes_per_op", "allocs_per_op")
+var criMetrics = Metrics(schema.MetricWallTime, schema.MetricTotalCPU, schema.MetricClientCPUPerOp, schema.MetricServerCPUPerOp, schema.MetricCPUPerWall, schema.MetricLatencyP50, schema.MetricLatencyP99, schema.MetricBytesPerOp, schema.MetricAllocsPerOp)
 
 var criNames = map[string]string{"list": "List", "stream": "Stream", "chunked": "Chunked stream"}
 

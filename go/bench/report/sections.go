@@ -127,7 +127,7 @@ func preferredMetrics(d *Dataset) []MetricView {
 		have[n] = true
 	}
 	var views []MetricView
-	for _, n := range []string{"req_per_s", "msg_per_s", "ns_per_op", "latency_p50", "latency_p99", "total_cpu", "bytes_per_op", "allocs_per_op", "errors"} {
+	for _, n := range []string{schema.MetricReqPerSec, schema.MetricMsgPerSec, schema.MetricNsPerOp, schema.MetricLatencyP50, schema.MetricLatencyP99, schema.MetricTotalCPU, schema.MetricBytesPerOp, schema.MetricAllocsPerOp, schema.MetricErrors} {
 		if have[n] {
 			views = append(views, MetricView{Name: n})
 		}

@@ -10,14 +10,13 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
-// metricCPUPressure is the share of a repetition's wall time in which some
+// schema.MetricCPUPressure is the share of a repetition's wall time in which some
 // runnable task on the host waited for a CPU (Linux PSI, "some" line of
 // /proc/pressure/cpu). Streaming beats List on latency only by running
 // the client's decoding on one core while the server encodes on another;
 // on a host whose cores are taken by other work (pressure near 1) the
 // two peers take turns instead, and latency follows total CPU. The metric
 // says which kind of host a result came from.
-const metricCPUPressure = "cpu_pressure"
 
 // pressurePath is where Linux reports CPU pressure stall information.
 const pressurePath = "/proc/pressure/cpu"
@@ -61,5 +60,5 @@ func pressureMetric(reps []harness.Rep, stalls []time.Duration) []schema.Metric 
 			values[i] = float64(stalls[2*i+1]-stalls[2*i]) / float64(r.Wall)
 		}
 	}
-	return []schema.Metric{schema.NewMetric(metricCPUPressure, schema.UnitRatio, schema.LowerIsBetter, values)}
+	return []schema.Metric{schema.NewMetric(schema.MetricCPUPressure, schema.UnitRatio, schema.LowerIsBetter, values)}
 }

@@ -13,10 +13,7 @@ import (
 // Metric names cri-bench adds to the harness's: the server's heap
 // allocation per operation, as bytes_per_op and allocs_per_op are the
 // client's.
-const (
-	metricServerBytesPerOp  = "server_bytes_per_op"
-	metricServerAllocsPerOp = "server_allocs_per_op"
-)
+const ()
 
 // memReadTimeout bounds one MemStats call, made between repetitions.
 const memReadTimeout = 10 * time.Second
@@ -105,7 +102,7 @@ func (s *serverSampler) memMetrics(reps []harness.Rep) []schema.Metric {
 		allocs[i] = float64(after.Mallocs-before.Mallocs) / ops
 	}
 	return []schema.Metric{
-		schema.NewMetric(metricServerBytesPerOp, schema.UnitBytesPerOp, schema.LowerIsBetter, bytes),
-		schema.NewMetric(metricServerAllocsPerOp, schema.UnitAllocsPerOp, schema.LowerIsBetter, allocs),
+		schema.NewMetric(schema.MetricServerBytesPerOp, schema.UnitBytesPerOp, schema.LowerIsBetter, bytes),
+		schema.NewMetric(schema.MetricServerAllocsPerOp, schema.UnitAllocsPerOp, schema.LowerIsBetter, allocs),
 	}
 }

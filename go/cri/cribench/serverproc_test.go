@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 	"github.com/grpcbench/grpcbench/go/internal/runfile"
 )
@@ -109,12 +110,12 @@ func TestRunWithServerProcess(t *testing.T) {
 			if r.Status != "ok" || r.Parameters["transport"] != transport {
 				t.Errorf("%s: %s %v", r.Scenario, r.Status, r.Parameters)
 			}
-			for _, name := range []string{"server_cpu", metricServerBytesPerOp, metricServerAllocsPerOp} {
+			for _, name := range []string{"server_cpu", schema.MetricServerBytesPerOp, schema.MetricServerAllocsPerOp} {
 				if _, ok := r.Metric(name); !ok {
 					t.Errorf("%s over %s: no %s", r.Scenario, transport, name)
 				}
 			}
-			if m, _ := r.Metric(metricServerBytesPerOp); m.Median <= 0 {
+			if m, _ := r.Metric(schema.MetricServerBytesPerOp); m.Median <= 0 {
 				t.Errorf("%s: server bytes/op %v", r.Scenario, m.Median)
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
@@ -12,10 +11,10 @@ import (
 // tableMetrics are the columns of the scenario table: the report's "cri"
 // metrics, with CPU and heap split into client and server.
 var tableMetrics = []string{
-	harness.MetricWallTime, harness.MetricTotalCPU, harness.MetricClientCPU, harness.MetricServerCPU,
-	harness.MetricCPUPerWall, harness.MetricLatencyP50, harness.MetricLatencyP99,
-	harness.MetricBytesPerOp, harness.MetricAllocsPerOp, metricServerBytesPerOp, metricServerAllocsPerOp,
-	metricCPUPressure, harness.MetricErrors,
+	schema.MetricWallTime, schema.MetricTotalCPU, schema.MetricClientCPU, schema.MetricServerCPU,
+	schema.MetricCPUPerWall, schema.MetricLatencyP50, schema.MetricLatencyP99,
+	schema.MetricBytesPerOp, schema.MetricAllocsPerOp, schema.MetricServerBytesPerOp, schema.MetricServerAllocsPerOp,
+	schema.MetricCPUPressure, schema.MetricErrors,
 }
 
 // printTable writes one row per scenario, medians over repetitions. The
@@ -47,9 +46,9 @@ func printTable(w io.Writer, results []schema.Result) {
 // own metrics one in the same style.
 func metricLabel(name string) string {
 	switch name {
-	case metricServerBytesPerOp:
+	case schema.MetricServerBytesPerOp:
 		return "Server bytes/op"
-	case metricServerAllocsPerOp:
+	case schema.MetricServerAllocsPerOp:
 		return "Server allocs/op"
 	}
 	return report.MetricLabel(name)

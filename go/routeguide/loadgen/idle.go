@@ -13,8 +13,6 @@ import (
 // Metrics of the connection-scale suite (-total_conns), beside the
 // harness's own.
 const (
-	metricServerRSS         = "server_rss"
-	metricServerRSSPerConn  = "server_rss_per_conn"
 	connScaleSuite          = "connscale"
 	idleConnectTimeout      = 30 * time.Second
 	idleSettleBeforeMeasure = time.Second
@@ -64,7 +62,7 @@ func scaleMetrics(reps []harness.Rep, rss []float64, conns int) []schema.Metric 
 		perConn[i] = v / float64(conns)
 	}
 	return []schema.Metric{
-		schema.NewMetric(metricServerRSS, schema.UnitBytes, schema.LowerIsBetter, rss),
-		schema.NewMetric(metricServerRSSPerConn, schema.UnitBytes, schema.LowerIsBetter, perConn),
+		schema.NewMetric(schema.MetricServerRSS, schema.UnitBytes, schema.LowerIsBetter, rss),
+		schema.NewMetric(schema.MetricServerRSSPerConn, schema.UnitBytes, schema.LowerIsBetter, perConn),
 	}
 }

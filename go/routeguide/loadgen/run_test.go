@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
-	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/routeguide/features"
 )
@@ -83,13 +82,13 @@ func TestRunMeasuresEveryRPCKind(t *testing.T) {
 		if _, ok := r.Parameters["stream_msgs"]; !ok {
 			t.Errorf("%s: no stream_msgs parameter", r.Scenario)
 		}
-		if m, ok := r.Metric(harness.MetricReqPerSec); !ok || m.Median <= 0 {
+		if m, ok := r.Metric(schema.MetricReqPerSec); !ok || m.Median <= 0 {
 			t.Errorf("%s: req/s %v", r.Scenario, m.Reps)
 		}
-		if m, ok := r.Metric(harness.MetricErrors); !ok || m.Max != 0 {
+		if m, ok := r.Metric(schema.MetricErrors); !ok || m.Max != 0 {
 			t.Errorf("%s: errors %v", r.Scenario, m.Reps)
 		}
-		if _, ok := r.Metric(harness.MetricMsgPerSec); ok != (kind != unary) {
+		if _, ok := r.Metric(schema.MetricMsgPerSec); ok != (kind != unary) {
 			t.Errorf("%s: has msg/s = %v", r.Scenario, ok)
 		}
 	}
@@ -144,7 +143,7 @@ func TestRunStartsAndStopsTheServer(t *testing.T) {
 	if r.Status != schema.StatusOK {
 		t.Fatalf("%s: %s %s", r.Scenario, r.Status, r.Error)
 	}
-	if _, ok := r.Metric(harness.MetricServerCPU); !ok {
+	if _, ok := r.Metric(schema.MetricServerCPU); !ok {
 		t.Errorf("no server CPU metric although the load generator started the server")
 	}
 	if got := file.Environment.Extra["server"]; got != "go server server" {
@@ -264,10 +263,10 @@ func TestOpenLoopRun(t *testing.T) {
 	if r.Scenario != "go/unary/clients=4/rate=200" || r.Parameters["rate"] != 200.0 {
 		t.Errorf("scenario %q, rate parameter %v", r.Scenario, r.Parameters["rate"])
 	}
-	if m, ok := r.Metric(harness.MetricOps); !ok || m.Median != 50 {
+	if m, ok := r.Metric(schema.MetricOps); !ok || m.Median != 50 {
 		t.Errorf("ops %v, want the 50 due in 250 ms at 200/s", m.Reps)
 	}
-	if _, ok := r.Metric(harness.MetricLatencyP999); !ok {
+	if _, ok := r.Metric(schema.MetricLatencyP999); !ok {
 		t.Error("no p99.9 latency")
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
@@ -18,11 +17,11 @@ func summaryTable(results []schema.Result) report.Table {
 			status += ": " + r.Error
 		}
 		row := []string{r.Scenario, status}
-		for _, name := range []string{harness.MetricReqPerSec, harness.MetricMsgPerSec} {
+		for _, name := range []string{schema.MetricReqPerSec, schema.MetricMsgPerSec} {
 			row = append(row, medianCell(r, name))
 		}
 		row = append(row, errorsCell(r))
-		for _, name := range []string{harness.MetricLatencyP50, harness.MetricLatencyP90, harness.MetricLatencyP99} {
+		for _, name := range []string{schema.MetricLatencyP50, schema.MetricLatencyP90, schema.MetricLatencyP99} {
 			row = append(row, medianCell(r, name))
 		}
 		t.Rows = append(t.Rows, row)
@@ -41,7 +40,7 @@ func medianCell(r schema.Result, name string) string {
 }
 
 func errorsCell(r schema.Result) string {
-	m, ok := r.Metric(harness.MetricErrors)
+	m, ok := r.Metric(schema.MetricErrors)
 	if !ok {
 		return "—"
 	}

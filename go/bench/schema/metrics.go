@@ -1,0 +1,40 @@
+package schema
+
+// Metric names, in one place for the harness, every suite and the report.
+// Results files store them, so keep them stable: renaming one breaks
+// comparisons with stored results. The Lisp load generator
+// (lisp/routeguide) writes the harness's names too.
+const (
+	// What the harness (go/bench/harness) derives from every repetition.
+	MetricWallTime  = "wall_time"
+	MetricOps       = "ops"
+	MetricErrors    = "errors"
+	MetricReqPerSec = "req_per_s"
+	MetricMsgPerSec = "msg_per_s"
+	MetricNsPerOp   = "ns_per_op"
+	MetricClientCPU = "client_cpu"
+	MetricServerCPU = "server_cpu"
+	MetricTotalCPU  = "total_cpu"
+	// CPU per operation, client and server apart: on a shared machine the
+	// ratio of two servers' req/s mixes in the load generator's cost, and
+	// these do not.
+	MetricClientCPUPerOp = "client_cpu_per_op"
+	MetricServerCPUPerOp = "server_cpu_per_op"
+	MetricCPUPerWall     = "cpu_per_wall"
+	MetricLatencyP50     = "latency_p50"
+	MetricLatencyP90     = "latency_p90"
+	MetricLatencyP95     = "latency_p95"
+	MetricLatencyP99     = "latency_p99"
+	MetricLatencyP999    = "latency_p999"
+	MetricLatencyMax     = "latency_max"
+	MetricBytesPerOp     = "bytes_per_op"
+	MetricAllocsPerOp    = "allocs_per_op"
+
+	// Suites' own.
+	MetricServerRSS         = "server_rss"           // the server's resident set size after a repetition (connection scale)
+	MetricServerRSSPerConn  = "server_rss_per_conn"  // that RSS divided by the connections held (connection scale)
+	MetricCPUPressure       = "cpu_pressure"         // the share of the wall time the host's CPUs were busy (CRI)
+	MetricServerBytesPerOp  = "server_bytes_per_op"  // the server's bytes allocated per operation (CRI, from its debug service)
+	MetricServerAllocsPerOp = "server_allocs_per_op" // the server's allocations per operation (CRI)
+	MetricEncodedBytes      = "encoded_bytes"        // an object's encoded size (Kubernetes content types)
+)
