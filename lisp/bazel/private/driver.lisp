@@ -188,8 +188,32 @@ padding its last collection leaves between objects."
   (allow-stop-without-finalizer-thread)
   (push 'restore-finalizer-thread-stop sb-ext:*init-hooks*))
 
+;;; Every type object gets an opaque hash from SB-KERNEL::CTYPE-RANDOM, which SBCL draws from the
+;;; allocation pointer. Some allocation in a build still varies from run to run (under load, amd64
+;;; saves of the same fasls came out two ways that differed only in these hashes), so a save draws
+;;; them from a counter instead: they then depend only on the order in which the types are made.
+;;; The saved program takes SBCL's own function back at startup.
+(defvar *sbcl-ctype-random* #'sb-kernel::ctype-random)
+(defvar *ctype-counter* 0)
+(declaim (type (unsigned-byte 28) *ctype-counter*))
+
+(defun counted-ctype-random ()
+  ;; The hash state's linear congruential step, as SBCL's cross-compiler uses, on 28 bits.
+  (setf *ctype-counter* (logand #xfffffff (+ (* 1103515245 *ctype-counter*) 12345))))
+
+(defun restore-ctype-random ()
+  (sb-ext:without-package-locks
+    (setf (fdefinition 'sb-kernel::ctype-random) *sbcl-ctype-random*))
+  (setf sb-ext:*init-hooks* (remove 'restore-ctype-random sb-ext:*init-hooks*)))
+
+(defun count-ctype-hashes ()
+  (sb-ext:without-package-locks
+    (setf (fdefinition 'sb-kernel::ctype-random) #'counted-ctype-random))
+  (push 'restore-ctype-random sb-ext:*init-hooks*))
+
 (defun save-command (out toplevel compress requires fasls)
   (stop-finalizer-thread)
+  (count-ctype-hashes)
   (require-modules requires)
   (load-fasls fasls)
   (let ((entry (resolve-toplevel toplevel))
