@@ -46,6 +46,10 @@ type worker struct {
 	ops, errors, msgs int64
 	firstErr          error
 	firstErrAt        time.Time
+
+	// wait paces an open loop: one timer per worker, reset for each
+	// operation that is early, not one allocated per operation.
+	wait *time.Timer
 }
 
 func (w *worker) reset() {
@@ -78,11 +82,17 @@ func (w *worker) loop(ctx context.Context, op Op, t *tickets, deadline time.Time
 			if !due.Before(deadline) {
 				return
 			}
-			if wait := due.Sub(start); wait > 0 {
+			if early := due.Sub(start); early > 0 {
+				if w.wait == nil {
+					w.wait = time.NewTimer(early)
+				} else {
+					w.wait.Reset(early)
+				}
 				select {
 				case <-done:
+					w.wait.Stop()
 					return
-				case <-time.After(wait):
+				case <-w.wait.C:
 				}
 			}
 			start = due

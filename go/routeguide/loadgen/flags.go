@@ -52,7 +52,8 @@ type config struct {
 	duration   time.Duration
 	conns      connMode
 	streamMsgs int
-	cpus       string // -cpus: auto, off or SERVER/CLIENT
+	cpus       string    // -cpus: auto, off or SERVER/CLIENT
+	cpuSets    placement // -cpus SERVER/CLIENT, parsed
 	rate       float64
 	// totalConns, when given, makes this the connection-scale suite: each
 	// scenario holds that many connections, the clients' plus idle ones.
@@ -163,7 +164,7 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 	if cfg.rate > 0 && totalConns != "" {
 		fail("-rate and -total_conns are separate suites; give one")
 	}
-	if _, err := parseCPUs(cfg.cpus); err != nil {
+	if cfg.cpuSets, err = parseCPUs(cfg.cpus); err != nil {
 		fail("-cpus: %v", err)
 	}
 	if cfg.streamMsgs < 1 || cfg.streamMsgs > maxStreamMsgs {

@@ -61,8 +61,7 @@ func (cfg *config) place() placement {
 	case cfg.serverPath == "":
 		return placement{why: "the server runs elsewhere (-addr)"}
 	case cfg.cpus != cpusAuto:
-		p, _ := parseCPUs(cfg.cpus) // checked by complete
-		return p
+		return cfg.cpuSets
 	}
 	usable, err := cpuset.Usable()
 	if err != nil {
