@@ -42,20 +42,37 @@ var BuiltinLayouts = map[string]Layout{
 				Names:   criNames,
 				Metrics: criMetrics,
 			},
+			// Each goal judges one configuration, chosen before measuring:
+			// the chunked stream at the seed report's 16 containers per
+			// message, and the one-container stream Kubernetes is adopting.
 			Goal{
-				Title: "Speed goal",
-				Statement: "Issue 7: at 1024 containers, a streaming mode reaches at most 0.75x List's " +
-					"latency p50 at no more than 1.1x List's total CPU (client + server). Streams win " +
-					"latency only where server and client run at once, so read the host's CPU pressure " +
-					"next to the ratios: near 100% means the peers took turns on busy cores.",
+				Title: "Speed goal: chunked stream",
+				Statement: "At 1024 containers, the chunked stream of 16 containers per message reaches at " +
+					"most 0.7x List's latency p50 at no more than List's total CPU (client + server), " +
+					"both peers at Go's default GOGC. Streams win latency only where server and client " +
+					"run at once, so read the host's CPU pressure next to the ratios: near 100% means " +
+					"the peers took turns on busy cores.",
 				Where:    map[string]string{"containers": "1024"},
 				GroupBy:  []string{"containers", "annotations"},
 				Vary:     []string{"method", "per_chunk"},
 				Baseline: "list",
 				Names:    criNames,
-				Limits:   []RatioLimit{{Metric: schema.MetricLatencyP50, Max: 0.75}, {Metric: schema.MetricTotalCPU, Max: 1.1}},
+				Config:   map[string]string{"method": "chunked", "per_chunk": "16"},
+				Limits:   []RatioLimit{{Metric: schema.MetricLatencyP50, Max: 0.7}, {Metric: schema.MetricTotalCPU, Max: 1.0}},
 				Context:  []MetricView{{Name: schema.MetricCPUPerWall}, {Name: schema.MetricCPUPressure}},
-				Any:      true,
+			},
+			Goal{
+				Title: "Speed goal: one-container stream",
+				Statement: "At 1024 containers, the stream of one container per message costs at most " +
+					"1.1x List's total CPU (client + server), both peers at Go's default GOGC.",
+				Where:    map[string]string{"containers": "1024"},
+				GroupBy:  []string{"containers", "annotations"},
+				Vary:     []string{"method", "per_chunk"},
+				Baseline: "list",
+				Names:    criNames,
+				Config:   map[string]string{"method": "stream"},
+				Limits:   []RatioLimit{{Metric: schema.MetricTotalCPU, Max: 1.1}},
+				Context:  []MetricView{{Name: schema.MetricLatencyP50}, {Name: schema.MetricCPUPressure}},
 			},
 			ChartSection{
 				Title: "Latency p50", GroupBy: []string{"per_chunk"}, Kind: BarChart,
@@ -127,7 +144,7 @@ var BuiltinLayouts = map[string]Layout{
 			},
 			Goal{
 				Title: "Speed goal",
-				Statement: "Issue 8: with the same Go load generator, the Lisp server reaches at least " +
+				Statement: "With the same Go load generator, the Lisp server reaches at least " +
 					"0.5x the Go server's req/s for every RPC kind at 1, 10 and 100 clients.",
 				Where:    map[string]string{"client": "go"},
 				GroupBy:  []string{"rpc", "clients"},

@@ -130,9 +130,9 @@ func TestRouteGuideCPUPerRequest(t *testing.T) {
 	for _, want := range []string{
 		"### Server CPU per request",
 		"| Clients | Go (Server CPU ns/op) | Lisp (Server CPU ns/op) | Lisp/Go |",
-		"| 1 | 53,600 | 41,900 | 0.78x |",
+		"| 1 | 53,600 | 41,900 | 0.78x ~ (p=1.000 n=1) |",
 		"### Client CPU per request",
-		"| 1 | 30,000 | 45,000 | 1.50x |",
+		"| 1 | 30,000 | 45,000 | 1.50x ~ (p=1.000 n=1) |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)

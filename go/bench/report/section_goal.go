@@ -3,17 +3,28 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 // Goal checks a speed goal stated as ratios to a baseline configuration and
 // says, per configuration and in one closing line, whether the results meet
-// it. It puts an issue's goal next to the figures that decide it, so a
-// results file is judged the same way every time:
+// it. It puts a goal next to the figures that decide it, so a results file
+// is judged the same way every time:
 //
-//   - CRI: "at 1024 containers, a streaming mode reaches at most 0.75x List's
-//     latency at no more than 1.1x List's total CPU" (Any: one mode suffices);
+//   - CRI: "at 1024 containers, the chunked stream of 16 containers per
+//     message reaches at most 0.7x List's latency at no more than List's
+//     total CPU" (Config names the one configuration judged);
 //   - RouteGuide: "the Lisp server reaches at least 0.5x the Go server's
 //     req/s for every RPC kind and client count" (every cell must).
+//
+// Each limit is decided on the repetitions, not on two medians: the
+// configuration's repetitions are tested (Mann-Whitney U, alpha 0.05)
+// against the baseline's scaled to the bound. A limit is met or not met
+// only when the test finds a difference; otherwise it is "not decided",
+// which is what too few repetitions, or a figure at the bound, give.
 type Goal struct {
 	Title     string
 	Statement string            // the goal in words, printed above the table
@@ -26,9 +37,11 @@ type Goal struct {
 	Names    map[string]string // display names of Vary[0]'s values
 	Limits   []RatioLimit
 	Context  []MetricView // shown as measured, e.g. the host's CPU pressure
-	// Any: a group meets the goal when any of its configurations meets
-	// every limit. Otherwise every configuration of every group must.
-	Any bool
+	// Config, when set, is the one configuration the goal judges, named
+	// before measuring by its Vary parameters (e.g. method=chunked,
+	// per_chunk=16); other configurations are not shown. Without it, every
+	// configuration of every group must meet the goal.
+	Config map[string]string
 }
 
 // RatioLimit bounds one metric of a configuration relative to the
@@ -51,16 +64,33 @@ func (l RatioLimit) String() string {
 	return MetricLabel(l.Metric) + " " + bound
 }
 
-func (l RatioLimit) meets(ratio float64) bool {
-	return (l.Max == 0 || ratio <= l.Max) && (l.Min == 0 || ratio >= l.Min)
+// decide judges the limit on the repetitions of a configuration (x) and of
+// the baseline, returning the verdict and the test that settled it (of the
+// bound found least certain, when there are two).
+func (l RatioLimit) decide(x, base []float64) (Decision, benchmath.Comparison) {
+	verdict, test := Met, benchmath.Comparison{}
+	for _, b := range []struct {
+		factor float64
+		upper  bool
+	}{{l.Max, true}, {l.Min, false}} {
+		if b.factor == 0 {
+			continue
+		}
+		d, c := decideBound(x, base, b.factor, b.upper)
+		if c.P >= test.P {
+			test = c
+		}
+		verdict = verdict.and(d)
+	}
+	return verdict, test
 }
 
-// goalVerdict is one configuration's row: its ratios and whether it meets
-// every limit. A configuration without a figure (a failed run) does not.
+// goalVerdict is one configuration's row: its ratios and its verdict. A
+// configuration without a figure (a failed run) does not meet the goal.
 type goalVerdict struct {
 	group, config string
 	cells         []string
-	met           bool
+	decision      Decision
 }
 
 func (s Goal) Render(d *Dataset, p *Page) {
@@ -77,26 +107,21 @@ func (s Goal) Render(d *Dataset, p *Page) {
 	})
 	configs := AllConfigurations{Vary: s.Vary, Order: []string{s.Baseline}, Names: s.Names}
 	var rows []goalVerdict
-	var groupsMet, groups int
 	for _, g := range data.GroupBy(s.GroupBy) {
 		cols := configs.columns(g.Data)
 		if len(cols) < 2 || cols[0].Row.Param(s.Vary[0]) != s.Baseline {
 			continue
 		}
-		groups++
-		anyMet, allMet := false, true
 		for _, c := range cols[1:] {
+			if !s.judges(*c.Row) {
+				continue
+			}
 			v := s.verdict(*cols[0].Row, *c.Row)
 			v.group, v.config = g.Label, c.Name
 			rows = append(rows, v)
-			anyMet = anyMet || v.met
-			allMet = allMet && v.met
-		}
-		if (s.Any && anyMet) || (!s.Any && allMet) {
-			groupsMet++
 		}
 	}
-	if groups == 0 {
+	if len(rows) == 0 {
 		return
 	}
 	titled(p, s.Title)
@@ -104,22 +129,33 @@ func (s Goal) Render(d *Dataset, p *Page) {
 		p.Text(s.Statement)
 	}
 	p.Table(s.table(rows))
-	p.Text(s.summary(rows, groupsMet, groups))
+	p.Text(s.summary(rows))
+}
+
+// judges reports whether the goal judges a configuration: Config's, or
+// every one when Config is not set.
+func (s Goal) judges(r Row) bool {
+	for k, v := range s.Config {
+		if r.Param(k) != v {
+			return false
+		}
+	}
+	return true
 }
 
 func (s Goal) verdict(base, r Row) goalVerdict {
-	v := goalVerdict{met: true}
+	v := goalVerdict{decision: Met}
 	for _, l := range s.Limits {
-		b, okb := base.Value(l.Metric)
-		x, okx := r.Value(l.Metric)
-		if !okb || !okx || b == 0 {
+		bm, okb := base.Metric(l.Metric)
+		xm, okx := r.Metric(l.Metric)
+		if base.Status != schema.StatusOK || r.Status != schema.StatusOK || !okb || !okx || bm.Median == 0 {
 			v.cells = append(v.cells, missing)
-			v.met = false
+			v.decision = NotMet
 			continue
 		}
-		ratio := x / b
-		v.cells = append(v.cells, fmt.Sprintf("%.2fx", ratio))
-		v.met = v.met && l.meets(ratio)
+		d, test := l.decide(xm.Reps, bm.Reps)
+		v.cells = append(v.cells, fmt.Sprintf("%.2fx (%s, %s)", xm.Median/bm.Median, d, test))
+		v.decision = v.decision.and(d)
 	}
 	for _, mv := range s.Context {
 		cell := missing
@@ -153,40 +189,46 @@ func (s Goal) table(rows []goalVerdict) Table {
 		}
 		row = append(row, v.config)
 		row = append(row, v.cells...)
-		if v.met {
-			row = append(row, "**met**")
-		} else {
-			row = append(row, "not met")
-		}
+		row = append(row, goalCell(v.decision))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
-// summary is the closing line: the limits, and which configurations meet
-// them or which groups fall short.
-func (s Goal) summary(rows []goalVerdict, groupsMet, groups int) string {
+func goalCell(d Decision) string {
+	if d == Met {
+		return "**met**"
+	}
+	return d.String()
+}
+
+// summary is the closing line: the limits, the verdict, and the cells that
+// miss or are not decided.
+func (s Goal) summary(rows []goalVerdict) string {
 	limits := make([]string, len(s.Limits))
 	for i, l := range s.Limits {
 		limits[i] = l.String()
 	}
-	var met, missed []string
+	goal := "of " + displayName(s.Names, s.Baseline) + "'s: " + strings.Join(limits, ", ")
+	overall := Met
+	byDecision := map[Decision][]string{}
 	for _, v := range rows {
+		overall = overall.and(v.decision)
 		name := strings.TrimPrefix(v.group+": "+v.config, ": ")
-		if v.met {
-			met = append(met, name)
-		} else {
-			missed = append(missed, name)
+		byDecision[v.decision] = append(byDecision[v.decision], name)
+	}
+	line := fmt.Sprintf("**Goal %s** (%s)", overall, goal)
+	switch {
+	case overall == Met && len(rows) == 1:
+		return line + " by " + byDecision[Met][0] + "."
+	case overall == Met:
+		return fmt.Sprintf("%s in all %d cells.", line, len(rows))
+	}
+	var parts []string
+	for _, d := range []Decision{NotMet, NotDecided} {
+		if names := byDecision[d]; len(names) > 0 {
+			parts = append(parts, fmt.Sprintf("%s in %d of %d cells: %s", d, len(names), len(rows), strings.Join(names, "; ")))
 		}
 	}
-	goal := "of " + displayName(s.Names, s.Baseline) + "'s: " + strings.Join(limits, ", ")
-	switch {
-	case s.Any && groupsMet == groups:
-		return fmt.Sprintf("**Goal met** (%s) by %s.", goal, strings.Join(met, "; "))
-	case s.Any:
-		return fmt.Sprintf("**Goal not met** (%s): no configuration meets every limit in %d of %d scenarios.", goal, groups-groupsMet, groups)
-	case len(missed) == 0:
-		return fmt.Sprintf("**Goal met** (%s) in all %d cells.", goal, len(rows))
-	}
-	return fmt.Sprintf("**Goal not met** (%s) in %d of %d cells: %s.", goal, len(missed), len(rows), strings.Join(missed, "; "))
+	return line + ": " + strings.Join(parts, "; ") + "."
 }

@@ -7,16 +7,25 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
-func goalRow(method string, perChunk int, latency, cpu float64) Row {
-	r := configRow(method, perChunk, latency)
-	r.Metrics = append(r.Metrics, schema.NewMetric("total_cpu", schema.UnitSeconds, schema.LowerIsBetter, []float64{cpu}))
+// around returns six repetitions spread ±1% around v, so that two cells
+// 10% apart differ significantly and two within 1% do not.
+func around(v float64) []float64 {
+	return []float64{v * 0.99, v * 0.995, v, v, v * 1.005, v * 1.01}
+}
+
+func goalRow(method string, perChunk int, latency, cpu []float64) Row {
+	r := configRow(method, perChunk, 0)
+	r.Metrics = []schema.Metric{
+		schema.NewMetric("latency_p50", schema.UnitNanoseconds, schema.LowerIsBetter, latency),
+		schema.NewMetric("total_cpu", schema.UnitSeconds, schema.LowerIsBetter, cpu),
+	}
 	return r
 }
 
 var criGoal = Goal{
 	Vary: []string{"method", "per_chunk"}, Baseline: "list", Names: map[string]string{"list": "List"},
 	Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}, {Metric: "total_cpu", Max: 1.1}},
-	Any:    true,
+	Config: map[string]string{"method": "chunked", "per_chunk": "16"},
 }
 
 func renderGoal(g Goal, rows ...Row) string {
@@ -25,39 +34,53 @@ func renderGoal(g Goal, rows ...Row) string {
 	return p.md.String()
 }
 
-// With Any, one configuration meeting every limit meets the goal; a
-// configuration that meets one limit only does not count.
-func TestGoalAnyConfiguration(t *testing.T) {
-	md := renderGoal(criGoal,
-		goalRow("list", 0, 100, 10),
-		goalRow("stream", 0, 70, 12),   // fast but too much CPU
-		goalRow("chunked", 16, 74, 11), // 0.74x latency at exactly 1.1x CPU
-	)
-	for _, want := range []string{"| stream | 0.70x | 1.20x | not met |", "| chunked, per_chunk=16 | 0.74x | 1.10x | **met** |", "**Goal met**", "by chunked, per_chunk=16."} {
-		if !strings.Contains(md, want) {
-			t.Errorf("missing %q in:\n%s", want, md)
+func wantAll(t *testing.T, md string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(md, w) {
+			t.Errorf("missing %q in:\n%s", w, md)
 		}
-	}
-	md = renderGoal(criGoal, goalRow("list", 0, 100, 10), goalRow("stream", 0, 70, 12))
-	if !strings.Contains(md, "**Goal not met**") {
-		t.Errorf("one mode over the CPU limit met the goal:\n%s", md)
 	}
 }
 
-// Without Any, every configuration of every group must meet the limits,
+// Only the configuration named in advance is judged: another that would
+// meet the goal neither shows nor helps.
+func TestGoalJudgesTheNamedConfiguration(t *testing.T) {
+	list := goalRow("list", 0, around(100), around(10))
+	md := renderGoal(criGoal, list,
+		goalRow("chunked", 64, around(50), around(9)), // would meet, not named
+		goalRow("chunked", 16, around(60), around(12)), // fast, too much CPU
+	)
+	wantAll(t, md, "| chunked, per_chunk=16 | 0.60x (met, p=", "| 1.20x (not met, p=", "| not met |", "**Goal not met**")
+	if strings.Contains(md, "per_chunk=64") {
+		t.Errorf("a configuration not named was judged:\n%s", md)
+	}
+	md = renderGoal(criGoal, list, goalRow("chunked", 16, around(60), around(9)))
+	wantAll(t, md, "| **met** |", "**Goal met** (of List's: Latency p50 at most 0.75x, Total CPU at most 1.1x) by chunked, per_chunk=16.")
+}
+
+// A figure at its bound, or too few repetitions, leave a limit undecided:
+// the medians alone would have said "met".
+func TestGoalNotDecided(t *testing.T) {
+	list := goalRow("list", 0, around(100), around(10))
+	atBound := goalRow("chunked", 16, around(74.5), around(10))
+	wantAll(t, renderGoal(criGoal, list, atBound), "0.74x (not decided, p=", "**Goal not decided**", "not decided in 1 of 1 cells: chunked, per_chunk=16.")
+
+	few := goalRow("chunked", 16, []float64{50, 51, 52}, []float64{9, 9, 9})
+	fewList := goalRow("list", 0, []float64{100, 101, 102}, []float64{10, 10, 10})
+	wantAll(t, renderGoal(criGoal, fewList, few), "0.50x (not decided, p=0.100 n=3)", "**Goal not decided**")
+}
+
+// Without Config, every configuration of every group must meet the limits,
 // and the closing line names the cells that miss; a failed run misses.
 func TestGoalEveryCell(t *testing.T) {
 	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
 		Limits: []RatioLimit{{Metric: "latency_p50", Min: 0.5}}}
-	failed := goalRow("stream", 0, 1, 1)
+	failed := goalRow("stream", 0, around(1), around(1))
 	failed.Parameters["containers"] = 32
 	failed.Status = schema.StatusError
-	base32 := goalRow("list", 0, 100, 1)
+	base32 := goalRow("list", 0, around(100), around(1))
 	base32.Parameters["containers"] = 32
-	md := renderGoal(g, goalRow("list", 0, 100, 1), goalRow("stream", 0, 60, 1), base32, failed)
-	for _, want := range []string{"| containers=1024 | stream | 0.60x | **met** |", "| containers=32 | stream | — | not met |", "in 1 of 2 cells: containers=32: stream."} {
-		if !strings.Contains(md, want) {
-			t.Errorf("missing %q in:\n%s", want, md)
-		}
-	}
+	md := renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)), base32, failed)
+	wantAll(t, md, "| containers=1024 | stream | 0.60x (met, p=", "| containers=32 | stream | — | not met |", "not met in 1 of 2 cells: containers=32: stream.")
 }

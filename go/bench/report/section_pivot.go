@@ -91,34 +91,50 @@ func (s PivotTable) columnName(v string) string {
 
 func (s PivotTable) addRatios(d *Dataset, t *Table, rows []string, better schema.Better) {
 	num, den := make([]float64, len(rows)), make([]float64, len(rows))
+	tests := make([]string, len(rows))
 	for i, r := range rows {
-		num[i], den[i] = math.NaN(), math.NaN()
-		if row, ok := d.Find(map[string]string{s.Rows: r, s.Cols: s.Ratio.Num}); ok {
-			if v, ok := row.Value(s.Metric); ok {
-				num[i] = v
-			}
+		n, okn := s.metric(d, r, s.Ratio.Num)
+		m, okd := s.metric(d, r, s.Ratio.Den)
+		num[i], den[i] = n.Median, m.Median
+		if !okn || !okd {
+			num[i], den[i] = math.NaN(), math.NaN()
+			continue
 		}
-		if row, ok := d.Find(map[string]string{s.Rows: r, s.Cols: s.Ratio.Den}); ok {
-			if v, ok := row.Value(s.Metric); ok {
-				den[i] = v
-			}
-		}
+		tests[i] = " " + significanceNote(mannWhitney(n.Reps, m.Reps))
 	}
-	ratioCells := func(style RatioStyle) []string {
+	ratioCells := func(style RatioStyle, withTest bool) []string {
 		out := make([]string, len(rows))
 		for i := range rows {
 			out[i] = RatioColumn([]float64{num[i]}, den[i], better, style)[0]
+			if withTest && out[i] != missing {
+				out[i] += tests[i]
+			}
 		}
 		return out
 	}
+	// The test is the same for every wording of one ratio: it goes with
+	// the first ratio column only.
+	withTest := true
 	name := displayName(s.Names, s.Ratio.Num) + "/" + displayName(s.Names, s.Ratio.Den)
 	if s.Ratio.Percent {
-		t.AddColumn(name, ratioCells(RatioPercent))
+		t.AddColumn(name, ratioCells(RatioPercent, withTest))
+		withTest = false
 	}
 	if s.Ratio.Factor {
-		t.AddColumn(name, ratioCells(RatioFactor))
+		t.AddColumn(name, ratioCells(RatioFactor, withTest))
+		withTest = false
 	}
 	if s.Ratio.Slowdown {
-		t.AddColumn(displayName(s.Names, s.Ratio.Num)+" vs "+displayName(s.Names, s.Ratio.Den), ratioCells(RatioSlowdown))
+		t.AddColumn(displayName(s.Names, s.Ratio.Num)+" vs "+displayName(s.Names, s.Ratio.Den), ratioCells(RatioSlowdown, withTest))
 	}
+}
+
+// metric is the pivot's metric in the row r, column c of d, if that
+// scenario succeeded and measured it.
+func (s PivotTable) metric(d *Dataset, r, c string) (schema.Metric, bool) {
+	row, ok := d.Find(map[string]string{s.Rows: r, s.Cols: c})
+	if !ok || row.Status != schema.StatusOK {
+		return schema.Metric{}, false
+	}
+	return row.Metric(s.Metric)
 }

@@ -3,6 +3,8 @@ package report
 import (
 	"math"
 	"strings"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 // ScenarioTable lists scenarios as rows and metrics as columns, per group,
@@ -90,17 +92,23 @@ func (s ScenarioTable) addRatio(d *Dataset, t *Table) {
 	if rt.Param == "" && len(s.RowParams) > 0 {
 		rt.Param = s.RowParams[0]
 	}
-	base := math.NaN()
+	var base *Row
 	baseName := rt.Baseline
 	for i, r := range d.Rows {
 		if (rt.Baseline == "" && i == 0) || (rt.Baseline != "" && r.Param(rt.Param) == rt.Baseline) {
-			if v, ok := r.Value(rt.Metric); ok {
-				base = v
-			}
+			base = &d.Rows[i]
 			if baseName == "" {
 				baseName = s.rowLabel(r)
 			}
 			break
+		}
+	}
+	baseValue := math.NaN()
+	var baseMetric schema.Metric
+	if base != nil {
+		if v, ok := base.Value(rt.Metric); ok {
+			baseValue = v
+			baseMetric, _ = base.Metric(rt.Metric)
 		}
 	}
 	values := make([]float64, len(d.Rows))
@@ -115,5 +123,13 @@ func (s ScenarioTable) addRatio(d *Dataset, t *Table) {
 	if header == "" {
 		header = MetricLabel(rt.Metric) + " vs " + baseName
 	}
-	t.AddColumn(header, RatioColumn(values, base, better, rt.Style))
+	cells := RatioColumn(values, baseValue, better, rt.Style)
+	for i, r := range d.Rows {
+		if cells[i] == missing || base == nil || &d.Rows[i] == base {
+			continue
+		}
+		m, _ := r.Metric(rt.Metric)
+		cells[i] += " " + significanceNote(mannWhitney(m.Reps, baseMetric.Reps))
+	}
+	t.AddColumn(header, cells)
 }
