@@ -48,7 +48,7 @@ func wantAll(t *testing.T, md string, want ...string) {
 func TestGoalJudgesTheNamedConfiguration(t *testing.T) {
 	list := goalRow("list", 0, around(100), around(10))
 	md := renderGoal(criGoal, list,
-		goalRow("chunked", 64, around(50), around(9)), // would meet, not named
+		goalRow("chunked", 64, around(50), around(9)),  // would meet, not named
 		goalRow("chunked", 16, around(60), around(12)), // fast, too much CPU
 	)
 	wantAll(t, md, "| chunked, per_chunk=16 | 0.60x (met, p=", "| 1.20x (not met, p=", "| not met |", "**Goal not met**")
