@@ -26,9 +26,11 @@ const (
 )
 
 type MemStatsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Run a full garbage collection (runtime.GC) before reading the counters.
+	CollectGarbage bool `protobuf:"varint,1,opt,name=collect_garbage,json=collectGarbage,proto3" json:"collect_garbage,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *MemStatsRequest) Reset() {
@@ -59,6 +61,13 @@ func (x *MemStatsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use MemStatsRequest.ProtoReflect.Descriptor instead.
 func (*MemStatsRequest) Descriptor() ([]byte, []int) {
 	return file_proto_cri_mock_debug_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *MemStatsRequest) GetCollectGarbage() bool {
+	if x != nil {
+		return x.CollectGarbage
+	}
+	return false
 }
 
 type MemStatsResponse struct {
@@ -138,8 +147,9 @@ var File_proto_cri_mock_debug_proto protoreflect.FileDescriptor
 
 const file_proto_cri_mock_debug_proto_rawDesc = "" +
 	"\n" +
-	"\x1aproto/cri/mock_debug.proto\x12\x10grpcbench.cri.v1\"\x11\n" +
-	"\x0fMemStatsRequest\"\x81\x01\n" +
+	"\x1aproto/cri/mock_debug.proto\x12\x10grpcbench.cri.v1\":\n" +
+	"\x0fMemStatsRequest\x12'\n" +
+	"\x0fcollect_garbage\x18\x01 \x01(\bR\x0ecollectGarbage\"\x81\x01\n" +
 	"\x10MemStatsResponse\x12*\n" +
 	"\x11total_alloc_bytes\x18\x01 \x01(\x04R\x0ftotalAllocBytes\x12\x18\n" +
 	"\amallocs\x18\x02 \x01(\x04R\amallocs\x12\x15\n" +

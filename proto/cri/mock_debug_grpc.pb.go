@@ -35,7 +35,10 @@ const (
 type MockRuntimeDebugClient interface {
 	// MemStats returns the server's cumulative heap counters. A client reads
 	// them before and after a measured repetition; the differences are the
-	// server's allocations for the operations in between.
+	// server's allocations for the operations in between. Before a
+	// repetition it also asks for a collection, as it collects its own
+	// garbage then, so that each repetition starts from a clean heap on both
+	// sides rather than inherit the previous one's garbage.
 	MemStats(ctx context.Context, in *MemStatsRequest, opts ...grpc.CallOption) (*MemStatsResponse, error)
 }
 
@@ -66,7 +69,10 @@ func (c *mockRuntimeDebugClient) MemStats(ctx context.Context, in *MemStatsReque
 type MockRuntimeDebugServer interface {
 	// MemStats returns the server's cumulative heap counters. A client reads
 	// them before and after a measured repetition; the differences are the
-	// server's allocations for the operations in between.
+	// server's allocations for the operations in between. Before a
+	// repetition it also asks for a collection, as it collects its own
+	// garbage then, so that each repetition starts from a clean heap on both
+	// sides rather than inherit the previous one's garbage.
 	MemStats(context.Context, *MemStatsRequest) (*MemStatsResponse, error)
 }
 

@@ -10,11 +10,6 @@ import (
 	cripb "github.com/grpcbench/grpcbench/proto/cri"
 )
 
-// Metric names cri-bench adds to the harness's: the server's heap
-// allocation per operation, as bytes_per_op and allocs_per_op are the
-// client's.
-const ()
-
 // memReadTimeout bounds one MemStats call, made between repetitions.
 const memReadTimeout = 10 * time.Second
 
@@ -42,7 +37,7 @@ func (s *serverSampler) CPU() (harness.CPUTimes, error) {
 	before := s.calls%2 == 0
 	s.calls++
 	if before {
-		if err := s.readMem(); err != nil {
+		if err := s.readMem(true); err != nil {
 			return harness.CPUTimes{}, err
 		}
 	}
@@ -56,18 +51,22 @@ func (s *serverSampler) CPU() (harness.CPUTimes, error) {
 		s.noStall = true
 	}
 	if !before {
-		err = s.readMem()
+		err = s.readMem(false)
 	}
 	return t, err
 }
 
-func (s *serverSampler) readMem() error {
+// readMem reads the server's heap counters; before a repetition it first
+// has the server collect its garbage, as the harness collects the client's,
+// so that no repetition pays for the previous one's garbage on either side.
+// Both happen before the repetition's CPU reading.
+func (s *serverSampler) readMem(beforeRep bool) error {
 	if s.debug == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), memReadTimeout)
 	defer cancel()
-	m, err := s.debug.MemStats(ctx, &cripb.MemStatsRequest{})
+	m, err := s.debug.MemStats(ctx, &cripb.MemStatsRequest{CollectGarbage: beforeRep})
 	if err != nil {
 		return fmt.Errorf("server MemStats: %w", err)
 	}

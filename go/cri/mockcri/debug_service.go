@@ -15,10 +15,13 @@ type debugService struct {
 	cripb.UnimplementedMockRuntimeDebugServer
 }
 
-// MemStats reads runtime.MemStats. ReadMemStats stops the world for a few
-// microseconds; clients call it between measured repetitions, never during
-// one.
-func (debugService) MemStats(context.Context, *cripb.MemStatsRequest) (*cripb.MemStatsResponse, error) {
+// MemStats reads runtime.MemStats, after a collection when asked.
+// ReadMemStats stops the world for a few microseconds, and a collection for
+// longer; clients call it between measured repetitions, never during one.
+func (debugService) MemStats(_ context.Context, req *cripb.MemStatsRequest) (*cripb.MemStatsResponse, error) {
+	if req.GetCollectGarbage() {
+		runtime.GC()
+	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return &cripb.MemStatsResponse{

@@ -266,3 +266,21 @@ func TestMemStatsGrow(t *testing.T) {
 		t.Errorf("MemStats before %v, after %v", before, after)
 	}
 }
+
+// MemStats with collect_garbage runs a collection before it reads: the
+// count of completed cycles grows by at least one.
+func TestMemStatsCollectsGarbage(t *testing.T) {
+	c := serve(t, MustGenerate(DefaultConfig(16)), "unix")
+	ctx := testContext(t)
+	before, err := c.debug.MemStats(ctx, &cripb.MemStatsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.debug.MemStats(ctx, &cripb.MemStatsRequest{CollectGarbage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.NumGc <= before.NumGc {
+		t.Errorf("num_gc %d after a collecting MemStats, %d before", after.NumGc, before.NumGc)
+	}
+}
