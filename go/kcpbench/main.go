@@ -11,8 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -21,25 +19,19 @@ import (
 func main() {
 	o, err := parseOptions(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
+		os.Exit(harness.ExitOK)
 	}
 	if err != nil {
-		os.Exit(2)
+		os.Exit(harness.ExitUsage)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := harness.SignalContext()
 	defer stop()
 	file, err := run(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kcp-bench:", err)
-		os.Exit(1)
+		os.Exit(harness.ExitFailed)
 	}
-	if err := o.Emit(os.Stdout, file, "github.com/grpcbench/grpcbench/go/kcpbench"); err != nil {
-		fmt.Fprintln(os.Stderr, "kcp-bench:", err)
-		os.Exit(1)
-	}
-	if harness.ScenarioFailures(os.Stderr, file) > 0 {
-		os.Exit(1)
-	}
+	os.Exit(o.Finish(os.Stdout, os.Stderr, file, "github.com/grpcbench/grpcbench/go/kcpbench", ""))
 }
 
 // run measures what o asks for: the serialization micro-benchmark first

@@ -15,7 +15,9 @@ declares two targets with the same pinned parameters:
   (schema //go/bench/schema, validated), bench_results.txt (Go benchmark format, for benchstat)
   and bench_results.md (what the binary prints: its tables and the suite's Markdown report).
   A rebuild with unchanged inputs is a cache hit, locally and through a remote cache; a change to a
-  parameter or to any input re-measures. The action runs alone on the machine (it asks the local
+  parameter or to any input re-measures. Every result records when it was measured and the
+  SHA-256 of what it measured; built with `--stamp`, it also records the source revision and is
+  measured again when that changes. The action runs alone on the machine (it asks the local
   scheduler for more CPUs than exist) and never remotely (no-remote-exec).
 - `bench`: `bazel run` runs the same benchmark live: progress on stderr, the table on stdout.
   Arguments after `--` are appended, so they override pinned values.
@@ -52,6 +54,10 @@ def benchmark(name, binary, args = [], tools = {}, tags = [], **kwargs):
         params = args,
         tools = tools,
         platform = _PLATFORM,
+        stamp = select({
+            "//tools/bench:stamped": True,
+            "//conditions:default": False,
+        }),
         tags = tags,
         # A cross build cannot run what it measures (see //tools/bench:cross_building).
         target_compatible_with = select({

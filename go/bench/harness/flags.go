@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
@@ -86,7 +87,8 @@ func (f *Flags) check() error {
 }
 
 // Environment fingerprints this machine and records the build facts given
-// by the flags.
+// by the flags, the time, and what identifies the measuring binary and its
+// runtime settings: its SHA-256 and its GOGC.
 func (f *Flags) Environment() schema.Environment {
 	env := schema.Fingerprint()
 	if f.Platform != "" {
@@ -94,5 +96,13 @@ func (f *Flags) Environment() schema.Environment {
 	}
 	env.BuildConfig = f.BuildConfig
 	env.Revision = f.Revision
+	env.MeasuredAt = time.Now().UTC().Format(time.RFC3339)
+	if env.Extra == nil {
+		env.Extra = map[string]string{}
+	}
+	env.Extra[schema.ExtraGOGC] = schema.GOGC()
+	if exe, err := os.Executable(); err == nil {
+		env.Extra[schema.ExtraBinarySHA256] = schema.FileSHA256(exe)
+	}
 	return env
 }

@@ -91,6 +91,7 @@ func (c *Chart) drawLines(b *strings.Builder, slot float64, yAt func(float64) fl
 			px, py := marginLeft+slot*(float64(i)+0.5), yAt(v)
 			run = append(run, num(px)+","+num(py))
 			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3.5" fill="%s"/>`+"\n", num(px), num(py), color)
+			drawErrorBar(b, s, i, px, 4, yAt, y, color)
 		}
 		flush()
 	}
@@ -112,7 +113,27 @@ func (c *Chart) drawBars(b *strings.Builder, slot float64, yAt func(float64) flo
 			x := marginLeft + slot*float64(i) + slot*0.1 + barW*float64(si)
 			top := yAt(v)
 			fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n", num(x), num(top), num(barW), num(base-top), color)
+			drawErrorBar(b, s, i, x+barW/2, min(barW/4, 6), yAt, y, "#333333")
 		}
+	}
+}
+
+// drawErrorBar draws point i's error bar, if it has one, centred on px: a
+// vertical line from its low to its high end with caps capW wide each side.
+// An end the axis cannot show (at or below zero on a log axis) is clamped
+// to the axis.
+func drawErrorBar(b *strings.Builder, s ChartSeries, i int, px, capW float64, yAt func(float64) float64, y axis, color string) {
+	lo, hi, ok := s.errorBar(i)
+	if !ok {
+		return
+	}
+	if y.log && lo <= 0 {
+		lo = y.min
+	}
+	top, bottom := yAt(hi), yAt(lo)
+	fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"/>`+"\n", num(px), num(top), num(px), num(bottom), color)
+	for _, py := range []float64{top, bottom} {
+		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"/>`+"\n", num(px-capW), num(py), num(px+capW), num(py), color)
 	}
 }
 
@@ -129,24 +150,52 @@ func drawable(v float64, y axis) bool {
 	return !math.IsNaN(v) && !math.IsInf(v, 0) && (!y.log || v > 0)
 }
 
-// yAxis fits the axis to every drawable value.
-func (c *Chart) yAxis() axis {
-	lo, hi := math.Inf(1), math.Inf(-1)
+// logScale reports whether the y axis is logarithmic: asked for, and the
+// positive values span at least an order of magnitude.
+func (c *Chart) logScale() bool {
+	if !c.LogY {
+		return false
+	}
+	lo, hi := c.valueRange(true)
+	return !math.IsInf(lo, 1) && hi >= 10*lo
+}
+
+// valueRange is the smallest and largest value and error bar end, only
+// positive ones if positive; +Inf, -Inf when there are none.
+func (c *Chart) valueRange(positive bool) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	add := func(v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || (positive && v <= 0) {
+			return
+		}
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
 	for _, s := range c.Series {
-		for _, v := range s.Values {
-			if math.IsNaN(v) || math.IsInf(v, 0) || (c.LogY && v <= 0) {
+		for i, v := range s.Values {
+			add(v)
+			if math.IsNaN(v) {
 				continue
 			}
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			if l, h, ok := s.errorBar(i); ok {
+				add(l)
+				add(h)
+			}
 		}
 	}
+	return lo, hi
+}
+
+// yAxis fits the axis to every drawable value and error bar.
+func (c *Chart) yAxis() axis {
+	log := c.logScale()
+	lo, hi := c.valueRange(log)
 	if math.IsInf(lo, 1) { // nothing to draw
 		lo, hi = 0, 1
-		if c.LogY {
+		if log {
 			lo, hi = 1, 10
 		}
 	}
-	if c.LogY {
+	if log {
 		return logAxis(lo, hi)
 	}
 	return linearAxis(lo, hi)

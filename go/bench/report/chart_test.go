@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -76,5 +77,33 @@ func TestChartSVGIsWellFormedAndDeterministic(t *testing.T) {
 		if !bytes.Equal(svg, c.SVG()) {
 			t.Errorf("%s: output differs between calls", c.Title)
 		}
+	}
+}
+
+// Error bars span each point's interval, and the axis makes room for them.
+func TestChartErrorBars(t *testing.T) {
+	c := &Chart{
+		Title: "t", Kind: BarChart, Categories: []string{"1"},
+		Series: []ChartSeries{{Name: "Go", Values: []float64{100}, Lo: []float64{90}, Hi: []float64{130}}},
+	}
+	svg := string(c.SVG())
+	// One vertical line and two caps.
+	if n := strings.Count(svg, `stroke-width="1.5"`); n != 3 {
+		t.Errorf("%d error bar lines, want 3:\n%s", n, svg)
+	}
+	if a := c.yAxis(); a.max < 130 {
+		t.Errorf("axis tops at %v, below the error bar's 130", a.max)
+	}
+}
+
+// LogY gives a log axis only where values span an order of magnitude.
+func TestLogAxisOnlyAcrossOrdersOfMagnitude(t *testing.T) {
+	c := sampleChart(LineChart, true)
+	if !c.yAxis().log {
+		t.Error("11.6 to 78,471: want a log axis")
+	}
+	c.Series = []ChartSeries{{Name: "Go", Values: []float64{20, 35, 90}}}
+	if c.yAxis().log {
+		t.Error("20 to 90: want a linear axis")
 	}
 }

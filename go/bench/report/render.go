@@ -150,18 +150,50 @@ func writeSetup(p *Page, d *Dataset) {
 		if e.Revision != "" {
 			fmt.Fprintf(&b, "- **Revision:** %s\n", e.Revision)
 		}
+		if e.MeasuredAt != "" {
+			fmt.Fprintf(&b, "- **Measured at:** %s\n", e.MeasuredAt)
+		}
+		writeProvenance(&b, e.Extra)
 		switch {
-		case e.Extra["server_cpus"] != "":
-			fmt.Fprintf(&b, "- **CPUs:** server on %s, load generator on %s\n", e.Extra["server_cpus"], e.Extra["client_cpus"])
-		case e.Extra["cpus"] != "":
-			fmt.Fprintf(&b, "- **CPUs:** %s\n", e.Extra["cpus"])
+		case e.Extra[schema.ExtraServerCPUs] != "":
+			fmt.Fprintf(&b, "- **CPUs:** server on %s, load generator on %s\n", e.Extra[schema.ExtraServerCPUs], e.Extra[schema.ExtraClientCPUs])
+		case e.Extra[schema.ExtraCPUs] != "":
+			fmt.Fprintf(&b, "- **CPUs:** %s\n", e.Extra[schema.ExtraCPUs])
 		}
 		b.WriteString("\n")
 	}
 	p.Heading(3, "Setup")
 	p.md.WriteString(b.String())
-	p.md.WriteString("Tables show the median of the repetitions and, after ±, its spread as a share of it: the 95% confidence interval of the median with 6 repetitions or more, half the range (max − min) with fewer.\n\n")
+	p.md.WriteString("Tables show the median of the repetitions and, after ±, its spread as a share of it: the 95% confidence interval of the median with 6 repetitions or more, half the range (max − min) with fewer; charts draw the same interval as error bars. A ratio's \"(p=… n=…)\" is a Mann-Whitney U test of the two cells' repetitions, as benchstat prints it, and \"~\" marks a difference it does not find significant at α = 0.05. A goal is met or not met only when that test, against the baseline scaled to the goal's bound, decides it; otherwise it is not decided.\n\n")
 }
+
+// writeProvenance lists what identifies the measured binaries and the
+// runtime settings they ran with, where the results record them.
+func writeProvenance(b *strings.Builder, extra map[string]string) {
+	var binaries []string
+	if d := extra[schema.ExtraBinarySHA256]; d != "" {
+		binaries = append(binaries, "measuring binary sha256 "+shortDigest(d))
+	}
+	if d := extra[schema.ExtraServerSHA256]; d != "" {
+		binaries = append(binaries, "server sha256 "+shortDigest(d))
+	}
+	if len(binaries) > 0 {
+		fmt.Fprintf(b, "- **Binaries:** %s\n", strings.Join(binaries, ", "))
+	}
+	var settings []string
+	if g := extra[schema.ExtraGOGC]; g != "" {
+		settings = append(settings, "measuring process GOGC "+g)
+	}
+	if s := extra[schema.ExtraServerRuntime]; s != "" {
+		settings = append(settings, "server: "+s)
+	}
+	if len(settings) > 0 {
+		fmt.Fprintf(b, "- **Runtime settings:** %s\n", strings.Join(settings, "; "))
+	}
+}
+
+// shortDigest is the first 12 hex digits of a digest, as git abbreviates.
+func shortDigest(d string) string { return d[:min(len(d), 12)] }
 
 // writeFailures lists failed scenarios, which tables only mark "error".
 func writeFailures(md *strings.Builder, d *Dataset) {

@@ -54,16 +54,19 @@ func (s ChartSection) Render(d *Dataset, p *Page) {
 			seriesNames = g.Data.Values(s.Series)
 		}
 		for _, sn := range seriesNames {
-			cs := ChartSeries{Name: displayName(s.Names, sn), Values: make([]float64, len(c.Categories))}
+			cs := ChartSeries{Name: displayName(s.Names, sn), Values: make([]float64, len(c.Categories)),
+				Lo: make([]float64, len(c.Categories)), Hi: make([]float64, len(c.Categories))}
 			if sn == "" {
 				cs.Name = MetricLabel(metric)
 			}
 			for i, cat := range c.Categories {
-				cs.Values[i] = math.NaN()
+				cs.Values[i], cs.Lo[i], cs.Hi[i] = math.NaN(), math.NaN(), math.NaN()
 				for _, r := range g.Data.Rows {
 					if xKey(r) == cat && (sn == "" || r.Param(s.Series) == sn) {
 						if v, ok := r.Value(metric); ok {
+							m, _ := r.Metric(metric)
 							cs.Values[i] = v
+							cs.Lo[i], cs.Hi[i] = interval(m)
 						}
 						break
 					}
@@ -110,8 +113,10 @@ func scaleTimes(series []ChartSeries, unit string) string {
 		scale, name = 1e3, "ms"
 	}
 	for _, s := range series {
-		for i := range s.Values {
-			s.Values[i] *= toSeconds * scale
+		for _, vs := range [][]float64{s.Values, s.Lo, s.Hi} {
+			for i := range vs {
+				vs[i] *= toSeconds * scale
+			}
 		}
 	}
 	return name

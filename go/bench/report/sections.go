@@ -96,18 +96,29 @@ func columnCell(r Row, metric, unit string) string {
 // median needs without assuming a distribution (benchstat's rule).
 const spreadMinReps = 6
 
-// spread is what a table prints after a median: " ±N%", the 95%
-// confidence interval of the median with spreadMinReps repetitions or
-// more, else half the range of the repetitions, as a share of the median;
-// "" for one repetition, or when all were equal.
+// interval is the spread the report shows around a median: the 95%
+// confidence interval of the median with spreadMinReps repetitions or more,
+// else the range of the repetitions (min to max). It is what a table's ±
+// and a chart's error bar say.
+func interval(m schema.Metric) (lo, hi float64) {
+	if len(m.Reps) >= spreadMinReps {
+		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(m.Reps), &compareThresholds), compareConfidence)
+		return s.Lo, s.Hi
+	}
+	return m.Min, m.Max
+}
+
+// spread is what a table prints after a median: " ±N%", the larger side
+// of its interval as a share of the median; "" for one repetition, or when
+// all were equal.
 func spread(m schema.Metric) string {
 	if len(m.Reps) < 2 || m.Median == 0 {
 		return ""
 	}
 	half := (m.Max - m.Min) / 2
 	if len(m.Reps) >= spreadMinReps {
-		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(m.Reps), &compareThresholds), compareConfidence)
-		half = max(s.Hi-s.Center, s.Center-s.Lo)
+		lo, hi := interval(m)
+		half = max(hi-m.Median, m.Median-lo)
 	}
 	pct := half / math.Abs(m.Median) * 100
 	if pct == 0 {

@@ -2,7 +2,10 @@ package schema
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -62,5 +65,30 @@ func TestFingerprintValidates(t *testing.T) {
 	}
 	if err := Validate(data); err != nil {
 		t.Errorf("Validate(fingerprinted file): %v", err)
+	}
+}
+
+func TestGOGC(t *testing.T) {
+	old := debug.SetGCPercent(250)
+	defer debug.SetGCPercent(old)
+	if got := GOGC(); got != "250" {
+		t.Errorf("GOGC() = %q, want 250", got)
+	}
+	debug.SetGCPercent(-1)
+	if got := GOGC(); got != "off" {
+		t.Errorf("GOGC() = %q with the collector off, want off", got)
+	}
+}
+
+func TestFileSHA256(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := FileSHA256(path), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"; got != want {
+		t.Errorf("FileSHA256 = %s, want %s", got, want)
+	}
+	if got := FileSHA256(path + ".missing"); got != "" {
+		t.Errorf("FileSHA256 of a missing file = %q, want empty", got)
 	}
 }

@@ -46,6 +46,10 @@ type Environment struct {
 	BuildConfig string `json:"build_config"`
 	// Revision is the source revision when the build was stamped.
 	Revision string `json:"revision,omitempty"`
+	// MeasuredAt is when the measurement started, RFC 3339 in UTC: a
+	// cached result is the first measurement of its inputs, so two cells
+	// behind one ratio may come from different times.
+	MeasuredAt string `json:"measured_at,omitempty"`
 	// Extra holds further facts a suite finds worth recording (e.g. the peer
 	// server's binary version). Free-form, string-valued.
 	Extra map[string]string `json:"extra,omitempty"`

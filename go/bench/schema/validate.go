@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ValidationError lists every problem found in a results file, each prefixed
@@ -210,6 +211,11 @@ func (v *validator) checkEnvironment(e *Environment) {
 	}
 	if e.Platform != "" && !platformPattern.MatchString(e.Platform) {
 		v.addf("environment.platform: %q must look like linux_amd64", e.Platform)
+	}
+	if e.MeasuredAt != "" {
+		if _, err := time.Parse(time.RFC3339, e.MeasuredAt); err != nil {
+			v.addf("environment.measured_at: %q is not an RFC 3339 time", e.MeasuredAt)
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
 )
 
 func TestParseFlagsDefaults(t *testing.T) {
@@ -58,8 +60,8 @@ func TestBadFlagsExitWithUsage(t *testing.T) {
 	} {
 		var stdout, stderr strings.Builder
 		code := run(context.Background(), append([]string{"cri-bench"}, args...), &stdout, &stderr)
-		if code != exitUsage {
-			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		if code != harness.ExitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, harness.ExitUsage)
 		}
 		if !strings.Contains(stderr.String(), "usage: cri-bench") {
 			t.Errorf("%q: no usage on stderr:\n%s", args, stderr.String())
@@ -72,7 +74,7 @@ func TestBadFlagsExitWithUsage(t *testing.T) {
 
 func TestHelpExitsZero(t *testing.T) {
 	var stderr strings.Builder
-	if code := run(context.Background(), []string{"cri-bench", "-h"}, &strings.Builder{}, &stderr); code != exitOK {
+	if code := run(context.Background(), []string{"cri-bench", "-h"}, &strings.Builder{}, &stderr); code != harness.ExitOK {
 		t.Errorf("-h: exit %d", code)
 	}
 	if !strings.Contains(stderr.String(), "-per_chunk") {
@@ -83,8 +85,8 @@ func TestHelpExitsZero(t *testing.T) {
 func TestMissingServerIsAUsageError(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	var stderr strings.Builder
-	if code := run(context.Background(), []string{"cri-bench"}, &strings.Builder{}, &stderr); code != exitUsage {
-		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitUsage, stderr.String())
+	if code := run(context.Background(), []string{"cri-bench"}, &strings.Builder{}, &stderr); code != harness.ExitUsage {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, harness.ExitUsage, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "-server PATH") {
 		t.Errorf("stderr does not say how to fix it:\n%s", stderr.String())

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 )
@@ -62,7 +63,7 @@ func readResults(t *testing.T, args ...string) (int, *schema.File, string) {
 func TestRunInProcess(t *testing.T) {
 	ep := startInProcess(t, mockcri.Config{Containers: 20, Labels: 4, Annotations: 32, ContainersPerPod: 2, Seed: 1})
 	code, file, stdout := readResults(t, "-endpoint", ep.String(), "-n", "6", "-reps", "2", "-warmup", "2", "-per_chunk", "8,32")
-	if code != exitOK {
+	if code != harness.ExitOK {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
 	if file.Suite != "cri" || len(file.Results) != 4 {
@@ -99,7 +100,7 @@ func TestRunInProcess(t *testing.T) {
 func TestRunEndpointMismatch(t *testing.T) {
 	ep := startInProcess(t, mockcri.DefaultConfig(5))
 	code, file, _ := readResults(t, "-endpoint", ep.String(), "-containers", "6", "-n", "2", "-reps", "1", "-mode", "list")
-	if code != exitError || len(file.Results) != 1 || file.Results[0].Status != schema.StatusError ||
+	if code != harness.ExitFailed || len(file.Results) != 1 || file.Results[0].Status != schema.StatusError ||
 		!strings.Contains(file.Results[0].Error, "lists 5 containers") {
 		t.Errorf("exit %d, results %+v", code, file.Results)
 	}

@@ -18,15 +18,13 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// A second signal kills at once; the server dies with us (Pdeathsig).
-	context.AfterFunc(ctx, stop)
+	ctx, stop := harness.SignalContext()
+	defer stop()
 	os.Exit(run(ctx, os.Args, os.Stdout, os.Stderr))
 }

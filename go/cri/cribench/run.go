@@ -17,13 +17,6 @@ import (
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 )
 
-// Exit codes.
-const (
-	exitOK    = 0
-	exitError = 1 // a scenario failed, or the results could not be written
-	exitUsage = 2
-)
-
 const (
 	suite   = "cri"
 	pkgPath = "github.com/grpcbench/grpcbench/go/cri/cribench"
@@ -35,24 +28,24 @@ const (
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+		return harness.ExitOK
 	}
 	if err != nil {
-		return exitUsage
+		return harness.ExitUsage
 	}
 	debug.SetGCPercent(cfg.gcPercent)
-	b := &bench{cfg: cfg, log: sharedLog(stderr)}
+	b := &bench{cfg: cfg, log: harness.SharedLog(stderr)}
 	if !cfg.connect {
 		if b.serverPath, err = findServer(cfg.server); err != nil {
 			fmt.Fprintf(stderr, "cri-bench: %v\n", err)
-			return exitUsage
+			return harness.ExitUsage
 		}
 	}
 
 	stopProfile, err := harness.StartCPUProfile(cfg.cpuProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "cri-bench: %v\n", err)
-		return exitUsage
+		return harness.ExitUsage
 	}
 	file := schema.NewFile(suite, cfg.harness.Environment())
 	if cfg.connect {
@@ -65,18 +58,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	if err := stopProfile(); err != nil {
 		fmt.Fprintf(stderr, "cri-bench: cpu profile: %v\n", err)
-		return exitError
+		return harness.ExitFailed
 	}
-	printTable(stdout, file.Results)
-	fmt.Fprintln(stdout)
-	if err := cfg.harness.Emit(stdout, file, pkgPath); err != nil {
-		fmt.Fprintf(stderr, "cri-bench: %v\n", err)
-		return exitError
-	}
-	if harness.ScenarioFailures(stderr, file) > 0 {
-		return exitError
-	}
-	return exitOK
+	return cfg.harness.Finish(stdout, b.log, file, pkgPath, summaryTable(file.Results))
 }
 
 // bench runs scenarios against servers.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 	"github.com/grpcbench/grpcbench/go/internal/runfile"
@@ -63,7 +64,7 @@ func TestServerProcessLifecycle(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	var log strings.Builder
-	proc, ep, err := startServer(testContext(t), []string{bin, "-listen", "unix://" + sock, "-containers", "12"}, &syncWriter{w: &log})
+	proc, ep, err := startServer(testContext(t), []string{bin, "-listen", "unix://" + sock, "-containers", "12"}, harness.SharedLog(&log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestServerProcessLifecycle(t *testing.T) {
 
 func TestServerThatFailsToStart(t *testing.T) {
 	bin := mockcriBinary(t)
-	_, _, err := startServer(testContext(t), []string{bin, "-containers", "-5"}, &syncWriter{w: &strings.Builder{}})
+	_, _, err := startServer(testContext(t), []string{bin, "-containers", "-5"}, harness.SharedLog(&strings.Builder{}))
 	if err == nil || !strings.Contains(err.Error(), "exit status 2") {
 		t.Errorf("got %v, want an exit before announcing", err)
 	}
@@ -103,7 +104,7 @@ func TestRunWithServerProcess(t *testing.T) {
 	for _, transport := range []string{"unix", "tcp"} {
 		code, file, stdout := readResults(t, "-server", bin, "-transport", transport,
 			"-containers", "16", "-annotations", "8", "-n", "5", "-reps", "2", "-warmup", "1", "-per_chunk", "4")
-		if code != exitOK {
+		if code != harness.ExitOK {
 			t.Fatalf("%s: exit %d\n%s", transport, code, stdout)
 		}
 		for _, r := range file.Results {

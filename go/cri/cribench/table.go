@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
@@ -17,10 +14,10 @@ var tableMetrics = []string{
 	schema.MetricCPUPressure, schema.MetricErrors,
 }
 
-// printTable writes one row per scenario, medians over repetitions. The
+// summaryTable is one row per scenario, medians over repetitions. The
 // report that follows compares methods only where two or more ran; this
 // table shows every scenario, one method too.
-func printTable(w io.Writer, results []schema.Result) {
+func summaryTable(results []schema.Result) string {
 	t := report.Table{Header: []string{"Scenario"}}
 	for _, m := range tableMetrics {
 		t.Header = append(t.Header, metricLabel(m))
@@ -39,7 +36,7 @@ func printTable(w io.Writer, results []schema.Result) {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	fmt.Fprint(w, t.Markdown())
+	return t.Markdown()
 }
 
 // metricLabel is a column header: the report's label, or for cri-bench's

@@ -34,20 +34,22 @@ const (
 	pkg   = "github.com/grpcbench/grpcbench/go/inprocgrpc/tournament"
 )
 
-// Exit codes: 1 when a scenario failed or the results could not be
-// written, 2 on a usage error.
+// Exit codes are the harness's: ExitFailed when a scenario failed or the
+// results could not be written, ExitUsage on a usage error.
 func main() {
-	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	ctx, stop := harness.SignalContext()
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	var usage usageError
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
 	case errors.As(err, &usage):
 		fmt.Fprintln(os.Stderr, "tournament:", err)
-		os.Exit(2)
+		os.Exit(harness.ExitUsage)
 	default:
 		fmt.Fprintln(os.Stderr, "tournament:", err)
-		os.Exit(1)
+		os.Exit(harness.ExitFailed)
 	}
 }
 
@@ -125,11 +127,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(file.Results) == 0 {
 		return usageError{fmt.Errorf("no scenario matches -scenarios %q", cfg.scenarios)}
 	}
-	if err := flags.Emit(stdout, file, pkg); err != nil {
-		return err
-	}
-	if n := harness.ScenarioFailures(stderr, file); n > 0 {
-		return fmt.Errorf("%d scenarios failed", n)
+	if flags.Finish(stdout, stderr, file, pkg, "") != harness.ExitOK {
+		return errors.New("the results could not be written, or a scenario failed")
 	}
 	return nil
 }

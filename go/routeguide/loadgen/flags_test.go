@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
 )
 
 func TestParseFlagsDefaults(t *testing.T) {
@@ -120,9 +122,9 @@ func TestRunExitCodesForUsage(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{"loadgen"}, exitUsage},
-		{[]string{"loadgen", "-addr", "127.0.0.1:1", "-conns", "x"}, exitUsage},
-		{[]string{"loadgen", "-h"}, exitOK},
+		{[]string{"loadgen"}, harness.ExitUsage},
+		{[]string{"loadgen", "-addr", "127.0.0.1:1", "-conns", "x"}, harness.ExitUsage},
+		{[]string{"loadgen", "-h"}, harness.ExitOK},
 	} {
 		var stdout, stderr bytes.Buffer
 		if got := run(context.Background(), tc.args, &stdout, &stderr); got != tc.want {

@@ -13,18 +13,13 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
 )
 
 func main() {
-	// A signal cancels the run instead of killing the process, so the
-	// server it started is still stopped and the results so far are
-	// still written.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// A second signal kills the process the default way.
-	context.AfterFunc(ctx, stop)
+	ctx, stop := harness.SignalContext()
+	defer stop()
 	os.Exit(run(ctx, os.Args, os.Stdout, os.Stderr))
 }

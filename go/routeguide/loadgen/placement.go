@@ -1,15 +1,13 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 // The -cpus modes besides an explicit SERVER/CLIENT pair.
@@ -91,24 +89,9 @@ func (p *placement) pinSelf(log io.Writer) {
 // record writes the placement into the results' environment.
 func (p placement) record(extra map[string]string) {
 	if len(p.client) == 0 {
-		extra["cpus"] = "unpinned: " + p.why
+		extra[schema.ExtraCPUs] = "unpinned: " + p.why
 		return
 	}
-	extra["server_cpus"] = p.server.String()
-	extra["client_cpus"] = p.client.String()
-}
-
-// fileDigest is the sha256 of the file at path, so that results name the
-// exact server binary they measured; "" if it cannot be read.
-func fileDigest(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ""
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	extra[schema.ExtraServerCPUs] = p.server.String()
+	extra[schema.ExtraClientCPUs] = p.client.String()
 }

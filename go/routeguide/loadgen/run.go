@@ -13,13 +13,6 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 )
 
-// Exit codes.
-const (
-	exitOK     = 0
-	exitFailed = 1 // a scenario failed, or the results could not be written
-	exitUsage  = 2
-)
-
 // importPath names the benchmark in Go benchmark format output.
 const importPath = "github.com/grpcbench/grpcbench/go/routeguide/loadgen"
 
@@ -28,25 +21,15 @@ const importPath = "github.com/grpcbench/grpcbench/go/routeguide/loadgen"
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+		return harness.ExitOK
 	}
 	if err != nil {
-		return exitUsage
+		return harness.ExitUsage
 	}
 
-	stderr = &lockedWriter{w: stderr}
+	stderr = harness.SharedLog(stderr)
 	file := measure(ctx, cfg, stderr)
-
-	code := exitOK
-	if err := cfg.bench.Emit(stdout, file, importPath); err != nil {
-		fmt.Fprintf(stderr, "[%s] writing results: %v\n", suite, err)
-		code = exitFailed
-	}
-	fmt.Fprintf(stdout, "\n### Scenarios\n\n%s", summaryTable(file.Results).Markdown())
-	if harness.ScenarioFailures(stderr, file) > 0 {
-		code = exitFailed
-	}
-	return code
+	return cfg.bench.Finish(stdout, stderr, file, importPath, "### Scenarios\n\n"+summaryTable(file.Results).Markdown())
 }
 
 // measure runs every scenario, against the server it starts (-server) or
@@ -58,10 +41,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	place := cfg.place()
 	place.pinSelf(log)
 	env := cfg.bench.Environment()
-	env.Extra = map[string]string{"server": "external, at -addr"}
+	env.Extra[schema.ExtraServer] = "external, at -addr"
 	if cfg.serverPath != "" {
-		env.Extra["server"] = cfg.impl + " server " + filepath.Base(cfg.serverPath)
-		env.Extra["server_sha256"] = fileDigest(cfg.serverPath)
+		env.Extra[schema.ExtraServer] = cfg.impl + " server " + filepath.Base(cfg.serverPath)
+		env.Extra[schema.ExtraServerSHA256] = schema.FileSHA256(cfg.serverPath)
+		env.Extra[schema.ExtraServerRuntime] = serverRuntime()
 	}
 	place.record(env.Extra)
 	name := suite

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
+	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/routeguide/features"
 )
@@ -57,7 +58,7 @@ func TestRunMeasuresEveryRPCKind(t *testing.T) {
 	addr := startTestServer(t, features.Default())
 	res := runLoadgen(t, "-addr", addr, "-clients", "2", "-duration", "200ms")
 	code, stdout, file := res.code, res.stdout, res.file
-	if code != exitOK {
+	if code != harness.ExitOK {
 		t.Fatalf("exit code %d; stdout:\n%s", code, stdout)
 	}
 	if !strings.Contains(res.benchfmt, "BenchmarkRouteguide") {
@@ -104,8 +105,8 @@ func TestRunRecordsAFailedScenarioAndGoesOn(t *testing.T) {
 	res := runLoadgen(t, "-addr", addr, "-impl", "lisp", "-rpcs", "bidi,unary",
 		"-clients", "1", "-duration", "100ms", "-conns", "shared")
 	code, stdout, file := res.code, res.stdout, res.file
-	if code != exitFailed {
-		t.Errorf("exit code %d, want %d", code, exitFailed)
+	if code != harness.ExitFailed {
+		t.Errorf("exit code %d, want %d", code, harness.ExitFailed)
 	}
 	if len(file.Results) != 2 {
 		t.Fatalf("%d results, want 2", len(file.Results))
@@ -136,7 +137,7 @@ func TestRunStartsAndStopsTheServer(t *testing.T) {
 
 	res := runLoadgen(t, "-server", server, "-rpcs", "unary", "-clients", "1", "-duration", "100ms")
 	code, stdout, file := res.code, res.stdout, res.file
-	if code != exitOK {
+	if code != harness.ExitOK {
 		t.Fatalf("exit code %d; stdout:\n%s", code, stdout)
 	}
 	r := file.Results[0]
@@ -185,7 +186,7 @@ echo "listening on $FAKE_SERVER_ADDR"; exec sleep 30`)
 
 	res := runLoadgen(t, "-server", script, "-rpcs", "unary", "-clients", "1", "-duration", "100ms",
 		"-cpus", server.String()+"/"+client.String())
-	if res.code != exitOK {
+	if res.code != harness.ExitOK {
 		t.Fatalf("exit code %d; stdout:\n%s", res.code, res.stdout)
 	}
 	if got, _ := os.ReadFile(cpusFile); strings.TrimSpace(string(got)) != server.String() {
@@ -231,8 +232,8 @@ func TestRunRecordsAServerThatDoesNotStart(t *testing.T) {
 	server := writeScript(t, "server", "echo 'no database' >&2; exit 3")
 	res := runLoadgen(t, "-server", server, "-rpcs", "unary,bidi", "-clients", "1,10")
 	code, file := res.code, res.file
-	if code != exitFailed {
-		t.Errorf("exit code %d, want %d", code, exitFailed)
+	if code != harness.ExitFailed {
+		t.Errorf("exit code %d, want %d", code, harness.ExitFailed)
 	}
 	if len(file.Results) != 4 {
 		t.Fatalf("%d results, want one per scenario (4)", len(file.Results))
@@ -253,7 +254,7 @@ func TestRunRecordsAServerThatDoesNotStart(t *testing.T) {
 func TestOpenLoopRun(t *testing.T) {
 	addr := startTestServer(t, features.Default())
 	res := runLoadgen(t, "-addr", addr, "-rpcs", "unary", "-clients", "4", "-duration", "250ms", "-rate", "200")
-	if res.code != exitOK {
+	if res.code != harness.ExitOK {
 		t.Fatalf("exit code %d; stdout:\n%s", res.code, res.stdout)
 	}
 	if res.file.Suite != "routeguide_openloop" || len(res.file.Results) != 1 {

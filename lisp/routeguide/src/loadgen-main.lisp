@@ -1,5 +1,5 @@
 ;;;; The Lisp RouteGuide load generator, with the command line and the
-;;;; results of go/routeguide/loadgen, so that issue 8's matrix can put the
+;;;; results of go/routeguide/loadgen, so that the RouteGuide matrix can put the
 ;;;; Lisp client where the Go one is:
 ;;;;
 ;;;;   loadgen (-server PATH | -addr HOST:PORT) [-impl LABEL] [-rpcs LIST]
@@ -174,6 +174,7 @@ error result, so the run goes on with the next scenario."
          (suite (if rate "routeguide_openloop" "routeguide"))
          (workload (make-workload (getf options :stream-msgs)))
          (process nil) host port
+         (measured-at (utc-timestamp))
          (results '())
          (scenarios (loop for kind in (getf options :kinds)
                           append (loop for n in (getf options :clients) collect (cons kind n)))))
@@ -220,6 +221,7 @@ error result, so the run goes on with the next scenario."
           (environment (environment :platform (getf options :platform)
                                     :build-config (getf options :build-config)
                                     :revision (getf options :revision)
+                                    :measured-at measured-at
                                     :server (if server-path
                                                 (format nil "~A server ~A" impl
                                                         (subseq server-path (1+ (or (position #\/ server-path :from-end t) -1))))

@@ -93,9 +93,29 @@ measured."
   (max 1 (count-if (lambda (line) (and (> (length line) 9) (string= "processor" line :end2 9)))
                    (file-lines "/proc/cpuinfo"))))
 
-(defun environment (&key platform build-config revision server placement)
-  "The results' environment; PLACEMENT is (server-cpus client-cpus
-why-unpinned), as CPU-PLACEMENT returns them."
+(defun utc-timestamp ()
+  "Now, in RFC 3339 at UTC: when the measurement started."
+  (multiple-value-bind (second minute hour day month year) (decode-universal-time (get-universal-time) 0)
+    (format nil "~4,'0D-~2,'0D-~2,'0DT~2,'0D:~2,'0D:~2,'0DZ" year month day hour minute second)))
+
+(defparameter *runtime-variables* '("GOGC" "GOMAXPROCS" "GOMEMLIMIT" "GODEBUG" "SBCL_HOME")
+  "The environment variables that tune the servers' runtimes, which a
+started server inherits; as go/routeguide/loadgen records them.")
+
+(defun server-runtime ()
+  "Which runtime settings a started server gets: the defaults, or the
+variables set."
+  (let ((set (loop for name in *runtime-variables*
+                   for value = (sb-ext:posix-getenv name)
+                   when value collect (format nil "~A=~A" name value))))
+    (if set
+        (format nil "environment ~{~A~^ ~}" set)
+        "runtime defaults (GOGC, GOMAXPROCS, GOMEMLIMIT unset)")))
+
+(defun environment (&key platform build-config revision measured-at server placement)
+  "The results' environment; MEASURED-AT is when the measurement started (a
+UTC-TIMESTAMP), PLACEMENT is (server-cpus client-cpus why-unpinned), as
+CPU-PLACEMENT returns them."
   (let ((memory (proc-field "/proc/meminfo" "MemTotal")))
     (append
      (list :cpu-model (or (proc-field "/proc/cpuinfo" "model name") "unknown")
@@ -108,7 +128,8 @@ why-unpinned), as CPU-PLACEMENT returns them."
            :platform platform
            :build-config build-config)
      (and revision (plusp (length revision)) (list :revision revision))
-     (list :extra (list* :client "lisp" :server server
+     (and measured-at (list :measured-at measured-at))
+     (list :extra (list* :client "lisp" :server server :server-runtime (server-runtime)
                          (destructuring-bind (server-cpus client-cpus why) placement
                            (if client-cpus
                                (list :server-cpus (format-cpu-list server-cpus)

@@ -1,0 +1,59 @@
+package schema
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+)
+
+// Keys of Environment.Extra that several suites and the report share.
+const (
+	// ExtraBinarySHA256 is the SHA-256 of the measuring binary.
+	ExtraBinarySHA256 = "binary_sha256"
+	// ExtraGOGC is the measuring Go process's GOGC ("off" when disabled).
+	ExtraGOGC = "gogc"
+	// ExtraServer names the server a load generator measured.
+	ExtraServer = "server"
+	// ExtraServerSHA256 is the SHA-256 of that server's binary.
+	ExtraServerSHA256 = "server_sha256"
+	// ExtraServerRuntime is the runtime settings the server was started
+	// with, as far as the load generator sets them.
+	ExtraServerRuntime = "server_runtime"
+	// ExtraServerCPUs and ExtraClientCPUs are the CPU sets of a pinned run
+	// (cpuset list syntax, "0" or "0-3").
+	ExtraServerCPUs = "server_cpus"
+	ExtraClientCPUs = "client_cpus"
+	// ExtraCPUs says why a run was not pinned.
+	ExtraCPUs = "cpus"
+)
+
+// FileSHA256 is the hex SHA-256 of the file at path, so that results name
+// the exact binaries they measured; "" if it cannot be read.
+func FileSHA256(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// GOGC is this process's garbage collector percent as GOGC spells it:
+// "100" by default, "off" when disabled.
+func GOGC() string {
+	// SetGCPercent is the only reader; setting the value back at once
+	// leaves the collector as it was.
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	if p < 0 {
+		return "off"
+	}
+	return strconv.Itoa(p)
+}
