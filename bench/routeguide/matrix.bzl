@@ -50,3 +50,42 @@ def routeguide_matrix(name, args, **kwargs):
                 tools = {server_binary: "-server"},
                 **kwargs
             )
+
+# Tuned variants, reported beside the matrix and labelled as tuned: never what a goal is judged on.
+# Each is a server with its tuning flags, recorded under the impl label SERVER_tuned and measured by
+# the Go load generator only (the goals' client).
+TUNED = {
+    # GetFeature on the connection's reactor thread instead of a worker (clgrpc's :unary-inline).
+    "lisp": ["-unary_inline"],
+}
+
+def tuned_results(name):
+    """The results targets of routeguide_tuned(name).
+
+    Args:
+      name: the tuned variants' name.
+
+    Returns:
+      the labels of the NAME_*_server_go_client_results targets.
+    """
+    return ["//bench/routeguide:%s_results" % _cell(name, server, "go") for server in TUNED]
+
+def routeguide_tuned(name, args, **kwargs):
+    """One benchmark per tuned server: NAME_SERVER_server_go_client (and _results).
+
+    Args:
+      name: the prefix of the targets.
+      args: the pinned load generator flags, as the matrix's.
+      **kwargs: common attributes (tags, visibility).
+    """
+    for server, server_args in TUNED.items():
+        benchmark(
+            name = _cell(name, server, "go"),
+            args = args + [
+                "-impl=%s_tuned" % server,
+                "-server_args=" + " ".join(server_args),
+            ],
+            binary = CLIENTS["go"],
+            tools = {SERVERS[server]: "-server"},
+            **kwargs
+        )

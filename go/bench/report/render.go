@@ -187,6 +187,9 @@ func writeProvenance(b *strings.Builder, extra map[string]string) {
 	if s := extra[schema.ExtraServerRuntime]; s != "" {
 		settings = append(settings, "server: "+s)
 	}
+	if a := extra[schema.ExtraServerArgs]; a != "" {
+		settings = append(settings, "server started with "+a+" (tuned)")
+	}
 	if len(settings) > 0 {
 		fmt.Fprintf(b, "- **Runtime settings:** %s\n", strings.Join(settings, "; "))
 	}

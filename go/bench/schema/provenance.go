@@ -22,6 +22,9 @@ const (
 	// ExtraServerRuntime is the runtime settings the server was started
 	// with, as far as the load generator sets them.
 	ExtraServerRuntime = "server_runtime"
+	// ExtraServerArgs are the extra arguments it was started with, such
+	// as a tuning flag; absent when none.
+	ExtraServerArgs = "server_args"
 	// ExtraServerCPUs and ExtraClientCPUs are the CPU sets of a pinned run
 	// (cpuset list syntax, "0" or "0-3").
 	ExtraServerCPUs = "server_cpus"

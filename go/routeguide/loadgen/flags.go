@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
@@ -58,6 +59,8 @@ type config struct {
 	// totalConns, when given, makes this the connection-scale suite: each
 	// scenario holds that many connections, the clients' plus idle ones.
 	totalConns []int
+	// serverArgs are extra arguments for the started server (-server_args).
+	serverArgs []string
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -78,8 +81,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	// before the first measured repetition.
 	cfg := config{bench: harness.Flags{Reps: 3, Warmup: harness.Warmup{Duration: time.Second}}}
 	cfg.bench.Register(fs)
-	var rpcs, clients, conns, totalConns string
+	var rpcs, clients, conns, totalConns, serverArgs string
 	fs.StringVar(&cfg.serverPath, "server", "", "RouteGuide server `executable` to start with -addr 127.0.0.1:0 (its CPU time is measured too)")
+	fs.StringVar(&serverArgs, "server_args", "", "space-separated extra `arguments` for the -server started, such as a tuning flag; recorded in the results")
 	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
 	fs.StringVar(&cfg.impl, "impl", "go", "server implementation `label` recorded in the results (go, lisp)")
 	fs.StringVar(&rpcs, "rpcs", defaultRPCs, "comma `list` of RPC kinds: unary, server_streaming, client_streaming, bidi")
@@ -94,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if err := cfg.bench.Parse(fs, args[1:]); err != nil {
 		return config{}, err // Parse has printed the problem and the usage
 	}
+	cfg.serverArgs = strings.Fields(serverArgs)
 	if err := cfg.complete(rpcs, clients, conns, totalConns); err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
@@ -111,6 +116,8 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 	switch {
 	case (cfg.serverPath == "") == (cfg.addr == ""):
 		fail("exactly one of -server and -addr is required")
+	case cfg.serverPath == "" && len(cfg.serverArgs) > 0:
+		fail("-server_args needs -server")
 	case cfg.serverPath != "":
 		// LookPath accepts a path with a slash as is and searches PATH
 		// for a bare name; either way the file must be executable.

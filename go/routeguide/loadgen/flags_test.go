@@ -124,6 +124,7 @@ func TestRunExitCodesForUsage(t *testing.T) {
 	}{
 		{[]string{"loadgen"}, harness.ExitUsage},
 		{[]string{"loadgen", "-addr", "127.0.0.1:1", "-conns", "x"}, harness.ExitUsage},
+		{[]string{"loadgen", "-addr", "127.0.0.1:1", "-server_args", "-unary_inline"}, harness.ExitUsage},
 		{[]string{"loadgen", "-h"}, harness.ExitOK},
 	} {
 		var stdout, stderr bytes.Buffer

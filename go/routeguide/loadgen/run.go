@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -46,6 +47,9 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		env.Extra[schema.ExtraServer] = cfg.impl + " server " + filepath.Base(cfg.serverPath)
 		env.Extra[schema.ExtraServerSHA256] = schema.FileSHA256(cfg.serverPath)
 		env.Extra[schema.ExtraServerRuntime] = serverRuntime()
+		if len(cfg.serverArgs) > 0 {
+			env.Extra[schema.ExtraServerArgs] = strings.Join(cfg.serverArgs, " ")
+		}
 	}
 	place.record(env.Extra)
 	name := suite
@@ -77,7 +81,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	}
 	if cfg.serverPath != "" {
 		srv, err := serverproc.Start(ctx, serverproc.Spec{
-			Argv:         []string{cfg.serverPath, "-addr", "127.0.0.1:0"},
+			Argv:         append([]string{cfg.serverPath, "-addr", "127.0.0.1:0"}, cfg.serverArgs...),
 			ReadyTimeout: serverReadyTimeout,
 			StopGrace:    serverStopGrace,
 			Log:          log,

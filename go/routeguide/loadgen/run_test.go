@@ -271,3 +271,29 @@ func TestOpenLoopRun(t *testing.T) {
 		t.Error("no p99.9 latency")
 	}
 }
+
+// -server_args reach the started server after its -addr, and the results
+// record them, so that a tuned server shows as one.
+func TestRunPassesServerArgs(t *testing.T) {
+	addr := startTestServer(t, features.Default())
+	argsFile := filepath.Join(t.TempDir(), "args")
+	t.Setenv("FAKE_SERVER_ADDR", addr)
+	t.Setenv("FAKE_SERVER_ARGS_FILE", argsFile)
+	server := writeScript(t, "server",
+		`echo "$@" > "$FAKE_SERVER_ARGS_FILE"; echo "listening on $FAKE_SERVER_ADDR"; exec sleep 30`)
+
+	res := runLoadgen(t, "-server", server, "-server_args", "-unary_inline  -x=1", "-rpcs", "unary", "-clients", "1", "-duration", "50ms")
+	if res.code != harness.ExitOK {
+		t.Fatalf("exit code %d; stdout:\n%s", res.code, res.stdout)
+	}
+	args, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(string(args)), "-addr 127.0.0.1:0 -unary_inline -x=1"; got != want {
+		t.Errorf("server started with %q, want %q", got, want)
+	}
+	if got := res.file.Environment.Extra[schema.ExtraServerArgs]; got != "-unary_inline -x=1" {
+		t.Errorf("environment records server_args %q", got)
+	}
+}

@@ -2,7 +2,8 @@
 ;;;; go/routeguide/server:
 ;;;;
 ;;;;   server [-addr HOST:PORT] [-db PATH] [-max_concurrent_streams N]
-;;;;          [-shutdown_timeout DURATION] [limit flags, as the Go server's]
+;;;;          [-shutdown_timeout DURATION] [-unary_inline]
+;;;;          [limit flags, as the Go server's]
 ;;;;
 ;;;; It prints exactly one line to stdout, "listening on HOST:PORT", once the
 ;;;; port is bound, and stops gracefully on SIGINT or SIGTERM.
@@ -10,17 +11,19 @@
 (in-package #:routeguide)
 
 (defun start-server (&key (host "127.0.0.1") (port 0) (db (default-features))
-                          (max-concurrent-streams 1000) limits)
+                          (max-concurrent-streams 1000) unary-inline limits)
   "A running clgrpc server with the RouteGuide service, the standard health
 service (SERVING, for the server and for RouteGuide, once bound) and server
 reflection.
+UNARY-INLINE runs GetFeature on its connection's reactor instead of a worker
+thread (clgrpc's :UNARY-INLINE): GetFeature only looks a point up in memory
+and never blocks, so that saves a hand-off per call (see clgrpc's
+PERFORMANCE.md), but it is tuning the Go server has no counterpart of, so
+it is off unless asked for.
 LIMITS is a plist of MAKE-SERVER's limit arguments.  Returns (values server
 port health)."
-  ;; GetFeature only looks a point up in memory: it never blocks, so it can
-  ;; run on its connection's reactor (:UNARY-INLINE), which saves a hand-off
-  ;; to a worker thread per call (see clgrpc's PERFORMANCE.md).
   (let ((server (apply #'clgrpc.grpc:make-server :max-concurrent-streams max-concurrent-streams
-                                                 :unary-inline t limits)))
+                                                 :unary-inline unary-inline limits)))
     (register-service server (make-service db))
     (let ((health (clgrpc.health:make-health)))
       (clgrpc.health:register-health server health)
@@ -41,6 +44,8 @@ port health)."
                    "limit on concurrent streams per HTTP/2 connection (0: the default, 1000)")
         (flag-spec "shutdown_timeout" :duration 5
                    "how long a graceful stop may wait for RPCs in flight before connections are closed")
+        (flag-spec "unary_inline" :bool nil
+                   "run GetFeature on the connection's reactor thread instead of a worker (tuning)")
         ;; The limits, with the Go server's flags and grpc-go's defaults.
         (flag-spec "max_connections" :int 0
                    "connections beyond this `count` are closed at once (0: no limit)")
@@ -101,6 +106,7 @@ port health)."
           :max-concurrent-streams (let ((n (getf options :max-concurrent-streams)))
                                     (if (zerop n) 1000 (min n most-positive-fixnum)))
           :shutdown-timeout (getf options :shutdown-timeout)
+          :unary-inline (getf options :unary-inline)
           :limits (limit-options options))))
 
 (defvar *stop-requested* nil)
@@ -126,6 +132,7 @@ stdout once bound, and stops gracefully on SIGINT or SIGTERM."))
                                 (load-features (getf options :db))
                                 (default-features))
                         :max-concurrent-streams (getf options :max-concurrent-streams)
+                        :unary-inline (getf options :unary-inline)
                         :limits (getf options :limits))
         ;; A signal handler only sets a flag: it may interrupt any thread,
         ;; even one holding a lock the shutdown needs.

@@ -231,13 +231,14 @@ stream needs the creating thread to serve events, and we wait elsewhere."
 ;;; ------------------------------------------------------------------
 ;;; Go client -> Lisp server
 
-(defun call-with-lisp-server (fn)
-  (multiple-value-bind (server port) (routeguide:start-server)
+(defun call-with-lisp-server (fn &rest options)
+  "Call FN with the port of a Lisp server started with START-SERVER's OPTIONS."
+  (multiple-value-bind (server port) (apply #'routeguide:start-server options)
     (unwind-protect (funcall fn port)
       (clgrpc.grpc:server-stop server :grace 2))))
 
-(defmacro with-lisp-server ((port) &body body)
-  `(call-with-lisp-server (lambda (,port) ,@body)))
+(defmacro with-lisp-server ((port &rest options) &body body)
+  `(call-with-lisp-server (lambda (,port) ,@body) ,@options))
 
 (defun go-report (port rpc &rest more)
   (multiple-value-bind (code output)
@@ -250,6 +251,13 @@ stream needs the creating thread to serve events, and we wait elsewhere."
   (let ((expected (with-go-server (port) (go-report port "all"))))
     (is (search "100 features (64 named)" expected))
     (with-lisp-server (port)
+      (is (string= expected (go-report port "all"))))))
+
+(interop-test go-client-all-rpcs-unary-inline
+  ;; The tuned server (-unary_inline: GetFeature on the reactor thread)
+  ;; answers exactly as the default one.
+  (let ((expected (with-go-server (port) (go-report port "all"))))
+    (with-lisp-server (port :unary-inline t)
       (is (string= expected (go-report port "all"))))))
 
 (interop-test go-client-each-rpc
