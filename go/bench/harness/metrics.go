@@ -62,7 +62,20 @@ func Metrics(reps []Rep) []schema.Metric {
 		}
 		out = append(out, schema.NewMetric(d.name, d.unit, d.better, values))
 	}
-	return out
+	return append(out, pressureMetric(reps)...)
+}
+
+// pressureMetric is the host's CPU pressure per repetition, if every one
+// could read it.
+func pressureMetric(reps []Rep) []schema.Metric {
+	values := make([]float64, len(reps))
+	for i, r := range reps {
+		if !r.HasCPUPressure {
+			return nil
+		}
+		values[i] = r.CPUPressure
+	}
+	return []schema.Metric{schema.NewMetric(schema.MetricCPUPressure, schema.UnitRatio, schema.LowerIsBetter, values)}
 }
 
 // perOp is cpu per operation in nanoseconds, or 0 when nothing completed.

@@ -24,6 +24,12 @@ type Rep struct {
 	AllocBytes, Allocs uint64
 
 	Latency Percentiles
+
+	// CPUPressure is the share of Wall in which some task on the host
+	// waited for a CPU (see pressure.go); HasCPUPressure is false where the
+	// kernel does not report it.
+	CPUPressure    float64
+	HasCPUPressure bool
 }
 
 // Attempts is the number of operations started: successful plus failed.

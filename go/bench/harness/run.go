@@ -143,6 +143,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 		}
 	}
 
+	stall0 := readStall()
 	start := time.Now()
 	if r.Plan.Duration > 0 {
 		deadline = start.Add(r.Plan.Duration)
@@ -154,6 +155,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 	stopTicker := prog.ticker(label, start, t)
 	wg.Wait()
 	wall := time.Since(start)
+	stall1 := readStall()
 	stopTicker()
 
 	client1, err := selfCPU()
@@ -161,6 +163,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 		return Rep{}, fmt.Errorf("client CPU: %w", err)
 	}
 	rep := Rep{Wall: wall, ClientCPU: client1.Sub(client0)}
+	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, wall)
 	if r.Server != nil {
 		server1, err := r.Server.CPU()
 		if err != nil {

@@ -13,6 +13,9 @@ import (
 type Dataset struct {
 	Suite        string
 	Environments []schema.Environment
+	// Measurements are the environments of every file, in file order:
+	// Environments keeps one per machine, these one per measurement.
+	Measurements []schema.Environment
 	Rows         []Row
 }
 
@@ -101,7 +104,7 @@ func (d *Dataset) Has(key string) bool { return len(d.Values(key)) > 0 }
 
 // Filter returns the scenarios for which keep is true.
 func (d *Dataset) Filter(keep func(Row) bool) *Dataset {
-	out := &Dataset{Suite: d.Suite, Environments: d.Environments}
+	out := &Dataset{Suite: d.Suite, Environments: d.Environments, Measurements: d.Measurements}
 	for _, r := range d.Rows {
 		if keep(r) {
 			out.Rows = append(out.Rows, r)

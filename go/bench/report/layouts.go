@@ -155,7 +155,7 @@ var BuiltinLayouts = map[string]Layout{
 				Config:  map[string]string{"impl": "lisp"},
 				Names:   implNames,
 				Limits:  []RatioLimit{{Metric: schema.MetricReqPerSec, Min: 0.5}},
-				Context: []MetricView{{Name: schema.MetricServerCPUPerOp}},
+				Context: []MetricView{{Name: schema.MetricServerCPUPerOp}, {Name: schema.MetricCPUPressure}},
 			},
 			Scaling{
 				Title: "Scaling efficiency", GroupBy: []string{"rpc", "client"},
@@ -246,7 +246,7 @@ var BuiltinLayouts = map[string]Layout{
 					{Metric: schema.MetricLatencyP99, Max: 1},
 					{Metric: schema.MetricServerRSSPerConn, Max: 2},
 				},
-				Context: []MetricView{{Name: schema.MetricServerCPUPerOp}, {Name: schema.MetricServerRSS}},
+				Context: []MetricView{{Name: schema.MetricServerCPUPerOp}, {Name: schema.MetricServerRSS}, {Name: schema.MetricCPUPressure}},
 			},
 		},
 	},

@@ -104,6 +104,7 @@ func datasets(files []*schema.File) ([]*Dataset, error) {
 		if !slices.ContainsFunc(d.Environments, func(e schema.Environment) bool { return sameEnvironment(e, f.Environment) }) {
 			d.Environments = append(d.Environments, f.Environment)
 		}
+		d.Measurements = append(d.Measurements, f.Environment)
 		for _, r := range f.Results {
 			key := f.Suite + "/" + r.Scenario
 			if j, dup := where[key]; dup {
@@ -150,10 +151,6 @@ func writeSetup(p *Page, d *Dataset) {
 		if e.Revision != "" {
 			fmt.Fprintf(&b, "- **Revision:** %s\n", e.Revision)
 		}
-		if e.MeasuredAt != "" {
-			fmt.Fprintf(&b, "- **Measured at:** %s\n", e.MeasuredAt)
-		}
-		writeProvenance(&b, e.Extra)
 		switch {
 		case e.Extra[schema.ExtraServerCPUs] != "":
 			fmt.Fprintf(&b, "- **CPUs:** server on %s, load generator on %s\n", e.Extra[schema.ExtraServerCPUs], e.Extra[schema.ExtraClientCPUs])
@@ -164,25 +161,45 @@ func writeSetup(p *Page, d *Dataset) {
 	}
 	p.Heading(3, "Setup")
 	p.md.WriteString(b.String())
+	if t := measurementsTable(d.Measurements); len(t.Rows) > 0 {
+		p.md.WriteString("Measurements, one per results file:\n\n" + t.Markdown() + "\n")
+	}
 	p.md.WriteString("Tables show the median of the repetitions and, after ±, its spread as a share of it: the 95% confidence interval of the median with 6 repetitions or more, half the range (max − min) with fewer; charts draw the same interval as error bars. A ratio's \"(p=… n=…)\" is a Mann-Whitney U test of the two cells' repetitions, as benchstat prints it, and \"~\" marks a difference it does not find significant at α = 0.05. A goal is met or not met only when that test, against the baseline scaled to the goal's bound, decides it; otherwise it is not decided.\n\n")
 }
 
-// writeProvenance lists what identifies the measured binaries and the
-// runtime settings they ran with, where the results record them.
-func writeProvenance(b *strings.Builder, extra map[string]string) {
-	var binaries []string
-	if d := extra[schema.ExtraBinarySHA256]; d != "" {
-		binaries = append(binaries, "measuring binary sha256 "+shortDigest(d))
+// measurementsTable has a row per results file that records where it came
+// from: when it was measured, the digests of the measuring binary and the
+// server, and the runtime settings. A cached result is the first
+// measurement of its inputs, so the cells of one table may come from
+// different times; this says which.
+func measurementsTable(envs []schema.Environment) Table {
+	t := Table{Header: []string{"Server", "Load generator", "Measured at", "Measuring binary", "Server binary", "Runtime settings"}}
+	for _, e := range envs {
+		if e.MeasuredAt == "" {
+			continue
+		}
+		// The Lisp load generator records itself as client "lisp"; a Go
+		// one is known by its Go version.
+		client := "Go (" + e.GoVersion + ")"
+		if e.Extra["client"] == "lisp" {
+			client = "Lisp (" + e.SBCLVersion + ")"
+		}
+		t.Rows = append(t.Rows, []string{
+			orMissing(e.Extra[schema.ExtraServer]), client, e.MeasuredAt,
+			orMissing(shortDigest(e.Extra[schema.ExtraBinarySHA256])),
+			orMissing(shortDigest(e.Extra[schema.ExtraServerSHA256])),
+			runtimeSettings(e.Extra),
+		})
 	}
-	if d := extra[schema.ExtraServerSHA256]; d != "" {
-		binaries = append(binaries, "server sha256 "+shortDigest(d))
-	}
-	if len(binaries) > 0 {
-		fmt.Fprintf(b, "- **Binaries:** %s\n", strings.Join(binaries, ", "))
-	}
+	return t
+}
+
+// runtimeSettings says how the peers' runtimes were set: the measuring
+// process's GOGC, the server's environment and any tuning arguments.
+func runtimeSettings(extra map[string]string) string {
 	var settings []string
 	if g := extra[schema.ExtraGOGC]; g != "" {
-		settings = append(settings, "measuring process GOGC "+g)
+		settings = append(settings, "GOGC "+g)
 	}
 	if s := extra[schema.ExtraServerRuntime]; s != "" {
 		settings = append(settings, "server: "+s)
@@ -190,9 +207,14 @@ func writeProvenance(b *strings.Builder, extra map[string]string) {
 	if a := extra[schema.ExtraServerArgs]; a != "" {
 		settings = append(settings, "server started with "+a+" (tuned)")
 	}
-	if len(settings) > 0 {
-		fmt.Fprintf(b, "- **Runtime settings:** %s\n", strings.Join(settings, "; "))
+	return orMissing(strings.Join(settings, "; "))
+}
+
+func orMissing(s string) string {
+	if s == "" {
+		return missing
 	}
+	return s
 }
 
 // shortDigest is the first 12 hex digits of a digest, as git abbreviates.

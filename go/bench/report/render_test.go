@@ -161,3 +161,24 @@ func TestSpread(t *testing.T) {
 		}
 	}
 }
+
+// The setup lists every measurement with its time, digests and runtime
+// settings, a tuned server marked as tuned.
+func TestSetupListsMeasurements(t *testing.T) {
+	env := func(server, at, args string) schema.Environment {
+		return schema.Environment{CPUModel: "x", CPUCount: 2, Kernel: "Linux", GoVersion: "go1.26", Platform: "linux_amd64", BuildConfig: "opt",
+			MeasuredAt: at, Extra: map[string]string{schema.ExtraServer: server, schema.ExtraBinarySHA256: "0123456789abcdef", schema.ExtraGOGC: "100", schema.ExtraServerArgs: args}}
+	}
+	d := &Dataset{Suite: "routeguide", Measurements: []schema.Environment{
+		env("go server", "2026-11-25T18:00:00Z", ""), env("lisp server", "2026-11-25T18:05:00Z", "-unary_inline"),
+	}}
+	md := measurementsTable(d.Measurements).Markdown()
+	for _, want := range []string{
+		"| go server | Go (go1.26) | 2026-11-25T18:00:00Z | 0123456789ab | — | GOGC 100 |",
+		"| lisp server | Go (go1.26) | 2026-11-25T18:05:00Z | 0123456789ab | — | GOGC 100; server started with -unary_inline (tuned) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q in:\n%s", want, md)
+		}
+	}
+}

@@ -33,7 +33,7 @@ const (
 	// Suites' own.
 	MetricServerRSS         = "server_rss"           // the server's resident set size after a repetition (connection scale)
 	MetricServerRSSPerConn  = "server_rss_per_conn"  // that RSS divided by the connections held (connection scale)
-	MetricCPUPressure       = "cpu_pressure"         // the share of the wall time the host's CPUs were busy (CRI)
+	MetricCPUPressure       = "cpu_pressure"         // the share of the wall time some task on the host waited for a CPU
 	MetricServerBytesPerOp  = "server_bytes_per_op"  // the server's bytes allocated per operation (CRI, from its debug service)
 	MetricServerAllocsPerOp = "server_allocs_per_op" // the server's allocations per operation (CRI)
 	MetricEncodedBytes      = "encoded_bytes"        // an object's encoded size (Kubernetes content types)

@@ -27,10 +27,6 @@ type serverSampler struct {
 	debug cripb.MockRuntimeDebugClient // nil: a server without MockRuntimeDebug
 	mem   []*cripb.MemStatsResponse
 	calls int
-	// stalls are the host's CPU stall totals read with the CPU times;
-	// noStall once one could not be read.
-	stalls  []time.Duration
-	noStall bool
 }
 
 func (s *serverSampler) CPU() (harness.CPUTimes, error) {
@@ -44,11 +40,6 @@ func (s *serverSampler) CPU() (harness.CPUTimes, error) {
 	t, err := s.cpu.CPU()
 	if err != nil {
 		return t, err
-	}
-	if stall, ok := readCPUStall(); ok {
-		s.stalls = append(s.stalls, stall)
-	} else {
-		s.noStall = true
 	}
 	if !before {
 		err = s.readMem(false)
@@ -76,16 +67,8 @@ func (s *serverSampler) readMem(beforeRep bool) error {
 
 // metrics returns the server's bytes and allocations per operation of
 // reps, the repetitions the sampler was read for (none when it read no heap
-// counters), and the host's CPU pressure during them.
+// counters).
 func (s *serverSampler) metrics(reps []harness.Rep) []schema.Metric {
-	out := s.memMetrics(reps)
-	if !s.noStall {
-		out = append(out, pressureMetric(reps, s.stalls)...)
-	}
-	return out
-}
-
-func (s *serverSampler) memMetrics(reps []harness.Rep) []schema.Metric {
 	if s.debug == nil || len(reps) == 0 || len(s.mem) < 2*len(reps) {
 		return nil
 	}

@@ -23,8 +23,9 @@
 (defun rep-metrics (reps)
   "The harness's metrics of REPS, in its order: msg_per_s only when calls
 stream, server_cpu and server_cpu_per_op only when the server's CPU was
-measured."
+measured, cpu_pressure only where the host reports it."
   (let ((server (every #'rep-server-cpu reps))
+        (pressure (every #'rep-cpu-pressure reps))
         (streams (some (lambda (r) (> (rep-msgs r) (rep-ops r))) reps)))
     (flet ((m (name unit better fn)
              (metric name unit better (mapcar (lambda (r) (float (funcall fn r) 1d0)) reps)))
@@ -55,7 +56,8 @@ measured."
                     (m "latency_p999" "ns" "lower" (latency 999/10))
                     (m "latency_max" "ns" "lower" (latency 100))
                     (m "bytes_per_op" "B/op" "lower"
-                       (lambda (r) (safe-div (rep-bytes r) (rep-attempts r)))))))))
+                       (lambda (r) (safe-div (rep-bytes r) (rep-attempts r))))
+                    (and pressure (m "cpu_pressure" "ratio" "lower" #'rep-cpu-pressure)))))))
 
 (defun scenario-result (name parameters reps error)
   "A result plist, status and error as harness.Result decides them."

@@ -24,6 +24,7 @@
   (client-cpu 0d0 :type double-float)   ; seconds
   (server-cpu nil)                      ; seconds, or NIL when unknown
   (bytes 0 :type integer)               ; consed by the client
+  (cpu-pressure nil)                    ; share of WALL the host stalled, or NIL
   (latencies #() :type vector))         ; nanoseconds, sorted
 
 (defstruct (worker (:constructor make-worker (id channel)))
@@ -115,6 +116,19 @@ the loop open."
         while space
         do (setf start (1+ space))))
 
+(defun cpu-stall-seconds ()
+  "The host's cumulative CPU stall time (the \"some\" total of Linux PSI,
+/proc/pressure/cpu), or NIL where the kernel does not report it: as the Go
+harness reads it, so that results say whether other work took the cores."
+  (let ((line (ignore-errors
+               (with-open-file (in "/proc/pressure/cpu")
+                 (loop for l = (read-line in nil) while l
+                       when (and (> (length l) 5) (string= "some " l :end2 5)) return l)))))
+    (let ((at (and line (search "total=" line))))
+      (when at
+        (let ((us (parse-integer line :start (+ at 6) :junk-allowed t)))
+          (and us (/ us 1d6)))))))
+
 (defun measure-rep (workers op workload duration server-pid rate)
   (mapc #'worker-reset workers)
   (sb-ext:gc)
@@ -122,12 +136,15 @@ the loop open."
          (bytes0 (sb-ext:get-bytes-consed))
          (client0 (self-cpu-seconds))
          (server0 (and server-pid (process-cpu-seconds server-pid)))
+         (stall0 (cpu-stall-seconds))
          (wall (run-workers workers op workload :duration duration :rate rate))
+         (stall1 (cpu-stall-seconds))
          (server1 (and server-pid (process-cpu-seconds server-pid))))
     (setf (rep-wall rep) wall
           (rep-client-cpu rep) (- (self-cpu-seconds) client0)
           (rep-server-cpu rep) (and server0 server1 (- server1 server0))
-          (rep-bytes rep) (- (sb-ext:get-bytes-consed) bytes0))
+          (rep-bytes rep) (- (sb-ext:get-bytes-consed) bytes0)
+          (rep-cpu-pressure rep) (and stall0 stall1 (plusp wall) (/ (- stall1 stall0) wall)))
     (let ((first-at nil))
       (dolist (w workers)
         (incf (rep-ops rep) (worker-ops w))

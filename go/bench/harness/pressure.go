@@ -1,0 +1,67 @@
+package harness
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"time"
+)
+
+// The host's CPU pressure during a repetition (schema.MetricCPUPressure)
+// is the share of its wall time in which some runnable task on the host
+// waited for a CPU (Linux PSI, "some" line of /proc/pressure/cpu). A
+// comparison is only as good as the host it ran on: on a host whose cores
+// are taken by other work (pressure near 1) the peers take turns, and a
+// stream's overlap of client and server, or a server's spare core, is
+// gone. The metric says which kind of host a result came from.
+
+// pressurePath is where Linux reports CPU pressure stall information.
+const pressurePath = "/proc/pressure/cpu"
+
+// readCPUStall returns the host's cumulative CPU stall time (the "some"
+// total), or false where the kernel does not report it.
+func readCPUStall() (time.Duration, bool) {
+	data, err := os.ReadFile(pressurePath)
+	if err != nil {
+		return 0, false
+	}
+	return parseCPUStall(data)
+}
+
+// parseCPUStall reads "some avg10=… total=MICROSECONDS" from PSI output.
+func parseCPUStall(data []byte) (time.Duration, bool) {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		fields := bytes.Fields(line)
+		if len(fields) == 0 || string(fields[0]) != "some" {
+			continue
+		}
+		for _, f := range fields[1:] {
+			if v, ok := bytes.CutPrefix(f, []byte("total=")); ok {
+				us, err := strconv.ParseInt(string(v), 10, 64)
+				return time.Duration(us) * time.Microsecond, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
+// cpuStall is a reading of the host's stall total, ok false where the
+// kernel does not report it.
+type cpuStall struct {
+	total time.Duration
+	ok    bool
+}
+
+func readStall() cpuStall {
+	d, ok := readCPUStall()
+	return cpuStall{d, ok}
+}
+
+// pressure is the share of wall that the host stalled between two
+// readings; ok false if either is missing.
+func pressure(before, after cpuStall, wall time.Duration) (float64, bool) {
+	if !before.ok || !after.ok || wall <= 0 {
+		return 0, false
+	}
+	return float64(after.total-before.total) / float64(wall), true
+}

@@ -1,0 +1,38 @@
+package harness
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseCPUStall(t *testing.T) {
+	psi := "some avg10=93.20 avg60=95.02 avg300=96.40 total=3457443044\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+	if d, ok := parseCPUStall([]byte(psi)); !ok || d != 3457443044*time.Microsecond {
+		t.Errorf("got %v, %v", d, ok)
+	}
+	for _, bad := range []string{"", "full avg10=0 total=5\n", "some avg10=1 total=x\n"} {
+		if _, ok := parseCPUStall([]byte(bad)); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// Pressure is the stall time between two readings over the wall time, and
+// a metric only where every repetition has it.
+func TestPressure(t *testing.T) {
+	p, ok := pressure(cpuStall{10 * time.Second, true}, cpuStall{10*time.Second + 500*time.Millisecond, true}, time.Second)
+	if !ok || p != 0.5 {
+		t.Errorf("pressure = %v, %v; want 0.5", p, ok)
+	}
+	if _, ok := pressure(cpuStall{}, cpuStall{time.Second, true}, time.Second); ok {
+		t.Error("a pressure from a missing reading")
+	}
+	reps := []Rep{{Wall: time.Second, CPUPressure: 0.5, HasCPUPressure: true}, {Wall: time.Second, CPUPressure: 0.25, HasCPUPressure: true}}
+	if m := pressureMetric(reps); len(m) != 1 || m[0].Reps[0] != 0.5 || m[0].Reps[1] != 0.25 {
+		t.Errorf("got %+v", m)
+	}
+	reps[1].HasCPUPressure = false
+	if pressureMetric(reps) != nil {
+		t.Error("a metric although one repetition could not read it")
+	}
+}
