@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpcbench/grpcbench/go/inprocgrpc"
 	"github.com/grpcbench/grpcbench/go/inprocgrpc/internal/leakcheck"
 	gt "github.com/grpcbench/grpcbench/go/inprocgrpc/internal/testpb"
 )
@@ -262,4 +264,40 @@ func TestDerivedContextsStartNoGoroutine(t *testing.T) {
 	}()
 	_, err := cli.Unary(ctx, &gt.Message{})
 	wantCode(t, err, codes.Canceled)
+}
+
+// TestDetachedHandlerCannotReadALeftRequest: a detached handler reads the
+// caller's request in place, but only while the caller waits. Once the
+// caller left at its deadline and changes its request, a late dec fails
+// with the caller's status instead of reading it (the race detector would
+// see a read of the changing message).
+func TestDetachedHandlerCannotReadALeftRequest(t *testing.T) {
+	leakcheck.Check(t)
+	ch := inprocgrpc.New(inprocgrpc.WithDetachedUnary())
+	release := make(chan struct{})
+	decoded := make(chan error, 2)
+	ch.RegisterService(&grpc.ServiceDesc{
+		ServiceName: "late.Decoder",
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{
+			MethodName: "Decode",
+			Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+				<-release
+				err := dec(&gt.Message{})
+				decoded <- err
+				decoded <- dec(&gt.Message{}) // a second dec fails the same way
+				return nil, err
+			},
+		}},
+	}, struct{}{})
+	ctx, cancel := context.WithTimeout(testContext(t), 20*time.Millisecond)
+	defer cancel()
+	req := &gt.Message{Payload: []byte("before")}
+	err := ch.Invoke(ctx, "/late.Decoder/Decode", req, &gt.Message{})
+	wantCode(t, err, codes.DeadlineExceeded)
+	req.Payload = []byte("changed after the caller left")
+	close(release)
+	for range 2 {
+		wantCode(t, receive(t, decoded, "the handler's dec"), codes.DeadlineExceeded)
+	}
 }

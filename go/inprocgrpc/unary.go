@@ -2,6 +2,7 @@ package inprocgrpc
 
 import (
 	"context"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -69,15 +70,14 @@ func (c *Channel) unaryResult(ctx context.Context, resp any, herr error, reply a
 }
 
 // invokeDetached runs the handler on its own goroutine (WithDetachedUnary),
-// so that the caller can leave at its deadline. The request is copied
-// before the goroutine starts and the response after it is received: the
-// handler never touches the caller's messages, even after the caller left.
+// so that the caller can leave at its deadline. The handler's dec copies the
+// caller's request straight into the handler's message, as the inline path
+// does, while the caller is still waiting; a caller that leaves takes its
+// request back first (detachedRequest), so the handler never reads a
+// message the caller may change again. The response is copied after it is
+// received.
 func (c *Channel) invokeDetached(ctx context.Context, m *method, u *unaryCall, reply any, opts []grpc.CallOption) error {
-	// Not a carrier (nil cache): a handler may call dec more than once.
-	in, err := u.xfer.detach(u.req, nil)
-	if err != nil {
-		return err
-	}
+	in := &detachedRequest{req: u.req, xfer: u.xfer}
 	u.req = nil
 	type result struct {
 		resp            any
@@ -86,9 +86,8 @@ func (c *Channel) invokeDetached(ctx context.Context, m *method, u *unaryCall, r
 	}
 	done := make(chan result, 1) // never blocks the handler's goroutine
 	go func() {
-		dec := func(m any) error { return u.xfer.attach(m, in) }
-		resp, err := m.unary(m.srv, u.handler, dec, c.unaryServer)
-		in.release()
+		resp, err := m.unary(m.srv, u.handler, in.decode, c.unaryServer)
+		in.leave(nil) // whatever happens now, the handler has its request
 		header, trailer := u.close()
 		u.cancel(context.Canceled)
 		done <- result{resp, err, header, trailer}
@@ -101,6 +100,7 @@ func (c *Channel) invokeDetached(ctx context.Context, m *method, u *unaryCall, r
 	case <-ctx.Done():
 		// The handler's context ends too (its Err sees the client's), and
 		// the goroutine ends when the handler returns.
+		in.leave(ctx.Err())
 		u.cancel(ctx.Err())
 		setCallResults(opts, nil, nil)
 		return contextStatus(ctx.Err())
@@ -125,4 +125,38 @@ func (c *Channel) invokeStreaming(ctx context.Context, m *method, req, reply any
 		return err
 	}
 	return cs.RecvMsg(reply)
+}
+
+// detachedRequest is the caller's request as a detached handler reads it:
+// in place, and only while the caller waits.
+type detachedRequest struct {
+	mu   sync.Mutex
+	req  any   // nil once the caller left or the handler returned
+	left error // why a later decode fails: the caller's context error
+	xfer transfer
+}
+
+// decode is the handler's dec. A handler may call it more than once; each
+// call copies the request afresh, as long as the caller is still there.
+func (d *detachedRequest) decode(m any) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.req == nil {
+		return contextStatus(d.left)
+	}
+	return d.xfer.copy(m, d.req)
+}
+
+// leave ends the handler's access to the request: err is the caller's
+// context error when it left, nil when the handler returned. A copy in
+// progress finishes first.
+func (d *detachedRequest) leave(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil {
+		err = context.Canceled // the RPC is over
+	}
+	if d.req != nil {
+		d.req, d.left = nil, err
+	}
 }
