@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchmath"
@@ -27,9 +28,10 @@ import (
 // which is what too few repetitions, or a figure at the bound, give.
 type Goal struct {
 	Title     string
-	Statement string            // the goal in words, printed above the table
-	Where     map[string]string // only scenarios with these parameters count
-	GroupBy   []string          // a baseline per group (e.g. rpc, clients)
+	Statement string              // the goal in words, printed above the table
+	Where     map[string]string   // only scenarios with these parameters count
+	In        map[string][]string // and whose parameter is one of these values
+	GroupBy   []string            // a baseline per group (e.g. rpc, clients)
 	// Vary are the parameters that make a configuration, Vary[0] leading,
 	// as in AllConfigurations; Baseline is Vary[0]'s value to compare with.
 	Vary     []string
@@ -100,6 +102,11 @@ func (s Goal) Render(d *Dataset, p *Page) {
 	data := d.Filter(func(r Row) bool {
 		for k, v := range s.Where {
 			if r.Param(k) != v {
+				return false
+			}
+		}
+		for k, vs := range s.In {
+			if !slices.Contains(vs, r.Param(k)) {
 				return false
 			}
 		}

@@ -84,3 +84,19 @@ func TestGoalEveryCell(t *testing.T) {
 	md := renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)), base32, failed)
 	wantAll(t, md, "| containers=1024 | stream | 0.60x (met, p=", "| containers=32 | stream | — | not met |", "not met in 1 of 2 cells: containers=32: stream.")
 }
+
+// In keeps only the scenarios whose parameter is one of its values.
+func TestGoalIn(t *testing.T) {
+	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		In:     map[string][]string{"containers": {"1024"}},
+		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}}
+	base32 := goalRow("list", 0, around(100), around(1))
+	base32.Parameters["containers"] = 32
+	stream32 := goalRow("stream", 0, around(90), around(1))
+	stream32.Parameters["containers"] = 32
+	md := renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)), base32, stream32)
+	wantAll(t, md, "| containers=1024 | stream | 0.60x (met,", "**Goal met**")
+	if strings.Contains(md, "containers=32") {
+		t.Errorf("a scenario outside In was judged:\n%s", md)
+	}
+}
