@@ -36,11 +36,19 @@ func (c MetricChange) Significant() bool { return c.Test.P <= c.Test.Alpha }
 // relative change of the medians ("+3.12%").
 func (c MetricChange) Delta() string { return c.Test.FormatDelta(c.Old.Center, c.New.Center) }
 
+// hostMetrics describe the machine a run had, not the code measured: a
+// change in them is shown, but is neither better nor worse.
+var hostMetrics = map[string]bool{schema.MetricCPUPressure: true}
+
 // Verdict says whether a significant change is an improvement, by the
-// metric's better direction; "" when not significant.
+// metric's better direction; "" when not significant, "host" for a
+// significant change of the host (see hostMetrics).
 func (c MetricChange) Verdict() string {
 	if !c.Significant() || c.Old.Center == c.New.Center {
 		return ""
+	}
+	if hostMetrics[c.Metric] {
+		return "host"
 	}
 	if improved(c.New.Center-c.Old.Center, c.Better) {
 		return "better"

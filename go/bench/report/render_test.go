@@ -182,3 +182,25 @@ func TestSetupListsMeasurements(t *testing.T) {
 		}
 	}
 }
+
+// The host's CPU pressure is shown when it changes, but a busier host is
+// not a regression of the code.
+func TestHostPressureIsNoRegression(t *testing.T) {
+	file := func(pressure float64) *schema.File {
+		f := schema.NewFile("cri", schema.Environment{CPUModel: "x", CPUCount: 2, Kernel: "Linux", GoVersion: "go", Platform: "linux_amd64", BuildConfig: "opt"})
+		f.Results = []schema.Result{{Scenario: "list", Status: schema.StatusOK, Metrics: []schema.Metric{
+			schema.NewMetric(schema.MetricCPUPressure, schema.UnitRatio, schema.LowerIsBetter, []float64{pressure, pressure + 0.01, pressure + 0.02, pressure, pressure + 0.01, pressure + 0.02}),
+		}}}
+		return f
+	}
+	c, err := Compare([]*schema.File{file(0.1)}, []*schema.File{file(0.9)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Regressions(5); len(r) != 0 {
+		t.Errorf("regressions %v from the host's pressure alone", r)
+	}
+	if v := c.Changes[0].Verdict(); v != "host" {
+		t.Errorf("verdict %q, want host", v)
+	}
+}
