@@ -18,16 +18,6 @@ import (
 // pressurePath is where Linux reports CPU pressure stall information.
 const pressurePath = "/proc/pressure/cpu"
 
-// readCPUStall returns the host's cumulative CPU stall time (the "some"
-// total), or false where the kernel does not report it.
-func readCPUStall() (time.Duration, bool) {
-	data, err := os.ReadFile(pressurePath)
-	if err != nil {
-		return 0, false
-	}
-	return parseCPUStall(data)
-}
-
 // parseCPUStall reads "some avg10=… total=MICROSECONDS" from PSI output.
 func parseCPUStall(data []byte) (time.Duration, bool) {
 	for _, line := range bytes.Split(data, []byte("\n")) {
@@ -52,8 +42,13 @@ type cpuStall struct {
 	ok    bool
 }
 
+// readStall reads the host's cumulative CPU stall time (the "some" total).
 func readStall() cpuStall {
-	d, ok := readCPUStall()
+	data, err := os.ReadFile(pressurePath)
+	if err != nil {
+		return cpuStall{}
+	}
+	d, ok := parseCPUStall(data)
 	return cpuStall{d, ok}
 }
 

@@ -181,7 +181,7 @@ func measurementsTable(envs []schema.Environment) Table {
 		// The Lisp load generator records itself as client "lisp"; a Go
 		// one is known by its Go version.
 		client := "Go (" + e.GoVersion + ")"
-		if e.Extra["client"] == "lisp" {
+		if e.Extra[schema.ExtraClient] == "lisp" {
 			client = "Lisp (" + e.SBCLVersion + ")"
 		}
 		t.Rows = append(t.Rows, []string{

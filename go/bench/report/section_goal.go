@@ -69,7 +69,7 @@ func (l RatioLimit) String() string {
 // decide judges the limit on the repetitions of a configuration (x) and of
 // the baseline, returning the verdict and the test that settled it (of the
 // bound found least certain, when there are two).
-func (l RatioLimit) decide(x, base []float64) (Decision, benchmath.Comparison) {
+func (l RatioLimit) decide(x, base schema.Metric) (Decision, benchmath.Comparison) {
 	verdict, test := Met, benchmath.Comparison{}
 	for _, b := range []struct {
 		factor float64
@@ -160,7 +160,7 @@ func (s Goal) verdict(base, r Row) goalVerdict {
 			v.decision = NotMet
 			continue
 		}
-		d, test := l.decide(xm.Reps, bm.Reps)
+		d, test := l.decide(xm, bm)
 		v.cells = append(v.cells, fmt.Sprintf("%.2fx (%s, %s)", xm.Median/bm.Median, d, test))
 		v.decision = v.decision.and(d)
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"golang.org/x/perf/benchmath"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 // mannWhitney tests whether two sets of repetitions differ, as benchstat
@@ -77,20 +79,15 @@ func (d Decision) and(e Decision) Decision {
 
 // decideBound judges "x is at most (upper) or at least (!upper) bound times
 // base" on the repetitions: it tests x against base scaled to the bound, and
-// decides only when the test finds them different.
-func decideBound(x, base []float64, bound float64, upper bool) (Decision, benchmath.Comparison) {
-	limit := scaled(base, bound)
-	c := mannWhitney(limit, x)
+// decides only when the test finds them different, by which side of the
+// scaled median x's median lies on.
+func decideBound(x, base schema.Metric, bound float64, upper bool) (Decision, benchmath.Comparison) {
+	c := mannWhitney(scaled(base.Reps, bound), x.Reps)
 	if !significant(c) {
 		return NotDecided, c
 	}
-	below := median(x) < median(limit)
-	if below == upper {
+	if below := x.Median < bound*base.Median; below == upper {
 		return Met, c
 	}
 	return NotMet, c
-}
-
-func median(reps []float64) float64 {
-	return benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(reps), &compareThresholds), compareConfidence).Center
 }

@@ -15,6 +15,9 @@ const (
 	ExtraBinarySHA256 = "binary_sha256"
 	// ExtraGOGC is the measuring Go process's GOGC ("off" when disabled).
 	ExtraGOGC = "gogc"
+	// ExtraClient names the load generator when it is not a Go one
+	// ("lisp"); a Go load generator is known by its Go version.
+	ExtraClient = "client"
 	// ExtraServer names the server a load generator measured.
 	ExtraServer = "server"
 	// ExtraServerSHA256 is the SHA-256 of that server's binary.
