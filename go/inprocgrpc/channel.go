@@ -26,6 +26,7 @@ type Channel struct {
 	streamer grpc.Streamer
 
 	xfer          transfer // nil means protoTransfer
+	unaryXfer     copier   // nil means xfer
 	streamBuffer  int      // 0 means DefaultStreamBuffer
 	detachedUnary bool
 }
@@ -49,8 +50,11 @@ func New(opts ...Option) *Channel {
 		streamBuffer:  o.streamBuffer,
 		detachedUnary: o.detachedUnary,
 	}
-	if o.codec != nil {
+	switch {
+	case o.codec != nil:
 		c.xfer = codecTransfer{o.codec}
+	case o.sharedUnary:
+		c.unaryXfer = sharedCopy{}
 	}
 	c.invoker = c.invoke
 	c.streamer = c.newStream
@@ -80,6 +84,14 @@ func (c *Channel) transfer() transfer {
 		return protoTransfer{}
 	}
 	return c.xfer
+}
+
+// unaryTransfer is how a unary RPC's request and response cross.
+func (c *Channel) unaryTransfer() copier {
+	if c.unaryXfer == nil {
+		return c.transfer()
+	}
+	return c.unaryXfer
 }
 
 func (c *Channel) bufferSize() int {

@@ -22,6 +22,7 @@ type options struct {
 	codec         encoding.CodecV2
 	streamBuffer  int
 	detachedUnary bool
+	sharedUnary   bool
 }
 
 // WithServerUnaryInterceptors adds server interceptors for unary RPCs. They
@@ -70,4 +71,26 @@ func WithStreamBuffer(n int) Option {
 // by default handlers run on the caller's goroutine.
 func WithDetachedUnary() Option {
 	return func(o *options) { o.detachedUnary = true }
+}
+
+// WithSharedUnaryMessages hands a unary RPC's request to the handler, and
+// its response to the caller, without copying them: the message received
+// refers to the memory of the one sent (its bytes, strings, sub-messages,
+// lists and maps). A large message then costs no more than a small one. It
+// changes the contract of every unary RPC on the channel, and is off by
+// default:
+//
+//   - a caller must not change a request once it has passed it to Invoke
+//     (a generated client's method), not even after the call returned;
+//   - a handler must not change a response once it has returned it;
+//   - neither side may change a message it received, nor anything it refers
+//     to, since the sender's message is the same memory.
+//
+// Services whose messages both sides treat as immutable values can use it;
+// a handler that edits its request in place, or a cache of responses that is
+// updated in place, must not. Stream messages are still copied, since
+// grpc-go lets a sender reuse a message as soon as Send returns. With
+// WithCodec, messages are encoded and this option has no effect.
+func WithSharedUnaryMessages() Option {
+	return func(o *options) { o.sharedUnary = true }
 }

@@ -5,14 +5,21 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// transfer carries messages between client and server so that the two never
-// share one, as they would not over a network.
-type transfer interface {
-	// copy makes dst an independent copy of src, replacing dst's contents.
-	// A unary RPC uses it: each message crosses once, in one step.
+// copier carries a unary RPC's messages: each crosses once, in one step.
+type copier interface {
+	// copy makes dst hold src's contents, replacing its own: an independent
+	// copy, except with sharedCopy.
 	copy(dst, src any) error
+}
+
+// transfer carries messages between client and server so that the two never
+// share one, as they would not over a network. Unary RPCs may trade that for
+// speed (sharedCopy); streams always copy.
+type transfer interface {
+	copier
 	// detach returns a private copy of m for a stream's queue; the sender
 	// may change m as soon as it returns. cache is the sending side's; with
 	// nil, the copy is not a pooled carrier.
@@ -54,29 +61,40 @@ func asProto(m any) (proto.Message, bool) {
 }
 
 func (protoTransfer) copy(dst, src any) error {
-	if dst == src {
-		return nil
+	d, s, err := protoPair(dst, src)
+	if err != nil || d == nil {
+		return err
 	}
-	d, ok := asProto(dst)
-	if !ok {
-		return internalError("cannot copy into %T: not a proto.Message (use WithCodec)", dst)
-	}
-	s, ok := asProto(src)
-	if !ok {
-		return internalError("cannot copy %T: not a proto.Message (use WithCodec)", src)
-	}
-	dr, sr := d.ProtoReflect(), s.ProtoReflect()
-	if !dr.IsValid() {
-		return internalError("cannot copy into a nil %T", dst)
-	}
-	if dd, sd := dr.Descriptor(), sr.Descriptor(); dd != sd && dd.FullName() != sd.FullName() {
-		return internalError("cannot copy %v into %v", sd.FullName(), dd.FullName())
-	}
-	proto.Reset(d)
-	if sr.IsValid() { // a nil message arrives empty, as it would off the wire
-		proto.Merge(d, s)
+	proto.Reset(d.Interface())
+	if s.IsValid() { // a nil message arrives empty, as it would off the wire
+		proto.Merge(d.Interface(), s.Interface())
 	}
 	return nil
+}
+
+// protoPair returns dst and src as protobuf messages of one type, or an
+// error saying why they are not. Both are nil when dst is src: there is
+// nothing to move.
+func protoPair(dst, src any) (d, s protoreflect.Message, err error) {
+	if dst == src {
+		return nil, nil, nil
+	}
+	dm, ok := asProto(dst)
+	if !ok {
+		return nil, nil, internalError("cannot copy into %T: not a proto.Message (use WithCodec)", dst)
+	}
+	sm, ok := asProto(src)
+	if !ok {
+		return nil, nil, internalError("cannot copy %T: not a proto.Message (use WithCodec)", src)
+	}
+	d, s = dm.ProtoReflect(), sm.ProtoReflect()
+	if !d.IsValid() {
+		return nil, nil, internalError("cannot copy into a nil %T", dst)
+	}
+	if dd, sd := d.Descriptor(), s.Descriptor(); dd != sd && dd.FullName() != sd.FullName() {
+		return nil, nil, internalError("cannot copy %v into %v", sd.FullName(), dd.FullName())
+	}
+	return d, s, nil
 }
 
 func (protoTransfer) detach(m any, cache *carrierCache) (frame, error) {

@@ -13,7 +13,7 @@ import (
 type unaryCall struct {
 	serverContext
 	req  any
-	xfer transfer
+	xfer copier
 }
 
 // decode is the handler's dec: it copies the client's request into the
@@ -36,7 +36,7 @@ func (c *Channel) invoke(ctx context.Context, name string, req, reply any, _ *gr
 	if err := ctx.Err(); err != nil {
 		return contextStatus(err)
 	}
-	u := &unaryCall{req: req, xfer: c.transfer()}
+	u := &unaryCall{req: req, xfer: c.unaryTransfer()}
 	u.init(ctx, m.name, nil)
 	if c.detachedUnary {
 		return c.invokeDetached(ctx, m, u, reply, opts)
@@ -66,7 +66,7 @@ func (c *Channel) unaryResult(ctx context.Context, resp any, herr error, reply a
 	if resp == nil {
 		return internalError("handler returned neither a response nor an error")
 	}
-	return c.transfer().copy(reply, resp)
+	return c.unaryTransfer().copy(reply, resp)
 }
 
 // invokeDetached runs the handler on its own goroutine (WithDetachedUnary),
@@ -133,7 +133,7 @@ type detachedRequest struct {
 	mu   sync.Mutex
 	req  any   // nil once the caller left or the handler returned
 	left error // why a later decode fails: the caller's context error
-	xfer transfer
+	xfer copier
 }
 
 // decode is the handler's dec. A handler may call it more than once; each

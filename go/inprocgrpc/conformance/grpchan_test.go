@@ -23,6 +23,8 @@ func TestGrpchanConformance(t *testing.T) {
 		{"codec", []inprocgrpc.Option{inprocgrpc.WithCodec(encoding.GetCodecV2("proto"))}},
 		{"detached-unary", []inprocgrpc.Option{inprocgrpc.WithDetachedUnary()}},
 		{"buffer-1", []inprocgrpc.Option{inprocgrpc.WithStreamBuffer(1)}},
+		{"shared-unary", []inprocgrpc.Option{inprocgrpc.WithSharedUnaryMessages()}},
+		{"shared-unary-detached", []inprocgrpc.Option{inprocgrpc.WithSharedUnaryMessages(), inprocgrpc.WithDetachedUnary()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leakcheck.Check(t)

@@ -8,9 +8,11 @@ import (
 	grpchan "github.com/fullstorydev/grpchan/inprocgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/grpcbench/grpcbench/go/inprocgrpc"
 	"github.com/grpcbench/grpcbench/go/inprocgrpc/internal/echoservice"
+	"github.com/grpcbench/grpcbench/go/inprocgrpc/internal/share"
 	pb "github.com/grpcbench/grpcbench/proto/echo"
 )
 
@@ -18,16 +20,27 @@ import (
 type competitor struct {
 	name  string
 	start func() (pb.EchoClient, func(), error)
+	// workload, if set, is the only workload the competitor enters.
+	workload string
 }
+
+// enters reports whether the competitor runs workload w.
+func (c competitor) enters(w *workload) bool { return c.workload == "" || c.workload == w.name }
 
 // competitors in report order. grpchan comes first because the report's
 // tournament layout relates every row to the first of its table: the ratio
 // column then reads "ns/op vs grpchan", the channel to beat.
 var competitors = []competitor{
-	{"grpchan", startGrpchan},
-	{"ours", startOurs},
-	{"ours-detached", startOursDetached},
-	{"grpc-loopback", startLoopback},
+	{"grpchan", startGrpchan, ""},
+	{"ours", startOurs, ""},
+	{"ours-detached", startOursDetached, ""},
+	{"grpc-loopback", startLoopback, ""},
+	// Both channels without copies, a contract of their callers and
+	// handlers rather than a default: a pair of their own, on the message
+	// sizes where copying is most of a call's cost.
+	{"grpchan-shared", startGrpchanShared, "unary"},
+	{"ours-shared", startOursShared, "unary"},
+	{"ours-detached-shared", startOursDetachedShared, "unary"},
 }
 
 // startOurs is this repository's channel with its defaults: a unary
@@ -46,6 +59,46 @@ func startOursDetached() (pb.EchoClient, func(), error) {
 	ch := inprocgrpc.New(inprocgrpc.WithDetachedUnary())
 	pb.RegisterEchoServer(ch, echoservice.Server{})
 	return pb.NewEchoClient(ch), func() {}, nil
+}
+
+// startOursShared is this repository's channel with
+// WithSharedUnaryMessages: unary messages are handed over, not copied, on
+// the promise that neither side changes them.
+func startOursShared() (pb.EchoClient, func(), error) {
+	ch := inprocgrpc.New(inprocgrpc.WithSharedUnaryMessages())
+	pb.RegisterEchoServer(ch, echoservice.Server{})
+	return pb.NewEchoClient(ch), func() {}, nil
+}
+
+// startOursDetachedShared is ours-shared like for like with
+// grpchan-shared: each handler on a goroutine of its own.
+func startOursDetachedShared() (pb.EchoClient, func(), error) {
+	ch := inprocgrpc.New(inprocgrpc.WithSharedUnaryMessages(), inprocgrpc.WithDetachedUnary())
+	pb.RegisterEchoServer(ch, echoservice.Server{})
+	return pb.NewEchoClient(ch), func() {}, nil
+}
+
+// startGrpchanShared is grpchan's channel with a Cloner that hands messages
+// over as ours-shared does, through the same function, so that the two are
+// compared doing the same work.
+func startGrpchanShared() (pb.EchoClient, func(), error) {
+	ch := (&grpchan.Channel{}).WithCloner(grpchan.CopyFunc(shareMessage))
+	pb.RegisterEchoServer(ch, echoservice.Server{})
+	return pb.NewEchoClient(ch), func() {}, nil
+}
+
+// shareMessage is a grpchan copy function that shares instead of copying.
+func shareMessage(out, in any) error {
+	o, ok := out.(proto.Message)
+	if !ok {
+		return fmt.Errorf("cannot share into %T: not a proto.Message", out)
+	}
+	i, ok := in.(proto.Message)
+	if !ok {
+		return fmt.Errorf("cannot share %T: not a proto.Message", in)
+	}
+	share.Fields(o.ProtoReflect(), i.ProtoReflect())
+	return nil
 }
 
 // startGrpchan is fullstorydev/grpchan's in-process channel, the usual

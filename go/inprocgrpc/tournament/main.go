@@ -2,7 +2,10 @@
 // (proto/echo): this repository's go/inprocgrpc ("ours", unary handlers on
 // the caller's goroutine, and "ours-detached", each on a goroutine of its
 // own as grpchan does), fullstorydev grpchan's inprocgrpc, and real gRPC
-// over loopback TCP, on the scenarios of the seed report:
+// over loopback TCP; and, on the unary payload sweep only, both channels
+// with the opt-in contract of sharing unary messages instead of copying
+// them ("ours-shared", "ours-detached-shared", "grpchan-shared"), on the
+// scenarios of the seed report:
 // unary at 32 B to 1 MiB, server streaming of 100 x 32 B, bidi echo,
 // concurrent unary at 10, 50 and 100 goroutines, and latency percentiles of
 // 10 goroutines x 5000 calls.
@@ -108,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, w := range workloads() {
 		var entrants []*entrant
 		for _, c := range competitors {
-			if !cfg.scenarios.MatchString(w.scenario(c.name)) {
+			if !c.enters(w) || !cfg.scenarios.MatchString(w.scenario(c.name)) {
 				continue
 			}
 			s := clients[c.name]
