@@ -18,30 +18,52 @@ CLIENTS = {
 def _cell(name, server, client):
     return "%s_%s_server_%s_client" % (name, server, client)
 
+# The Go load generator measures both servers in one action, in turns repetition by repetition
+# (-rival), so that the two cells of a Lisp/Go ratio see the same machine at the same time. The
+# Lisp load generator measures one server per action.
+_INTERLEAVED_CLIENT = "go"
+
+def _interleaved(name, client):
+    return "%s_%s_servers_%s_client" % (name, "_and_".join(SERVERS.keys()), client)
+
 def matrix_results(name):
-    """The results targets of routeguide_matrix(name), Go server and Go client first.
+    """The results targets of routeguide_matrix(name), the Go client's first.
 
     Args:
       name: the matrix's name.
 
     Returns:
-      the labels of the four NAME_*_results targets of this package.
+      the labels of the NAME_*_results targets of this package.
     """
-    return [
+    return ["//bench/routeguide:%s_results" % _interleaved(name, _INTERLEAVED_CLIENT)] + [
         "//bench/routeguide:%s_results" % _cell(name, server, client)
         for client in CLIENTS
+        if client != _INTERLEAVED_CLIENT
         for server in SERVERS
     ]
 
 def routeguide_matrix(name, args, **kwargs):
-    """Four benchmarks of the same grid: NAME_{go,lisp}_server_{go,lisp}_client (and _results).
+    """The benchmarks of one grid, every server with every client.
+
+    NAME_go_and_lisp_servers_go_client measures both servers in turns with the Go load generator;
+    NAME_{go,lisp}_server_lisp_client each server with the Lisp one (and each with _results).
 
     Args:
       name: the prefix of the targets.
       args: the pinned load generator flags (-clients, -duration, -reps, -warmup, ...).
       **kwargs: common attributes (tags, visibility).
     """
+    first, rival = SERVERS.keys()
+    benchmark(
+        name = _interleaved(name, _INTERLEAVED_CLIENT),
+        args = args + ["-impl=" + first, "-rival_impl=" + rival],
+        binary = CLIENTS[_INTERLEAVED_CLIENT],
+        tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"},
+        **kwargs
+    )
     for client, loadgen in CLIENTS.items():
+        if client == _INTERLEAVED_CLIENT:
+            continue
         for server, server_binary in SERVERS.items():
             benchmark(
                 name = _cell(name, server, client),

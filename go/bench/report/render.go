@@ -188,15 +188,27 @@ func measurementsTable(envs []schema.Environment) Table {
 			orMissing(e.Extra[schema.ExtraServer]), client, e.MeasuredAt,
 			orMissing(shortDigest(e.Extra[schema.ExtraBinarySHA256])),
 			orMissing(shortDigest(e.Extra[schema.ExtraServerSHA256])),
-			runtimeSettings(e.Extra),
+			runtimeSettings(e.Extra, ""),
 		})
+		// A second server measured in the same run, in turns with the
+		// first: same time, same load generator.
+		if rival := e.Extra[schema.ExtraRivalPrefix+schema.ExtraServer]; rival != "" {
+			t.Rows = append(t.Rows, []string{
+				rival + " (in turns with the row above)", client, e.MeasuredAt,
+				orMissing(shortDigest(e.Extra[schema.ExtraBinarySHA256])),
+				orMissing(shortDigest(e.Extra[schema.ExtraRivalPrefix+schema.ExtraServerSHA256])),
+				runtimeSettings(e.Extra, schema.ExtraRivalPrefix),
+			})
+		}
 	}
 	return t
 }
 
 // runtimeSettings says how the peers' runtimes were set: the measuring
-// process's GOGC, the server's environment and any tuning arguments.
-func runtimeSettings(extra map[string]string) string {
+// process's GOGC, the server's environment and any tuning arguments, those
+// of the server whose Extra keys start with prefix ("" or the rival's).
+// Both servers of a run inherit the same environment.
+func runtimeSettings(extra map[string]string, prefix string) string {
 	var settings []string
 	if g := extra[schema.ExtraGOGC]; g != "" {
 		settings = append(settings, "GOGC "+g)
@@ -204,7 +216,7 @@ func runtimeSettings(extra map[string]string) string {
 	if s := extra[schema.ExtraServerRuntime]; s != "" {
 		settings = append(settings, "server: "+s)
 	}
-	if a := extra[schema.ExtraServerArgs]; a != "" {
+	if a := extra[prefix+schema.ExtraServerArgs]; a != "" {
 		settings = append(settings, "server started with "+a+" (tuned)")
 	}
 	return orMissing(strings.Join(settings, "; "))

@@ -169,13 +169,19 @@ func TestSetupListsMeasurements(t *testing.T) {
 		return schema.Environment{CPUModel: "x", CPUCount: 2, Kernel: "Linux", GoVersion: "go1.26", Platform: "linux_amd64", BuildConfig: "opt",
 			MeasuredAt: at, Extra: map[string]string{schema.ExtraServer: server, schema.ExtraBinarySHA256: "0123456789abcdef", schema.ExtraGOGC: "100", schema.ExtraServerArgs: args}}
 	}
+	interleaved := env("go server", "2026-11-25T18:10:00Z", "")
+	interleaved.Extra[schema.ExtraRivalPrefix+schema.ExtraServer] = "lisp server"
+	interleaved.Extra[schema.ExtraRivalPrefix+schema.ExtraServerSHA256] = "fedcba9876543210"
+	interleaved.Extra[schema.ExtraRivalPrefix+schema.ExtraServerArgs] = "-x"
 	d := &Dataset{Suite: "routeguide", Measurements: []schema.Environment{
-		env("go server", "2026-11-25T18:00:00Z", ""), env("lisp server", "2026-11-25T18:05:00Z", "-unary_inline"),
+		env("go server", "2026-11-25T18:00:00Z", ""), env("lisp server", "2026-11-25T18:05:00Z", "-unary_inline"), interleaved,
 	}}
 	md := measurementsTable(d.Measurements).Markdown()
 	for _, want := range []string{
 		"| go server | Go (go1.26) | 2026-11-25T18:00:00Z | 0123456789ab | — | GOGC 100 |",
 		"| lisp server | Go (go1.26) | 2026-11-25T18:05:00Z | 0123456789ab | — | GOGC 100; server started with -unary_inline (tuned) |",
+		"| go server | Go (go1.26) | 2026-11-25T18:10:00Z | 0123456789ab | — | GOGC 100 |",
+		"| lisp server (in turns with the row above) | Go (go1.26) | 2026-11-25T18:10:00Z | 0123456789ab | fedcba987654 | GOGC 100; server started with -x (tuned) |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("missing %q in:\n%s", want, md)

@@ -28,6 +28,10 @@ const (
 	// ExtraServerArgs are the extra arguments it was started with, such
 	// as a tuning flag; absent when none.
 	ExtraServerArgs = "server_args"
+	// ExtraRivalPrefix starts the keys that describe a second server,
+	// measured in turns with the first in the same run: "rival_" +
+	// ExtraServer, ExtraServerSHA256, ExtraServerArgs.
+	ExtraRivalPrefix = "rival_"
 	// ExtraServerCPUs and ExtraClientCPUs are the CPU sets of a pinned run
 	// (cpuset list syntax, "0" or "0-3").
 	ExtraServerCPUs = "server_cpus"

@@ -61,6 +61,29 @@ type config struct {
 	totalConns []int
 	// serverArgs are extra arguments for the started server (-server_args).
 	serverArgs []string
+	// rival is a second server started beside the first (-rival), measured
+	// in the same scenarios, repetition by repetition in turn.
+	rival serverSpec
+}
+
+// serverSpec is a server to start: its label in the results, executable
+// and extra arguments.
+type serverSpec struct {
+	impl string
+	path string
+	args []string
+}
+
+// servers are the servers to start, the -server first; none with -addr.
+func (cfg config) servers() []serverSpec {
+	if cfg.serverPath == "" {
+		return nil
+	}
+	out := []serverSpec{{cfg.impl, cfg.serverPath, cfg.serverArgs}}
+	if cfg.rival.path != "" {
+		out = append(out, cfg.rival)
+	}
+	return out
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -81,11 +104,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	// before the first measured repetition.
 	cfg := config{bench: harness.Flags{Reps: 3, Warmup: harness.Warmup{Duration: time.Second}}}
 	cfg.bench.Register(fs)
-	var rpcs, clients, conns, totalConns, serverArgs string
+	var rpcs, clients, conns, totalConns, serverArgs, rivalArgs string
 	fs.StringVar(&cfg.serverPath, "server", "", "RouteGuide server `executable` to start with -addr 127.0.0.1:0 (its CPU time is measured too)")
 	fs.StringVar(&serverArgs, "server_args", "", "space-separated extra `arguments` for the -server started, such as a tuning flag; recorded in the results")
 	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
 	fs.StringVar(&cfg.impl, "impl", "go", "server implementation `label` recorded in the results (go, lisp)")
+	fs.StringVar(&cfg.rival.path, "rival", "", "a second RouteGuide server `executable`, started beside -server and measured in the same scenarios, the two taking turns repetition by repetition so that both see the same machine")
+	fs.StringVar(&cfg.rival.impl, "rival_impl", "", "the -rival server's implementation `label`, other than -impl's")
+	fs.StringVar(&rivalArgs, "rival_args", "", "space-separated extra `arguments` for the -rival server")
 	fs.StringVar(&rpcs, "rpcs", defaultRPCs, "comma `list` of RPC kinds: unary, server_streaming, client_streaming, bidi")
 	fs.StringVar(&clients, "clients", "1,10,100", "comma `list` of concurrent client counts, one scenario each")
 	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per repetition")
@@ -99,6 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return config{}, err // Parse has printed the problem and the usage
 	}
 	cfg.serverArgs = strings.Fields(serverArgs)
+	cfg.rival.args = strings.Fields(rivalArgs)
 	if err := cfg.complete(rpcs, clients, conns, totalConns); err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
@@ -133,6 +160,9 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 	}
 	if !implPattern.MatchString(cfg.impl) {
 		fail("-impl %q: want letters, digits, '_', '.' or '-' (it starts each scenario name)", cfg.impl)
+	}
+	if cfg.rival.path != "" || cfg.rival.impl != "" || len(cfg.rival.args) > 0 {
+		cfg.completeRival(fail, totalConns)
 	}
 	var err error
 	if cfg.rpcs, err = parseRPCKinds(rpcs); err != nil {
@@ -178,6 +208,33 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 		fail("-stream_msgs must be from 1 to %d, got %d", maxStreamMsgs, cfg.streamMsgs)
 	}
 	return errors.Join(errs...)
+}
+
+// completeRival checks the -rival flags: a second server to start, under a
+// label of its own. The connection-scale suite holds up to -total_conns
+// connections per server, which two servers at once would double, so it
+// takes no rival.
+func (cfg *config) completeRival(fail func(string, ...any), totalConns string) {
+	switch {
+	case cfg.rival.path == "":
+		fail("-rival_impl and -rival_args need -rival")
+		return
+	case cfg.serverPath == "":
+		fail("-rival needs -server")
+	case totalConns != "":
+		fail("-rival and -total_conns: measure one server at a time at scale")
+	}
+	path, err := exec.LookPath(cfg.rival.path)
+	if err != nil {
+		fail("-rival: %v", err)
+	}
+	cfg.rival.path = path
+	switch {
+	case !implPattern.MatchString(cfg.rival.impl):
+		fail("-rival_impl %q: want letters, digits, '_', '.' or '-'", cfg.rival.impl)
+	case cfg.rival.impl == cfg.impl:
+		fail("-rival_impl %q is -impl's too: each server needs a label of its own", cfg.rival.impl)
+	}
 }
 
 // parseClientCounts parses a -clients value: distinct counts from 1 to

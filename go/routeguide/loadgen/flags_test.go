@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -146,4 +147,34 @@ func writeScript(t *testing.T, name, body string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestRivalFlags: a rival needs a server beside it and a label of its own,
+// and the connection-scale suite takes none.
+func TestRivalFlags(t *testing.T) {
+	server := writeScript(t, "server", "exit 0")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-server", server, "-rival", server}, "-rival_impl"},
+		{[]string{"-server", server, "-rival", server, "-rival_impl", "go"}, "label of its own"},
+		{[]string{"-server", server, "-rival_impl", "lisp"}, "need -rival"},
+		{[]string{"-server", server, "-rival_args", "-x"}, "need -rival"},
+		{[]string{"-addr", "127.0.0.1:1", "-rival", server, "-rival_impl", "lisp"}, "-rival needs -server"},
+		{[]string{"-server", server, "-rival", server, "-rival_impl", "lisp", "-total_conns", "100"}, "-total_conns"},
+		{[]string{"-server", server, "-rival", "/no/such/server", "-rival_impl", "lisp"}, "-rival:"},
+	} {
+		var stderr bytes.Buffer
+		if _, err := parseFlags(append([]string{"loadgen"}, tc.args...), &stderr); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one about %q", tc.args, err, tc.want)
+		}
+	}
+	cfg, err := parseFlags([]string{"loadgen", "-server", server, "-rival", server, "-rival_impl", "lisp_tuned", "-rival_args", "-a  -b"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.servers(); len(got) != 2 || got[1].impl != "lisp_tuned" || strings.Join(got[1].args, " ") != "-a -b" {
+		t.Errorf("servers %+v", got)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
@@ -33,9 +34,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return cfg.bench.Finish(stdout, stderr, file, importPath, "### Scenarios\n\n"+summaryTable(file.Results).Markdown())
 }
 
-// measure runs every scenario, against the server it starts (-server) or
-// the given one (-addr), and returns the results, one per scenario whether
-// it succeeded or not.
+// measure runs every scenario, against the servers it starts (-server,
+// and -rival beside it) or the given one (-addr), and returns the results,
+// one per scenario and server whether it succeeded or not.
 func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	// Pinned first, so that the environment records the GOMAXPROCS the
 	// measurement runs with.
@@ -43,13 +44,19 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	place.pinSelf(log)
 	env := cfg.bench.Environment()
 	env.Extra[schema.ExtraServer] = "external, at -addr"
-	if cfg.serverPath != "" {
-		env.Extra[schema.ExtraServer] = cfg.impl + " server " + filepath.Base(cfg.serverPath)
-		env.Extra[schema.ExtraServerSHA256] = schema.FileSHA256(cfg.serverPath)
-		env.Extra[schema.ExtraServerRuntime] = serverRuntime()
-		if len(cfg.serverArgs) > 0 {
-			env.Extra[schema.ExtraServerArgs] = strings.Join(cfg.serverArgs, " ")
+	for i, srv := range cfg.servers() {
+		prefix := ""
+		if i > 0 {
+			prefix = schema.ExtraRivalPrefix
 		}
+		env.Extra[prefix+schema.ExtraServer] = srv.impl + " server " + filepath.Base(srv.path)
+		env.Extra[prefix+schema.ExtraServerSHA256] = schema.FileSHA256(srv.path)
+		if len(srv.args) > 0 {
+			env.Extra[prefix+schema.ExtraServerArgs] = strings.Join(srv.args, " ")
+		}
+	}
+	if cfg.serverPath != "" {
+		env.Extra[schema.ExtraServerRuntime] = serverRuntime()
 	}
 	place.record(env.Extra)
 	name := suite
@@ -61,51 +68,75 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	}
 	file := schema.NewFile(name, env)
 	scenarios := cfg.scenarios()
-	ss := &session{cfg: cfg, addr: cfg.addr, progress: log, stallGrace: stallGrace}
-	// fail records every scenario as failed, so that the report shows
-	// why the run measured nothing.
-	fail := func(err error) *schema.File {
-		for _, s := range scenarios {
-			var params map[string]any
-			if ss.work != nil {
-				params = ss.params(s)
+
+	work, err := newWorkload(cfg.streamMsgs, newChatSpots())
+	sessions := []*session{{cfg: cfg, impl: cfg.impl, addr: cfg.addr, work: work, progress: log, stallGrace: stallGrace}}
+	if specs := cfg.servers(); len(specs) > 0 {
+		sessions = sessions[:0]
+		for _, spec := range specs {
+			sessions = append(sessions, &session{cfg: cfg, impl: spec.impl, work: work, progress: log, stallGrace: stallGrace})
+		}
+		defer func() {
+			for _, ss := range sessions {
+				ss.stop()
 			}
-			file.Results = append(file.Results, harness.ErrorResult(s.name(cfg.impl), params, err))
+		}()
+		for i, spec := range specs {
+			if err == nil {
+				err = sessions[i].start(ctx, spec, place.server)
+			}
+		}
+	}
+	if err != nil {
+		// Every scenario is recorded as failed, so that the report shows
+		// why the run measured nothing.
+		for _, ss := range sessions {
+			for _, s := range scenarios {
+				var params map[string]any
+				if ss.work != nil {
+					params = ss.params(s)
+				}
+				file.Results = append(file.Results, harness.ErrorResult(s.name(ss.impl), params, err))
+			}
 		}
 		return file
 	}
 
-	var err error
-	if ss.work, err = newWorkload(cfg.streamMsgs, newChatSpots()); err != nil {
-		return fail(err)
-	}
-	if cfg.serverPath != "" {
-		srv, err := serverproc.Start(ctx, serverproc.Spec{
-			Argv:         append([]string{cfg.serverPath, "-addr", "127.0.0.1:0"}, cfg.serverArgs...),
-			ReadyTimeout: serverReadyTimeout,
-			StopGrace:    serverStopGrace,
-			Log:          log,
-			Check:        serverproc.CheckLoopback,
-			CPUs:         place.server,
-		})
-		if err != nil {
-			return fail(fmt.Errorf("starting %s: %w", cfg.serverPath, err))
-		}
-		// Deferred as well as called below, so that no path, a panic
-		// included, leaves the server running.
-		defer srv.Stop()
-		fmt.Fprintf(log, "[%s] server %s (pid %d) listening on %s\n", suite, cfg.serverPath, srv.PID(), srv.Addr())
-		ss.server, ss.addr, ss.cpu = srv, srv.Addr(), harness.NewProcessCPU(srv.PID())
-	}
-
 	for _, s := range scenarios {
-		file.Results = append(file.Results, ss.run(ctx, s))
+		file.Results = append(file.Results, interleave(ctx, sessions, s)...)
 	}
-
-	if ss.server != nil {
-		if err := ss.server.Stop(); err != nil {
-			fmt.Fprintf(log, "[%s] %v\n", suite, err)
-		}
+	for _, ss := range sessions {
+		ss.stop()
 	}
 	return file
+}
+
+// start starts the session's server on the given CPUs.
+func (ss *session) start(ctx context.Context, spec serverSpec, cpus cpuset.Set) error {
+	srv, err := serverproc.Start(ctx, serverproc.Spec{
+		Argv:         append([]string{spec.path, "-addr", "127.0.0.1:0"}, spec.args...),
+		ReadyTimeout: serverReadyTimeout,
+		StopGrace:    serverStopGrace,
+		Log:          ss.progress,
+		Check:        serverproc.CheckLoopback,
+		CPUs:         cpus,
+	})
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", spec.path, err)
+	}
+	fmt.Fprintf(ss.progress, "[%s] %s server %s (pid %d) listening on %s\n", suite, spec.impl, spec.path, srv.PID(), srv.Addr())
+	ss.server, ss.addr, ss.cpu = srv, srv.Addr(), harness.NewProcessCPU(srv.PID())
+	return nil
+}
+
+// stop stops the session's server, if it started one; a second call does
+// nothing.
+func (ss *session) stop() {
+	if ss.server == nil {
+		return
+	}
+	if err := ss.server.Stop(); err != nil {
+		fmt.Fprintf(ss.progress, "[%s] %v\n", suite, err)
+	}
+	ss.server = nil
 }

@@ -297,3 +297,61 @@ func TestRunPassesServerArgs(t *testing.T) {
 		t.Errorf("environment records server_args %q", got)
 	}
 }
+
+// TestRivalTakesTurns starts two servers, -server and -rival, and checks
+// that every scenario is measured against both, repetition by repetition in
+// turn with the first turn rotating, and that the results tell the two
+// apart: scenario names, the impl parameter and each server's provenance.
+func TestRivalTakesTurns(t *testing.T) {
+	t.Setenv("FAKE_SERVER_ADDR", startTestServer(t, features.Default()))
+	t.Setenv("FAKE_RIVAL_ADDR", startTestServer(t, features.Default()))
+	server := writeScript(t, "server", `echo "listening on $FAKE_SERVER_ADDR"; exec sleep 30`)
+	rival := writeScript(t, "rival", `echo "listening on $FAKE_RIVAL_ADDR"; exec sleep 30`)
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results.json")
+	var stdout, stderr bytes.Buffer
+	code := run(testContext(t), []string{"loadgen", "-out", out, "-benchfmt", filepath.Join(dir, "results.txt"),
+		"-cpus", "off", "-warmup", "0", "-reps", "3", "-rpcs", "unary", "-clients", "1", "-duration", "30ms",
+		"-server", server, "-rival", rival, "-rival_impl", "lisp", "-rival_args", "-unary_inline"}, &stdout, &stderr)
+	if code != harness.ExitOK {
+		t.Fatalf("exit code %d; stderr:\n%s", code, &stderr)
+	}
+	var order []string
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if name, _, ok := strings.Cut(strings.TrimPrefix(line, "[routeguide] "), " rep "); ok && strings.Contains(line, ": ") {
+			order = append(order, strings.SplitN(name, "/", 2)[0])
+		}
+	}
+	if got, want := strings.Join(order, " "), "go lisp lisp go go lisp"; got != want {
+		t.Errorf("repetitions ran in the order %q, want %q; stderr:\n%s", got, want, &stderr)
+	}
+
+	file, err := schema.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(file.Results) != 2 {
+		t.Fatalf("%d results, want one per server", len(file.Results))
+	}
+	for i, impl := range []string{"go", "lisp"} {
+		r := file.Results[i]
+		m, _ := r.Metric(schema.MetricReqPerSec)
+		if r.Status != schema.StatusOK || r.Scenario != impl+"/unary/clients=1" || r.Parameters["impl"] != impl || len(m.Reps) != 3 {
+			t.Errorf("result %d: %s %s, impl %v, %d repetitions: %s", i, r.Scenario, r.Status, r.Parameters["impl"], len(m.Reps), r.Error)
+		}
+	}
+	extra := file.Environment.Extra
+	for key, want := range map[string]string{
+		schema.ExtraServer:                               "go server server",
+		schema.ExtraRivalPrefix + schema.ExtraServer:     "lisp server rival",
+		schema.ExtraRivalPrefix + schema.ExtraServerArgs: "-unary_inline",
+	} {
+		if extra[key] != want {
+			t.Errorf("environment %s = %q, want %q", key, extra[key], want)
+		}
+	}
+	if len(extra[schema.ExtraRivalPrefix+schema.ExtraServerSHA256]) != 64 || extra[schema.ExtraServerArgs] != "" {
+		t.Errorf("environment: rival digest %q, server args %q", extra[schema.ExtraRivalPrefix+schema.ExtraServerSHA256], extra[schema.ExtraServerArgs])
+	}
+}

@@ -71,9 +71,10 @@ func (s scenario) name(impl string) string {
 	return name
 }
 
-// session is what all scenarios of one run share.
+// session is what all scenarios against one server share.
 type session struct {
 	cfg      config
+	impl     string // the server's label: -impl, or -rival_impl
 	addr     string
 	server   *serverproc.Process // nil when measuring a running server (-addr)
 	cpu      harness.CPUSource   // the server's CPU, or nil
@@ -89,7 +90,7 @@ type session struct {
 // on; the Lisp load generator (lisp/routeguide) records "client": "lisp".
 func (ss *session) params(s scenario) map[string]any {
 	p := map[string]any{
-		"impl":        ss.cfg.impl,
+		"impl":        ss.impl,
 		"rpc":         string(s.kind),
 		"clients":     s.clients,
 		"duration":    ss.cfg.duration.String(),
@@ -128,55 +129,116 @@ func timeBudget(p harness.Plan, grace time.Duration) time.Duration {
 	return warmup + time.Duration(p.Reps)*p.Duration + grace
 }
 
-// run measures one scenario. It always returns a result: whatever goes
-// wrong (no connection, failing calls, a stall, a server crash) becomes a
-// result with status "error", so the report shows the failure and the run
-// can go on with the next scenario.
-func (ss *session) run(ctx context.Context, s scenario) schema.Result {
-	name, params := s.name(ss.cfg.impl), ss.params(s)
-	if err := ctx.Err(); err != nil {
-		return harness.ErrorResult(name, params, fmt.Errorf("not run: %w", err))
+// interleave measures scenario s against every session's server. With more
+// than one, the servers take turns repetition by repetition, the first
+// turn rotating, as the tournament's competitors do: load that comes and
+// goes on the machine then falls on all of them alike, and the ratio of
+// two cells compares servers, not moments. Each cell warms up before its
+// first repetition. It returns a result per session, in session order.
+func interleave(ctx context.Context, sessions []*session, s scenario) []schema.Result {
+	cells := make([]*cell, len(sessions))
+	for i, ss := range sessions {
+		cells[i] = ss.open(ctx, s)
 	}
-	if ss.server != nil {
-		if err := ss.server.ExitedEarly(); err != nil {
-			return harness.ErrorResult(name, params, fmt.Errorf("not run: %w", err))
+	reps := sessions[0].cfg.bench.Reps
+	if len(cells) == 1 {
+		cells[0].measure(ctx, reps)
+	} else {
+		for round := range reps {
+			for i := range cells {
+				cells[(i+round)%len(cells)].measure(ctx, 1)
+			}
 		}
 	}
+	out := make([]schema.Result, len(cells))
+	for i, c := range cells {
+		out[i] = c.result()
+	}
+	return out
+}
 
+// cell is one scenario against one server: its connections, open from the
+// first repetition to the last, and what has been measured so far.
+type cell struct {
+	ss     *session
+	s      scenario
+	name   string
+	params map[string]any
+	op     harness.Op
+	close  []func()
+	warmed bool
+	reps   []harness.Rep
+	rss    []float64
+	err    error // the first failure; nothing more is measured after it
+}
+
+// open connects a scenario's clients (and idle connections) to the
+// session's server. Whatever goes wrong is kept in the cell and becomes its
+// result: the run goes on with the next scenario.
+func (ss *session) open(ctx context.Context, s scenario) *cell {
+	c := &cell{ss: ss, s: s, name: s.name(ss.impl), params: ss.params(s)}
+	if c.err = ctx.Err(); c.err != nil {
+		c.err = fmt.Errorf("not run: %w", c.err)
+		return c
+	}
+	if ss.server != nil {
+		if c.err = ss.server.ExitedEarly(); c.err != nil {
+			c.err = fmt.Errorf("not run: %w", c.err)
+			return c
+		}
+	}
 	clients, closeConns, err := dial(ctx, ss.addr, s.clients, ss.cfg.conns)
 	if err != nil {
-		return harness.ErrorResult(name, params, err)
+		c.err = err
+		return c
 	}
-	defer closeConns()
+	c.close = append(c.close, closeConns)
 	if idle := s.total - s.clients; idle > 0 {
 		before, _ := ss.serverRSS()
 		closeIdle, err := openIdle(ctx, ss.addr, idle)
 		if err != nil {
-			return harness.ErrorResult(name, params, err)
+			c.err = err
+			return c
 		}
-		defer closeIdle()
+		c.close = append(c.close, closeIdle)
 		time.Sleep(idleSettleBeforeMeasure) // let the server accept and set up every one
 		if after, ok := ss.serverRSS(); ok && before > 0 {
 			fmt.Fprintf(ss.progress, "[%s] %s: %d idle connections added %.1f KiB of server RSS each\n",
-				suite, name, idle, (after-before)/float64(idle)/1024)
+				suite, c.name, idle, (after-before)/float64(idle)/1024)
 		}
 	}
-	var rss []float64
+	c.op = newOp(s.kind, ss.work, clients)
+	return c
+}
 
-	plan := ss.plan(s)
+// measure runs n more repetitions, after the warm-up if none has run yet.
+// Every repetition is bounded in time: a call that a server never answers
+// fails the cell instead of hanging the run.
+func (c *cell) measure(ctx context.Context, n int) {
+	if c.err != nil {
+		return
+	}
+	ss := c.ss
+	plan := ss.plan(c.s)
+	plan.Reps = n
+	if c.warmed {
+		plan.Warmup = harness.Warmup{}
+	}
+	c.warmed = true
 	budget := timeBudget(plan, ss.stallGrace)
 	runCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 
-	r := &harness.Runner{Suite: suite, Scenario: name, Plan: plan, Server: ss.cpu, Progress: ss.progress}
-	if s.total > 0 {
+	r := &harness.Runner{Suite: suite, Scenario: c.name, Plan: plan, Server: ss.cpu, Progress: ss.progress}
+	if c.s.total > 0 {
 		r.AfterRep = func(int) {
 			if v, ok := ss.serverRSS(); ok {
-				rss = append(rss, v)
+				c.rss = append(c.rss, v)
 			}
 		}
 	}
-	reps, err := r.Run(runCtx, newOp(s.kind, ss.work, clients))
+	reps, err := r.Run(runCtx, c.op)
+	c.reps = append(c.reps, reps...)
 	// The budget ran out while the caller's context is alive: a call outlived
 	// the plan. Its error may be the context's or the call's own
 	// DeadlineExceeded status, whichever the runner saw first.
@@ -188,9 +250,20 @@ func (ss *session) run(ctx context.Context, s scenario) schema.Result {
 		// repetition could leave too few failures to notice.
 		err = ss.server.ExitedEarly()
 	}
-	res := harness.Result(name, params, reps, err)
-	if s.total > 0 && res.Status == schema.StatusOK {
-		res.Metrics = append(res.Metrics, scaleMetrics(reps, rss, s.total)...)
+	c.err = err
+}
+
+// result closes the cell's connections and returns its result.
+func (c *cell) result() schema.Result {
+	for i := len(c.close) - 1; i >= 0; i-- {
+		c.close[i]()
+	}
+	if c.op == nil { // never connected
+		return harness.ErrorResult(c.name, c.params, c.err)
+	}
+	res := harness.Result(c.name, c.params, c.reps, c.err)
+	if c.s.total > 0 && res.Status == schema.StatusOK {
+		res.Metrics = append(res.Metrics, scaleMetrics(c.reps, c.rss, c.s.total)...)
 	}
 	return res
 }

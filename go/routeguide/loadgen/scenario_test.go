@@ -36,9 +36,9 @@ func TestScenarioWithAStuckRPCIsCancelledAndFails(t *testing.T) {
 
 	cfg := config{impl: "go", duration: 100 * time.Millisecond, conns: perClient,
 		bench: harness.Flags{Reps: 1}}
-	ss := &session{cfg: cfg, addr: lis.Addr().String(), work: testWorkload(t, 10), stallGrace: 300 * time.Millisecond}
+	ss := &session{cfg: cfg, impl: "go", addr: lis.Addr().String(), work: testWorkload(t, 10), stallGrace: 300 * time.Millisecond}
 	start := time.Now()
-	res := ss.run(testContext(t), scenario{kind: unary, clients: 2})
+	res := interleave(testContext(t), []*session{ss}, scenario{kind: unary, clients: 2})[0]
 	if res.Status != schema.StatusError || !strings.Contains(res.Error, "probably stuck") {
 		t.Errorf("result %s %q, want an error about a stuck RPC", res.Status, res.Error)
 	}
@@ -57,10 +57,10 @@ func TestScenarioAgainstNoServerFails(t *testing.T) {
 	lis.Close()
 
 	cfg := config{impl: "go", duration: 100 * time.Millisecond, conns: shared, bench: harness.Flags{Reps: 1}}
-	ss := &session{cfg: cfg, addr: addr, work: testWorkload(t, 10), stallGrace: time.Second}
+	ss := &session{cfg: cfg, impl: "go", addr: addr, work: testWorkload(t, 10), stallGrace: time.Second}
 	ctx, cancel := context.WithTimeout(testContext(t), 500*time.Millisecond)
 	defer cancel()
-	res := ss.run(ctx, scenario{kind: unary, clients: 1})
+	res := interleave(ctx, []*session{ss}, scenario{kind: unary, clients: 1})[0]
 	if res.Status != schema.StatusError || !strings.Contains(res.Error, "not ready") {
 		t.Errorf("result %s %q, want a connection error", res.Status, res.Error)
 	}
