@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -14,7 +13,7 @@ import (
 // and go, a change in load thus falls on every method alike instead of on
 // whichever happened to run at that moment; the methods' ratios are what
 // the suite is about. Each round starts one scenario later than the one
-// before (roundOrder), so that no method always runs first, after the
+// before (harness.InTurns), so that no method always runs first, after the
 // previous round's last method has left its garbage to the server.
 func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []schema.Result {
 	type state struct {
@@ -24,33 +23,31 @@ func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []
 	}
 	states := make([]state, len(scs))
 	rounds := b.cfg.harness.Reps
-	for round := range rounds {
-		for _, i := range roundOrder(round, len(scs)) {
-			s := scs[i]
-			st := &states[i]
-			if st.err != nil {
-				continue // a failed scenario keeps its first error
-			}
-			r := &harness.Runner{
-				Suite:    suite,
-				Scenario: fmt.Sprintf("%s (round %d/%d)", s.name(), round+1, rounds),
-				Progress: b.log,
-				Plan:     harness.Plan{Workers: 1, Ops: b.cfg.n, Reps: 1, Warmup: b.cfg.harness.Warmup},
-			}
-			if sess.cpu != nil {
-				if st.sampler == nil {
-					st.sampler = &serverSampler{cpu: sess.cpu, debug: sess.debug}
-				}
-				r.Server = st.sampler
-			}
-			reps, err := r.Run(ctx, newLister(sess.conn, s.containers, b.cfg.opTimeout).op(s))
-			st.reps = append(st.reps, reps...)
-			if err == nil && sess.proc != nil {
-				err = sess.proc.ExitedEarly()
-			}
-			st.err = err
+	harness.InTurns(len(scs), rounds, func(i, round int) {
+		s := scs[i]
+		st := &states[i]
+		if st.err != nil {
+			return // a failed scenario keeps its first error
 		}
-	}
+		r := &harness.Runner{
+			Suite:    suite,
+			Scenario: harness.TurnLabel(s.name(), round, rounds),
+			Progress: b.log,
+			Plan:     harness.Plan{Workers: 1, Ops: b.cfg.n, Reps: 1, Warmup: b.cfg.harness.Warmup},
+		}
+		if sess.cpu != nil {
+			if st.sampler == nil {
+				st.sampler = &serverSampler{cpu: sess.cpu, debug: sess.debug}
+			}
+			r.Server = st.sampler
+		}
+		reps, err := r.Run(ctx, newLister(sess.conn, s.containers, b.cfg.opTimeout).op(s))
+		st.reps = append(st.reps, reps...)
+		if err == nil && sess.proc != nil {
+			err = sess.proc.ExitedEarly()
+		}
+		st.err = err
+	})
 	out := make([]schema.Result, len(scs))
 	for i, s := range scs {
 		st := states[i]
@@ -60,14 +57,4 @@ func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []
 		}
 	}
 	return out
-}
-
-// roundOrder is the order in which round runs n scenarios: all of them,
-// rotated by the round's number.
-func roundOrder(round, n int) []int {
-	order := make([]int, n)
-	for k := range order {
-		order[k] = (round + k) % n
-	}
-	return order
 }

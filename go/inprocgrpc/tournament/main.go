@@ -169,12 +169,9 @@ func newEntrant(w *workload, competitor string, s *started) *entrant {
 	return e
 }
 
-// race measures a workload's entrants one repetition at a time, in turn,
-// rotating who goes first. On a shared machine the background load and the
-// heap's state drift during a run; interleaving spreads that drift over
-// all competitors instead of charging it to whichever ran last, and the
-// rotation cancels any advantage of going first or after a given rival.
-// Each entrant warms up once, before its first repetition.
+// race measures a workload's entrants one repetition at a time, in turns
+// (harness.InTurns). Each entrant warms up once, before its first
+// repetition.
 func race(ctx context.Context, flags *harness.Flags, cfg *config, w *workload, entrants []*entrant, progress io.Writer) ([]schema.Result, error) {
 	plan := harness.Plan{Workers: w.workers(), Reps: 1}
 	switch {
@@ -195,22 +192,20 @@ func race(ctx context.Context, flags *harness.Flags, cfg *config, w *workload, e
 			e.params["duration"] = cfg.duration.String()
 		}
 	}
-	for round := range flags.Reps {
-		for i := range entrants {
-			e := entrants[(i+round)%len(entrants)]
-			if e.err != nil {
-				continue
-			}
-			p := plan
-			if round == 0 {
-				p.Warmup = flags.Warmup
-			}
-			r := &harness.Runner{Suite: suite, Scenario: fmt.Sprintf("%s, round %d/%d", e.name, round+1, flags.Reps), Plan: p, Progress: progress}
-			reps, err := r.Run(ctx, e.op.op)
-			e.reps = append(e.reps, reps...)
-			e.err = err
+	harness.InTurns(len(entrants), flags.Reps, func(i, round int) {
+		e := entrants[i]
+		if e.err != nil {
+			return
 		}
-	}
+		p := plan
+		if round == 0 {
+			p.Warmup = flags.Warmup
+		}
+		r := &harness.Runner{Suite: suite, Scenario: harness.TurnLabel(e.name, round, flags.Reps), Plan: p, Progress: progress}
+		reps, err := r.Run(ctx, e.op.op)
+		e.reps = append(e.reps, reps...)
+		e.err = err
+	})
 	var results []schema.Result
 	for _, e := range entrants {
 		if e.op.close != nil {

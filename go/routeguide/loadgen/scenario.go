@@ -130,10 +130,9 @@ func timeBudget(p harness.Plan, grace time.Duration) time.Duration {
 }
 
 // interleave measures scenario s against every session's server. With more
-// than one, the servers take turns repetition by repetition, the first
-// turn rotating, as the tournament's competitors do: load that comes and
-// goes on the machine then falls on all of them alike, and the ratio of
-// two cells compares servers, not moments. Each cell warms up before its
+// than one, the servers take turns repetition by repetition
+// (harness.InTurns), as the tournament's competitors do, so that the ratio
+// of two cells compares servers, not moments. Each cell warms up before its
 // first repetition. It returns a result per session, in session order.
 func interleave(ctx context.Context, sessions []*session, s scenario) []schema.Result {
 	cells := make([]*cell, len(sessions))
@@ -142,13 +141,11 @@ func interleave(ctx context.Context, sessions []*session, s scenario) []schema.R
 	}
 	reps := sessions[0].cfg.bench.Reps
 	if len(cells) == 1 {
-		cells[0].measure(ctx, reps)
+		cells[0].measure(ctx, reps, cells[0].name)
 	} else {
-		for round := range reps {
-			for i := range cells {
-				cells[(i+round)%len(cells)].measure(ctx, 1)
-			}
-		}
+		harness.InTurns(len(cells), reps, func(i, round int) {
+			cells[i].measure(ctx, 1, harness.TurnLabel(cells[i].name, round, reps))
+		})
 	}
 	out := make([]schema.Result, len(cells))
 	for i, c := range cells {
@@ -211,10 +208,11 @@ func (ss *session) open(ctx context.Context, s scenario) *cell {
 	return c
 }
 
-// measure runs n more repetitions, after the warm-up if none has run yet.
-// Every repetition is bounded in time: a call that a server never answers
-// fails the cell instead of hanging the run.
-func (c *cell) measure(ctx context.Context, n int) {
+// measure runs n more repetitions, after the warm-up if none has run yet;
+// label names them in progress lines and errors. Every repetition is
+// bounded in time: a call that a server never answers fails the cell
+// instead of hanging the run.
+func (c *cell) measure(ctx context.Context, n int, label string) {
 	if c.err != nil {
 		return
 	}
@@ -229,7 +227,7 @@ func (c *cell) measure(ctx context.Context, n int) {
 	runCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 
-	r := &harness.Runner{Suite: suite, Scenario: c.name, Plan: plan, Server: ss.cpu, Progress: ss.progress}
+	r := &harness.Runner{Suite: suite, Scenario: label, Plan: plan, Server: ss.cpu, Progress: ss.progress}
 	if c.s.total > 0 {
 		r.AfterRep = func(int) {
 			if v, ok := ss.serverRSS(); ok {
