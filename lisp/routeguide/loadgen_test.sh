@@ -35,6 +35,32 @@ measure() {
 measure go "$go_server" go
 measure lisp "$lisp_server" lisp
 
+# The results name the binaries measured by their SHA-256, as sha256sum
+# computes it, and a server started with -server_args records them.
+digest_of() { sed -n "s/.*\"$2\":\"\([0-9a-f]*\)\".*/\1/p" "$1"; }
+[[ $(digest_of "$tmp/go.json" server_sha256) == $(sha256sum "$go_server" | cut -d' ' -f1) ]] ||
+  fail "go: server_sha256 $(digest_of "$tmp/go.json" server_sha256) is not the Go server's"
+[[ $(digest_of "$tmp/lisp.json" binary_sha256) =~ ^[0-9a-f]{64}$ ]] || fail "lisp: no binary_sha256"
+"$loadgen" -server "$lisp_server" -server_args "-unary_inline" -impl lisp_tuned -rpcs unary -clients 1 \
+  -duration 100ms -reps 1 -warmup 0 -out "$tmp/tuned.json" >"$tmp/tuned.out" 2>"$tmp/tuned.err" ||
+  fail "tuned: exit $?: $(cat "$tmp/tuned.err")"
+grep -q '"server_args":"-unary_inline"' "$tmp/tuned.json" || fail "tuned: server_args not recorded"
+grep -q '"status":"ok"' "$tmp/tuned.json" || fail "tuned: the server with -unary_inline failed"
+
+# The digest at the sizes where SHA-256's padding changes shape: a "server"
+# that exits at once, padded to each size, still has its digest recorded.
+for size in 55 56 63 64 65 119 120 65536 65600; do
+  script="$tmp/server_$size"
+  printf '#!/bin/sh\nexit 1\n#' >"$script"
+  head -c $((size - 18)) /dev/zero | tr '\0' x >>"$script"
+  chmod +x "$script"
+  [[ $(wc -c <"$script") == "$size" ]] || fail "padding $script to $size bytes"
+  "$loadgen" -server "$script" -rpcs unary -clients 1 -reps 1 -warmup 0 -out "$tmp/size.json" \
+    >/dev/null 2>&1 || true
+  [[ $(digest_of "$tmp/size.json" server_sha256) == $(sha256sum "$script" | cut -d' ' -f1) ]] ||
+    fail "the SHA-256 of a $size-byte file: $(digest_of "$tmp/size.json" server_sha256)"
+done
+
 # A server that exits at once: every scenario is reported as failed, exit 1,
 # and the results are still a valid file.
 status=0
@@ -46,7 +72,7 @@ status=0
 # Bad command lines: exit 2, the problem and the usage on stderr.
 for args in "-bogus" "-server $go_server -addr 127.0.0.1:1" "-addr 10.0.0.1:80" \
             "-server $go_server -rpcs unary,nope" "-server $go_server -clients 0" \
-            "-server $go_server -conns many" ""; do
+            "-server $go_server -conns many" "-addr 127.0.0.1:1 -server_args -x" ""; do
   status=0
   # shellcheck disable=SC2086 # split on purpose
   "$loadgen" $args >/dev/null 2>"$tmp/usage.err" || status=$?

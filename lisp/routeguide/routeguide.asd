@@ -31,6 +31,7 @@
                (:file "loadgen-ops")
                (:file "loadgen-run")
                (:file "loadgen-cpus")
+               (:file "digest")
                (:file "loadgen-results")
                (:file "loadgen-benchfmt")
                (:file "loadgen-main"))

@@ -2,7 +2,7 @@
 ;;;; results of go/routeguide/loadgen, so that the RouteGuide matrix can put the
 ;;;; Lisp client where the Go one is:
 ;;;;
-;;;;   loadgen (-server PATH | -addr HOST:PORT) [-impl LABEL] [-rpcs LIST]
+;;;;   loadgen (-server PATH [-server_args ARGS] | -addr HOST:PORT) [-impl LABEL] [-rpcs LIST]
 ;;;;           [-clients 1,10,100] [-duration 5s] [-conns per-client|shared]
 ;;;;           [-stream_msgs 10] [-reps 3] [-warmup 1s|500|0] [-out FILE]
 ;;;;           [-benchfmt FILE] [-cpus auto|off|SERVER/CLIENT] [-rate N] ...
@@ -23,6 +23,7 @@
 
 (defparameter *loadgen-flags*
   (list (flag-spec "server" :string "" "RouteGuide server `executable` to start with -addr 127.0.0.1:0 (its CPU time is measured too)")
+        (flag-spec "server_args" :string "" "space-separated extra `arguments` for the -server started, such as a tuning flag; recorded in the results")
         (flag-spec "addr" :string "" "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
         (flag-spec "impl" :string "go" "server implementation `label` recorded in the results (go, lisp)")
         (flag-spec "rpcs" :string "unary,server_streaming,client_streaming,bidi"
@@ -70,6 +71,8 @@
     (when rest (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
     (when (eq (zerop (length server)) (zerop (length addr)))
       (flag-fail "exactly one of -server and -addr is required"))
+    (when (and (zerop (length server)) (plusp (length (getf options :server-args))))
+      (flag-fail "-server_args needs -server"))
     (when (plusp (length addr))
       (unless (loopback-host-p (split-host-port addr))
         (flag-fail "-addr: ~A is not a loopback address" addr)))
@@ -107,13 +110,13 @@
 ;;; ------------------------------------------------------------------
 ;;; The server process
 
-(defun start-server-process (path cpus)
-  "Run PATH -addr 127.0.0.1:0 on CPUS (NIL: any); returns (values process
-host port) once it prints \"listening on HOST:PORT\", within 30 s (SBCL
-servers may be decompressing a core, or running under qemu)."
+(defun start-server-process (path cpus args)
+  "Run PATH -addr 127.0.0.1:0 ARGS... on CPUS (NIL: any); returns (values
+process host port) once it prints \"listening on HOST:PORT\", within 30 s
+(SBCL servers may be decompressing a core, or running under qemu)."
   (let* ((process (call-with-thread-cpus
                    cpus (lambda ()
-                          (sb-ext:run-program path '("-addr" "127.0.0.1:0")
+                          (sb-ext:run-program path (list* "-addr" "127.0.0.1:0" args)
                                               :output :stream :error sb-sys:*stderr* :wait nil))))
          (reader (sb-thread:make-thread
                   (lambda () (read-line (sb-ext:process-output process) nil nil))
@@ -167,6 +170,7 @@ error result, so the run goes on with the next scenario."
 (defun run-loadgen (options)
   "Measure every scenario; returns the exit code."
   (let* ((server-path (and (plusp (length (getf options :server))) (getf options :server)))
+         (server-args (remove "" (split-on #\Space (getf options :server-args)) :test #'string=))
          (impl (getf options :impl))
          (placement (multiple-value-list (cpu-placement (getf options :cpus) server-path)))
          (rate (and (plusp (getf options :rate)) (getf options :rate)))
@@ -196,7 +200,7 @@ error result, so the run goes on with the next scenario."
                         (setf placement (list nil nil "binding this process to its CPUs failed"))))
                     (if server-path
                         (multiple-value-setq (process host port)
-                          (start-server-process server-path (first placement)))
+                          (start-server-process server-path (first placement) server-args))
                         (multiple-value-setq (host port) (split-host-port (getf options :addr))))
                     (when process
                       (format *error-output* "[routeguide] server ~A (pid ~D) listening on ~A:~D~%"
@@ -226,6 +230,7 @@ error result, so the run goes on with the next scenario."
                                                 (format nil "~A server ~A" impl
                                                         (subseq server-path (1+ (or (position #\/ server-path :from-end t) -1))))
                                                 "external, at -addr")
+                                    :server-path server-path :server-args server-args
                                     :placement placement)))
       (flet ((emit (flag writer)
                (let ((path (getf options flag)))

@@ -114,10 +114,12 @@ variables set."
         (format nil "environment ~{~A~^ ~}" set)
         "runtime defaults (GOGC, GOMAXPROCS, GOMEMLIMIT unset)")))
 
-(defun environment (&key platform build-config revision measured-at server placement)
+(defun environment (&key platform build-config revision measured-at server server-path server-args placement)
   "The results' environment; MEASURED-AT is when the measurement started (a
-UTC-TIMESTAMP), PLACEMENT is (server-cpus client-cpus why-unpinned), as
-CPU-PLACEMENT returns them."
+UTC-TIMESTAMP), SERVER-PATH and SERVER-ARGS the server started, if any,
+PLACEMENT is (server-cpus client-cpus why-unpinned), as CPU-PLACEMENT
+returns them.  The digests name the binaries measured, as the Go load
+generator's do."
   (let ((memory (proc-field "/proc/meminfo" "MemTotal")))
     (append
      (list :cpu-model (or (proc-field "/proc/cpuinfo" "model name") "unknown")
@@ -132,11 +134,20 @@ CPU-PLACEMENT returns them."
      (and revision (plusp (length revision)) (list :revision revision))
      (and measured-at (list :measured-at measured-at))
      (list :extra (list* :client "lisp" :server server :server-runtime (server-runtime)
-                         (destructuring-bind (server-cpus client-cpus why) placement
-                           (if client-cpus
-                               (list :server-cpus (format-cpu-list server-cpus)
-                                     :client-cpus (format-cpu-list client-cpus))
-                               (list :cpus (format nil "unpinned: ~A" why)))))))))
+                         (append
+                          (digest-entry :binary-sha256 sb-ext:*runtime-pathname*)
+                          (and server-path (digest-entry :server-sha256 server-path))
+                          (and server-args (list :server-args (format nil "~{~A~^ ~}" server-args)))
+                          (destructuring-bind (server-cpus client-cpus why) placement
+                            (if client-cpus
+                                (list :server-cpus (format-cpu-list server-cpus)
+                                      :client-cpus (format-cpu-list client-cpus))
+                                (list :cpus (format nil "unpinned: ~A" why))))))))))
+
+(defun digest-entry (key path)
+  "(KEY digest) for the file at PATH, or nothing if it cannot be read."
+  (let ((digest (and path (file-sha256 path))))
+    (and digest (list key digest))))
 
 ;;; ------------------------------------------------------------------
 ;;; JSON
