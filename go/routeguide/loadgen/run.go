@@ -69,13 +69,19 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	file := schema.NewFile(name, env)
 	scenarios := cfg.scenarios()
 
+	// One session per server: the one at -addr, or each one started.
 	work, err := newWorkload(cfg.streamMsgs, newChatSpots())
-	sessions := []*session{{cfg: cfg, impl: cfg.impl, addr: cfg.addr, work: work, progress: log, stallGrace: stallGrace}}
-	if specs := cfg.servers(); len(specs) > 0 {
-		sessions = sessions[:0]
-		for _, spec := range specs {
-			sessions = append(sessions, &session{cfg: cfg, impl: spec.impl, work: work, progress: log, stallGrace: stallGrace})
-		}
+	specs := cfg.servers()
+	var sessions []*session
+	if len(specs) == 0 {
+		sessions = append(sessions, &session{cfg: cfg, impl: cfg.impl, addr: cfg.addr, work: work, progress: log, stallGrace: stallGrace})
+	}
+	for _, spec := range specs {
+		sessions = append(sessions, &session{cfg: cfg, impl: spec.impl, work: work, progress: log, stallGrace: stallGrace})
+	}
+	if len(specs) > 0 {
+		// Deferred as well as done below, so that no path, a panic
+		// included, leaves a server running.
 		defer func() {
 			for _, ss := range sessions {
 				ss.stop()
