@@ -47,6 +47,21 @@ digest_of() { sed -n "s/.*\"$2\":\"\([0-9a-f]*\)\".*/\1/p" "$1"; }
 grep -q '"server_args":"-unary_inline"' "$tmp/tuned.json" || fail "tuned: server_args not recorded"
 grep -q '"status":"ok"' "$tmp/tuned.json" || fail "tuned: the server with -unary_inline failed"
 
+# -rival: both servers measured in the same scenario, one repetition each in
+# turn, the first turn rotating; the results name both and record the rival.
+"$loadgen" -server "$go_server" -rival "$lisp_server" -rival_impl lisp -rpcs unary -clients 1 \
+  -duration 100ms -reps 3 -warmup 0 -out "$tmp/rival.json" >"$tmp/rival.out" 2>"$tmp/rival.err" ||
+  fail "rival: exit $?: $(cat "$tmp/rival.err")"
+"$validate" "$tmp/rival.json" || fail "rival: invalid results"
+order=$(sed -n 's|^\[routeguide\] \([a-z]*\)/unary/clients=1/client=lisp, round [0-9]/3 rep 1/1:.*|\1|p' "$tmp/rival.err" | tr '\n' ' ')
+[[ $order == "go lisp lisp go go lisp " ]] || fail "rival: turns in the order '$order': $(cat "$tmp/rival.err")"
+for impl in go lisp; do
+  grep -q "| $impl/unary/clients=1/client=lisp | ok |" "$tmp/rival.out" || fail "rival: no ok row for $impl"
+done
+grep -q '"rival_server":"lisp server server"' "$tmp/rival.json" || fail "rival: rival_server not recorded"
+[[ $(digest_of "$tmp/rival.json" rival_server_sha256) == $(sha256sum "$lisp_server" | cut -d' ' -f1) ]] ||
+  fail "rival: rival_server_sha256 is not the Lisp server's"
+
 # The digest at the sizes where SHA-256's padding changes shape: a "server"
 # that exits at once, padded to each size, still has its digest recorded.
 for size in 55 56 63 64 65 119 120 65536 65600; do
@@ -72,7 +87,9 @@ status=0
 # Bad command lines: exit 2, the problem and the usage on stderr.
 for args in "-bogus" "-server $go_server -addr 127.0.0.1:1" "-addr 10.0.0.1:80" \
             "-server $go_server -rpcs unary,nope" "-server $go_server -clients 0" \
-            "-server $go_server -conns many" "-addr 127.0.0.1:1 -server_args -x" ""; do
+            "-server $go_server -conns many" "-addr 127.0.0.1:1 -server_args -x" \
+            "-server $go_server -rival $lisp_server" "-server $go_server -rival $lisp_server -rival_impl go" \
+            "-addr 127.0.0.1:1 -rival $lisp_server -rival_impl lisp" "-server $go_server -rival_impl lisp" ""; do
   status=0
   # shellcheck disable=SC2086 # split on purpose
   "$loadgen" $args >/dev/null 2>"$tmp/usage.err" || status=$?

@@ -2,7 +2,8 @@
 ;;;; results of go/routeguide/loadgen, so that the RouteGuide matrix can put the
 ;;;; Lisp client where the Go one is:
 ;;;;
-;;;;   loadgen (-server PATH [-server_args ARGS] | -addr HOST:PORT) [-impl LABEL] [-rpcs LIST]
+;;;;   loadgen (-server PATH [-server_args ARGS] [-rival PATH -rival_impl LABEL
+;;;;           [-rival_args ARGS]] | -addr HOST:PORT) [-impl LABEL] [-rpcs LIST]
 ;;;;           [-clients 1,10,100] [-duration 5s] [-conns per-client|shared]
 ;;;;           [-stream_msgs 10] [-reps 3] [-warmup 1s|500|0] [-out FILE]
 ;;;;           [-benchfmt FILE] [-cpus auto|off|SERVER/CLIENT] [-rate N] ...
@@ -24,6 +25,9 @@
 (defparameter *loadgen-flags*
   (list (flag-spec "server" :string "" "RouteGuide server `executable` to start with -addr 127.0.0.1:0 (its CPU time is measured too)")
         (flag-spec "server_args" :string "" "space-separated extra `arguments` for the -server started, such as a tuning flag; recorded in the results")
+        (flag-spec "rival" :string "" "a second RouteGuide server `executable`, started beside -server and measured in the same scenarios, the two taking turns repetition by repetition so that both see the same machine")
+        (flag-spec "rival_impl" :string "" "the -rival server's implementation `label`, other than -impl's")
+        (flag-spec "rival_args" :string "" "space-separated extra `arguments` for the -rival server")
         (flag-spec "addr" :string "" "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
         (flag-spec "impl" :string "go" "server implementation `label` recorded in the results (go, lisp)")
         (flag-spec "rpcs" :string "unary,server_streaming,client_streaming,bidi"
@@ -73,6 +77,16 @@
       (flag-fail "exactly one of -server and -addr is required"))
     (when (and (zerop (length server)) (plusp (length (getf options :server-args))))
       (flag-fail "-server_args needs -server"))
+    (let ((rival (getf options :rival)) (rival-impl (getf options :rival-impl)))
+      (cond ((zerop (length rival))
+             (when (or (plusp (length rival-impl)) (plusp (length (getf options :rival-args))))
+               (flag-fail "-rival_impl and -rival_args need -rival")))
+            ((zerop (length server)) (flag-fail "-rival needs -server"))
+            ((or (zerop (length rival-impl))
+                 (notevery (lambda (c) (or (alphanumericp c) (find c "_.-"))) rival-impl))
+             (flag-fail "-rival_impl ~S: want letters, digits, '_', '.' or '-'" rival-impl))
+            ((string= rival-impl (getf options :impl))
+             (flag-fail "-rival_impl ~S is -impl's too: each server needs a label of its own" rival-impl))))
     (when (plusp (length addr))
       (unless (loopback-host-p (split-host-port addr))
         (flag-fail "-addr: ~A is not a loopback address" addr)))
@@ -149,89 +163,162 @@ process host port) once it prints \"listening on HOST:PORT\", within 30 s
 
 ;;; ------------------------------------------------------------------
 
-(defun measure-one (options scenario host port workload process name parameters)
-  "The result of SCENARIO, (kind . clients); whatever goes wrong becomes an
-error result, so the run goes on with the next scenario."
-  (handler-case
-      (let ((reps (measure-scenario :host host :port port :kind (car scenario) :clients (cdr scenario)
-                                    :mode (getf options :conns) :workload workload
-                                    :duration (getf options :duration)
-                                    :reps (getf options :reps) :warmup (getf options :warmup)
-                                    :server-pid (and process (sb-ext:process-pid process))
-                                    :rate (and (plusp (getf options :rate)) (getf options :rate))
-                                    :progress *error-output*)))
-        ;; Calls fail once the server is gone, but a crash late in a
-        ;; repetition could leave too few failures to notice.
-        (scenario-result name parameters reps
-                         (and process (not (sb-ext:process-alive-p process))
-                              "server exited unexpectedly")))
-    (error (e) (scenario-result name parameters nil (princ-to-string e)))))
+;;; A server measured: its label, executable and arguments (NIL path: the one
+;;; at -addr), and once started its process and address.
+(defstruct (target (:constructor make-target (impl path args)))
+  impl path args process host port)
+
+(defun loadgen-targets (options)
+  "The servers to measure: -server (or -addr), then -rival if given."
+  (flet ((words (text) (remove "" (split-on #\Space text) :test #'string=)))
+    (let ((server (getf options :server)))
+      (cons (make-target (getf options :impl) (and (plusp (length server)) server)
+                         (words (getf options :server-args)))
+            (and (plusp (length (getf options :rival)))
+                 (list (make-target (getf options :rival-impl) (getf options :rival)
+                                    (words (getf options :rival-args)))))))))
+
+(defun start-target (target cpus options)
+  "Start TARGET's server on CPUS (or take -addr's address)."
+  (if (target-path target)
+      (multiple-value-bind (process host port)
+          (start-server-process (target-path target) cpus (target-args target))
+        (setf (target-process target) process (target-host target) host (target-port target) port)
+        (format *error-output* "[routeguide] ~A server ~A (pid ~D) listening on ~A:~D~%"
+                (target-impl target) (target-path target) (sb-ext:process-pid process) host port))
+      (multiple-value-bind (host port) (split-host-port (getf options :addr))
+        (setf (target-host target) host (target-port target) port))))
+
+(defun target-gone (target)
+  "Why TARGET's server can take no more calls, or NIL."
+  (let ((process (target-process target)))
+    (and process (not (sb-ext:process-alive-p process))
+         (format nil "server exited unexpectedly (status ~A)" (sb-ext:process-exit-code process)))))
+
+(defun measure-in-turns (options scenario targets workload name-of parameters-of)
+  "The results of SCENARIO, (kind . clients), against each of TARGETS, in
+their order.  With more than one, the servers take turns, one repetition
+each per round and the first turn rotating, as the Go load generator's do:
+load that comes and goes on the machine then falls on all of them alike.
+Whatever goes wrong becomes an error result, so the run goes on."
+  (let* ((n (length targets))
+         (reps (getf options :reps))
+         (rate (and (plusp (getf options :rate)) (getf options :rate)))
+         (cells (make-array n :initial-element nil))
+         (done (make-array n :initial-element nil))
+         (errors (make-array n :initial-element nil)))
+    (loop for target in targets for i from 0
+          do (setf (aref errors i)
+                   (let ((gone (target-gone target)))
+                     (if gone
+                         (format nil "not run: ~A" gone)
+                         (handler-case
+                             (progn (setf (aref cells i)
+                                          (open-cell :host (target-host target) :port (target-port target)
+                                                     :kind (car scenario) :clients (cdr scenario)
+                                                     :mode (getf options :conns)))
+                                    nil)
+                           (error (e) (princ-to-string e)))))))
+    (unwind-protect
+         (flet ((turn (i count label)
+                  (unless (aref errors i)
+                    (let ((target (nth i targets)))
+                      (handler-case
+                          (setf (aref done i)
+                                (append (aref done i)
+                                        (cell-reps (aref cells i)
+                                                   :label label :workload workload
+                                                   :duration (getf options :duration) :reps count
+                                                   :warmup (getf options :warmup)
+                                                   :server-pid (and (target-process target)
+                                                                    (sb-ext:process-pid (target-process target)))
+                                                   :rate rate :progress *error-output*)))
+                        (error (e) (setf (aref errors i) (princ-to-string e))))
+                      ;; Calls fail once the server is gone, but a crash late in
+                      ;; a repetition could leave too few failures to notice.
+                      (unless (aref errors i)
+                        (setf (aref errors i) (target-gone target)))))))
+           (if (= n 1)
+               (turn 0 reps (car scenario))
+               (dotimes (round reps)
+                 (dotimes (k n)
+                   (let ((i (mod (+ k round) n)))
+                     (turn i 1 (format nil "~A, round ~D/~D"
+                                       (funcall name-of scenario (nth i targets)) (1+ round) reps)))))))
+      (loop for cell across cells when cell do (close-cell cell)))
+    (loop for target in targets for i from 0
+          collect (scenario-result (funcall name-of scenario target) (funcall parameters-of scenario target)
+                                   (aref done i) (aref errors i)))))
+
+(defun target-description (target)
+  (let ((path (target-path target)))
+    (if path
+        (format nil "~A server ~A" (target-impl target)
+                (subseq path (1+ (or (position #\/ path :from-end t) -1))))
+        "external, at -addr")))
 
 (defun run-loadgen (options)
   "Measure every scenario; returns the exit code."
-  (let* ((server-path (and (plusp (length (getf options :server))) (getf options :server)))
-         (server-args (remove "" (split-on #\Space (getf options :server-args)) :test #'string=))
-         (impl (getf options :impl))
-         (placement (multiple-value-list (cpu-placement (getf options :cpus) server-path)))
+  (let* ((targets (loadgen-targets options))
+         (placement (multiple-value-list (cpu-placement (getf options :cpus) (target-path (first targets)))))
          (rate (and (plusp (getf options :rate)) (getf options :rate)))
          ;; An open loop measures latency at an offered rate: a suite of its own.
          (suite (if rate "routeguide_openloop" "routeguide"))
          (workload (make-workload (getf options :stream-msgs)))
-         (process nil) host port
          (measured-at (utc-timestamp))
          (results '())
          (scenarios (loop for kind in (getf options :kinds)
                           append (loop for n in (getf options :clients) collect (cons kind n)))))
-    (flet ((name (s) (format nil "~A/~A/clients=~D~:[~;/rate=~:*~D~]/client=lisp" impl (car s) (cdr s) rate))
-           (parameters (s)
-             (append (list :impl impl :rpc (car s) :clients (cdr s)
+    (flet ((name (s target)
+             (format nil "~A/~A/clients=~D~:[~;/rate=~:*~D~]/client=lisp" (target-impl target) (car s) (cdr s) rate))
+           (parameters (s target)
+             (append (list :impl (target-impl target) :rpc (car s) :clients (cdr s)
                            :duration (format-duration (getf options :duration))
                            :conns (getf options :conns) :stream-msgs (msgs-per-call workload (car s))
                            :client "lisp")
                      (and rate (list :rate rate)))))
-      (let ((start-error
-              (handler-case
-                  (progn
-                    (destructuring-bind (server-cpus client-cpus why) placement
-                      (declare (ignore server-cpus why))
-                      (when (and client-cpus (not (pin-process client-cpus)))
-                        (format *error-output* "[routeguide] running unpinned: cannot bind to CPUs ~A~%"
-                                (format-cpu-list client-cpus))
-                        (setf placement (list nil nil "binding this process to its CPUs failed"))))
-                    (if server-path
-                        (multiple-value-setq (process host port)
-                          (start-server-process server-path (first placement) server-args))
-                        (multiple-value-setq (host port) (split-host-port (getf options :addr))))
-                    (when process
-                      (format *error-output* "[routeguide] server ~A (pid ~D) listening on ~A:~D~%"
-                              server-path (sb-ext:process-pid process) host port))
-                    nil)
-                (error (e) (format nil "starting ~A: ~A" server-path e)))))
-        (dolist (s scenarios)
-          (format *error-output* "[routeguide] ~A~%" (name s))
-          (finish-output *error-output*)
-          (push (cond (start-error (scenario-result (name s) (parameters s) nil start-error))
-                      ((and process (not (sb-ext:process-alive-p process)))
-                       (scenario-result (name s) (parameters s) nil
-                                        (format nil "not run: server exited unexpectedly (status ~A)"
-                                                (sb-ext:process-exit-code process))))
-                      (t (measure-one options s host port workload process (name s) (parameters s))))
-                results)))
-      (when process
-        (let ((complaint (stop-server-process process)))
-          (when complaint (format *error-output* "[routeguide] ~A~%" complaint)))))
-    (setf results (nreverse results))
-    (let ((code 0)
-          (environment (environment :platform (getf options :platform)
-                                    :build-config (getf options :build-config)
-                                    :revision (getf options :revision)
-                                    :measured-at measured-at
-                                    :server (if server-path
-                                                (format nil "~A server ~A" impl
-                                                        (subseq server-path (1+ (or (position #\/ server-path :from-end t) -1))))
-                                                "external, at -addr")
-                                    :server-path server-path :server-args server-args
-                                    :placement placement)))
+      (unwind-protect
+           (let ((start-error
+                   (let ((target nil))
+                     (handler-case
+                         (progn
+                           (destructuring-bind (server-cpus client-cpus why) placement
+                             (declare (ignore server-cpus why))
+                             (when (and client-cpus (not (pin-process client-cpus)))
+                               (format *error-output* "[routeguide] running unpinned: cannot bind to CPUs ~A~%"
+                                       (format-cpu-list client-cpus))
+                               (setf placement (list nil nil "binding this process to its CPUs failed"))))
+                           (dolist (tg targets)
+                             (setf target tg)
+                             (start-target tg (first placement) options))
+                           nil)
+                       (error (e) (format nil "starting ~A: ~A" (and target (target-path target)) e))))))
+             (dolist (s scenarios)
+               (format *error-output* "[routeguide] ~{~A~^, ~}~%" (mapcar (lambda (tg) (name s tg)) targets))
+               (finish-output *error-output*)
+               (setf results
+                     (append results
+                             (if start-error
+                                 (mapcar (lambda (tg) (scenario-result (name s tg) (parameters s tg) nil start-error))
+                                         targets)
+                                 (measure-in-turns options s targets workload #'name #'parameters))))))
+        (dolist (tg targets)
+          (when (target-process tg)
+            (let ((complaint (stop-server-process (target-process tg))))
+              (when complaint (format *error-output* "[routeguide] ~A~%" complaint)))))))
+    (let* ((code 0)
+           (server (first targets))
+           (rival (second targets))
+           (environment (environment :platform (getf options :platform)
+                                     :build-config (getf options :build-config)
+                                     :revision (getf options :revision)
+                                     :measured-at measured-at
+                                     :server (target-description server)
+                                     :server-path (target-path server) :server-args (target-args server)
+                                     :rival (and rival (target-description rival))
+                                     :rival-path (and rival (target-path rival))
+                                     :rival-args (and rival (target-args rival))
+                                     :placement placement)))
       (flet ((emit (flag writer)
                (let ((path (getf options flag)))
                  (when (plusp (length path))

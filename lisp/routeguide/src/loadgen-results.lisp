@@ -114,12 +114,14 @@ variables set."
         (format nil "environment ~{~A~^ ~}" set)
         "runtime defaults (GOGC, GOMAXPROCS, GOMEMLIMIT unset)")))
 
-(defun environment (&key platform build-config revision measured-at server server-path server-args placement)
+(defun environment (&key platform build-config revision measured-at server server-path server-args
+                          rival rival-path rival-args placement)
   "The results' environment; MEASURED-AT is when the measurement started (a
-UTC-TIMESTAMP), SERVER-PATH and SERVER-ARGS the server started, if any,
-PLACEMENT is (server-cpus client-cpus why-unpinned), as CPU-PLACEMENT
-returns them.  The digests name the binaries measured, as the Go load
-generator's do."
+UTC-TIMESTAMP), SERVER-PATH and SERVER-ARGS the server started, if any, and
+RIVAL, RIVAL-PATH and RIVAL-ARGS the second server measured in turns with it
+(-rival), PLACEMENT is (server-cpus client-cpus why-unpinned), as
+CPU-PLACEMENT returns them.  The digests name the binaries measured, as the
+Go load generator's do."
   (let ((memory (proc-field "/proc/meminfo" "MemTotal")))
     (append
      (list :cpu-model (or (proc-field "/proc/cpuinfo" "model name") "unknown")
@@ -138,6 +140,9 @@ generator's do."
                           (digest-entry :binary-sha256 sb-ext:*runtime-pathname*)
                           (and server-path (digest-entry :server-sha256 server-path))
                           (and server-args (list :server-args (format nil "~{~A~^ ~}" server-args)))
+                          (and rival (list :rival-server rival))
+                          (and rival-path (digest-entry :rival-server-sha256 rival-path))
+                          (and rival-args (list :rival-server-args (format nil "~{~A~^ ~}" rival-args)))
                           (destructuring-bind (server-cpus client-cpus why) placement
                             (if client-cpus
                                 (list :server-cpus (format-cpu-list server-cpus)

@@ -171,28 +171,40 @@ connected before measuring, so no repetition pays for a handshake."
                                              (clgrpc.octets:octets-of) :timeout 10)))
     channels))
 
-(defun measure-scenario (&key host port kind clients mode workload duration reps warmup server-pid progress rate)
-  "The repetitions (a list of REP) of KIND at CLIENTS clients.  WARMUP is
-seconds, an operation count (an integer), or NIL."
-  (let* ((channels (open-channels host port clients mode))
-         (workers (loop for ch in channels for i from 0 collect (make-worker i ch)))
-         (op (operation kind)))
-    (unwind-protect
-         (progn
-           (cond ((integerp warmup)
-                  (run-workers workers op workload :tickets (list warmup)))
-                 ((and warmup (plusp warmup))
-                  (run-workers workers op workload :duration warmup)))
-           (loop for i from 1 to reps
-                 collect (let ((rep (measure-rep workers op workload duration server-pid rate)))
-                           (when progress
-                             (format progress "[routeguide] ~A rep ~D/~D: ~D req/s~@[, ~D msg/s~], p99 ~A, ~D errors~%"
-                                     kind i reps (round (rep-ops rep) (rep-wall rep))
-                                     (and (> (rep-msgs rep) (rep-ops rep)) (round (rep-msgs rep) (rep-wall rep)))
-                                     (format-ns (percentile (rep-latencies rep) 99)) (rep-errors rep))
-                             (finish-output progress))
-                           rep)))
-      (mapc #'clgrpc.grpc:channel-close (remove-duplicates channels)))))
+(defstruct (cell (:constructor %make-cell (channels workers op)))
+  "One scenario's clients, connected to one server and kept from one
+repetition to the next: measured in turns with another server's, its
+repetitions are taken a few at a time."
+  channels workers op (warmed nil))
+
+(defun open-cell (&key host port kind clients mode)
+  (let ((channels (open-channels host port clients mode)))
+    (%make-cell channels (loop for ch in channels for i from 0 collect (make-worker i ch))
+                (operation kind))))
+
+(defun close-cell (cell)
+  (mapc #'clgrpc.grpc:channel-close (remove-duplicates (cell-channels cell))))
+
+(defun cell-reps (cell &key label workload duration reps warmup server-pid progress rate)
+  "REPS more repetitions of CELL (a list of REP), after its warm-up if none
+has run yet.  WARMUP is seconds, an operation count (an integer), or NIL;
+LABEL names the scenario in progress lines."
+  (let ((workers (cell-workers cell)) (op (cell-op cell)))
+    (unless (cell-warmed cell)
+      (setf (cell-warmed cell) t)
+      (cond ((integerp warmup)
+             (run-workers workers op workload :tickets (list warmup)))
+            ((and warmup (plusp warmup))
+             (run-workers workers op workload :duration warmup))))
+    (loop for i from 1 to reps
+          collect (let ((rep (measure-rep workers op workload duration server-pid rate)))
+                    (when progress
+                      (format progress "[routeguide] ~A rep ~D/~D: ~D req/s~@[, ~D msg/s~], p99 ~A, ~D errors~%"
+                              label i reps (round (rep-ops rep) (rep-wall rep))
+                              (and (> (rep-msgs rep) (rep-ops rep)) (round (rep-msgs rep) (rep-wall rep)))
+                              (format-ns (percentile (rep-latencies rep) 99)) (rep-errors rep))
+                      (finish-output progress))
+                    rep))))
 
 (defun percentile (sorted p)
   "The smallest latency that P percent of SORTED are at or below (0 if none)."
