@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
@@ -61,15 +63,16 @@ func runSerialization(cases []codecCase, reps int, benchtime string, progress io
 			"benchmark": c.Object.Benchmark + "/" + c.Op, "content_type": c.Media, "format": formatNames[c.Media],
 			"object": c.Object.Short, "op": c.Op, "benchtime": benchtime, "loop": "b.Loop",
 		}
-		var ns, bytesOp, allocs, n []float64
+		var ns, cpu, bytesOp, allocs, n []float64
 		var failure string
 		for range reps {
-			r := testing.Benchmark(loopCase(c))
+			r, cpuPerOp := benchmarkWithCPU(c)
 			if r.N == 0 {
 				failure = "the benchmark did not run (an encode or decode failed)"
 				break
 			}
 			ns = append(ns, float64(r.T.Nanoseconds())/float64(r.N))
+			cpu = append(cpu, cpuPerOp)
 			bytesOp = append(bytesOp, float64(r.AllocedBytesPerOp()))
 			allocs = append(allocs, float64(r.AllocsPerOp()))
 			n = append(n, float64(r.N))
@@ -79,6 +82,7 @@ func runSerialization(cases []codecCase, reps int, benchtime string, progress io
 			res.Metrics = []schema.Metric{
 				schema.NewMetric(schema.MetricOps, schema.UnitCount, schema.HigherIsBetter, n),
 				schema.NewMetric(schema.MetricNsPerOp, schema.UnitNsPerOp, schema.LowerIsBetter, ns),
+				schema.NewMetric(schema.MetricClientCPUPerOp, schema.UnitNsPerOp, schema.LowerIsBetter, cpu),
 				schema.NewMetric(schema.MetricBytesPerOp, schema.UnitBytesPerOp, schema.LowerIsBetter, bytesOp),
 				schema.NewMetric(schema.MetricAllocsPerOp, schema.UnitAllocsPerOp, schema.LowerIsBetter, allocs),
 				schema.NewMetric(schema.MetricEncodedBytes, schema.UnitCount, schema.LowerIsBetter, repeat(float64(c.Encoded), len(ns))),
@@ -96,6 +100,29 @@ func runSerialization(cases []codecCase, reps int, benchtime string, progress io
 		out = append(out, res)
 	}
 	return out
+}
+
+// benchmarkWithCPU runs one repetition of a case under testing.Benchmark,
+// and returns with its result the process's CPU time per operation in the
+// run that result reports (testing.Benchmark first calls the body with
+// smaller counts to size it). Process CPU includes the garbage collector's
+// workers, which ns/op of one goroutine does not show.
+func benchmarkWithCPU(c codecCase) (testing.BenchmarkResult, float64) {
+	body := loopCase(c)
+	var spent time.Duration
+	var ops int
+	r := testing.Benchmark(func(b *testing.B) {
+		before, err := harness.SelfCPU{}.CPU()
+		body(b)
+		after, err2 := harness.SelfCPU{}.CPU()
+		if err == nil && err2 == nil {
+			spent, ops = after.Sub(before).Total(), b.N
+		}
+	})
+	if ops == 0 || ops != r.N {
+		return r, 0
+	}
+	return r, float64(spent.Nanoseconds()) / float64(ops)
 }
 
 // checkFloor rejects a figure below minNsPerOp.

@@ -71,6 +71,9 @@ func TestSerializationResultsAreAtLeastOneNsPerOp(t *testing.T) {
 				t.Errorf("%s: %v ns/op, below %v", r.Scenario, v, minNsPerOp)
 			}
 		}
+		if cpu := got[schema.MetricClientCPUPerOp]; len(cpu.Reps) != 2 || cpu.Max <= 0 {
+			t.Errorf("%s: CPU per op %v, want 2 measured repetitions", r.Scenario, cpu.Reps)
+		}
 		if n := got[schema.MetricOps]; n.Min < 50 {
 			t.Errorf("%s: ran %v ops, want at least the 50 asked for", r.Scenario, n.Min)
 		}
