@@ -9,6 +9,8 @@
 ;;;;   save OUT TOPLEVEL COMPRESS REQUIRES FASL...
 ;;;;                                          load FASL... and save an executable whose entry
 ;;;;                                          point is the function TOPLEVEL ("package:name")
+;;;;   scrub EXE                              clear what a save left of the saving process's
+;;;;                                          garbage in the uncompressed executable EXE
 ;;;;
 ;;;; REQUIRES is a comma-separated list of SBCL modules (contribs) to require first, or "-".
 ;;;; Compiler output is kept and shown only when the action fails, so that builds stay quiet.
@@ -183,8 +185,20 @@ padding its last collection leaves between objects."
   (setf sb-ext:*init-hooks* (remove 'restore-finalizer-thread-stop sb-ext:*init-hooks*)))
 
 (defun stop-finalizer-thread ()
+  "Stop the finalizer thread in a way whose allocation does not depend on timing.
+SBCL's own FINALIZER-THREAD-STOP joins the thread by waiting on its exit semaphore, and what
+the waiting allocates depends on whether the thread was already done; and the dying thread
+closes its allocation regions only after it has signalled that semaphore, while this thread
+runs on and allocates (under load, what this thread allocated next began a few words apart).
+Here the thread is told to stop, awaited without allocating until it has put itself on the
+joinable list (the last thing it does in Lisp), and then reaped with pthread_join, which
+returns only once the thread has closed its regions."
   (sb-thread::with-system-mutex (sb-thread::*make-thread-lock*)
-    (sb-impl::finalizer-thread-stop))
+    (sb-alien:alien-funcall
+     (sb-alien:extern-alien "finalizer_thread_stop" (function sb-alien:void)))
+    (loop until sb-thread::*joinable-threads*
+          do (sb-thread:thread-yield))
+    (sb-thread::%dispose-thread-structs))
   (allow-stop-without-finalizer-thread)
   (push 'restore-finalizer-thread-stop sb-ext:*init-hooks*))
 
@@ -237,6 +251,94 @@ padding its last collection leaves between objects."
                    (let ((code (funcall entry)))
                      (sb-ext:exit :code (if (integerp code) code 0))))))))
 
+;;; The last collection of SAVE-LISP-AND-DIE copies the heap into pages that held the saving
+;;; process's own objects, and SBCL 2.2.9 does not clear them first where it places small
+;;; objects of mixed raw and tagged slots: to keep such an object within one card, it skips to the
+;;; next card and writes only the header of a filler object over the gap. The rest of the gap
+;;; keeps whatever the process had there, and what it had there follows every allocation
+;;; that varied in the build, down to the name of the temporary directory: two saves of the same
+;;; fasls came out a few words apart, inside such gaps. Nothing reads a filler's payload, so
+;;; SCRUB-COMMAND zeroes it in the saved file. It walks the pages of that kind with the
+;;; runtime's own object sizes, so it must run in the SBCL that saved the file.
+(defconstant +core-magic+ #x5342434C)   ; "SBCL"
+(defconstant +directory-entry+ 3861)
+(defconstant +page-table-entry+ 3880)
+(defconstant +end-entry+ 3840)
+(defconstant +dynamic-space-id+ 1)
+(defconstant +deflated-space-flag+ 8)
+(defconstant +small-mixed-page-type+ 4)
+(defconstant +page-table-entry-bytes+ 10) ; the packed scan start (8 bytes) and words used (2)
+
+(defun object-bytes (address)
+  (sb-alien:alien-funcall
+   (sb-alien:extern-alien "primitive_object_size"
+                          (function sb-alien:unsigned-long sb-alien:unsigned-long))
+   address))
+
+(defun scrub-page (sap start used)
+  "Zero the payloads of the fillers in the USED bytes of a page at byte START of SAP; return
+how many there were."
+  (let ((offset 0) (fillers 0))
+    (loop while (< offset used)
+          do (let* ((object (+ start offset))
+                    (size (object-bytes (+ (sb-sys:sap-int sap) object))))
+               (unless (< 0 size (1+ (- used offset)))
+                 (fail "scrub: no object boundary at byte ~D of a page" offset))
+               (when (= (logand (sb-sys:sap-ref-word sap object) #xff) sb-vm:filler-widetag)
+                 (incf fillers)
+                 (loop for i from sb-vm:n-word-bytes below size by sb-vm:n-word-bytes
+                       do (setf (sb-sys:sap-ref-word sap (+ object i)) 0)))
+               (incf offset size)))
+    fillers))
+
+(defun scrub-core (sap length)
+  "Scrub the executable core in the LENGTH bytes at SAP; return the number of fillers cleared."
+  (flet ((word (offset) (sb-sys:sap-ref-word sap offset)))
+    (let* ((core (word (- length 16)))
+           (page-size (sb-alien:extern-alien "os_vm_page_size" sb-alien:unsigned-long))
+           (dynamic nil)
+           (page-table nil))
+      (unless (and (= (word (- length 8)) +core-magic+) (= (word core) +core-magic+))
+        (fail "scrub: not an executable with an SBCL core"))
+      (flet ((data (page) (+ core (* page-size (1+ page)))))
+        (loop for entry = (+ core sb-vm:n-word-bytes) then (+ entry (* words sb-vm:n-word-bytes))
+              for type = (word entry)
+              for words = (word (+ entry sb-vm:n-word-bytes))
+              until (= type +end-entry+)
+              do (case type
+                   (#.+directory-entry+
+                    (loop for space from (+ entry 16) below (+ entry (* words 8)) by 40
+                          when (= (logandc2 (word space) +deflated-space-flag+) +dynamic-space-id+)
+                            do (when (logtest (word space) +deflated-space-flag+)
+                                 ;; Its pages are a zstd stream: left as saved.
+                                 (return-from scrub-core 0))
+                               (setf dynamic (data (word (+ space 16))))))
+                   (#.+page-table-entry+
+                    (setf page-table (list (word (+ entry 24)) (word (+ entry 32))
+                                           (data (word (+ entry 40))))))))
+        (unless (and dynamic page-table)
+          (fail "scrub: the core has no dynamic space or page table"))
+        (destructuring-bind (pages bytes ptes) page-table
+          (unless (= bytes (* 8 (ceiling (* pages +page-table-entry-bytes+) 8)))
+            (fail "scrub: unexpected page table entries (~D pages in ~D bytes)" pages bytes))
+          (loop for page below pages
+                for pte = (+ ptes (* page +page-table-entry-bytes+))
+                for type = (logand (sb-sys:sap-ref-64 sap pte) 7)
+                for used = (* (logandc2 (sb-sys:sap-ref-16 sap (+ pte 8)) 1) sb-vm:n-word-bytes)
+                when (and (= type +small-mixed-page-type+) (plusp used))
+                  sum (scrub-page sap (+ dynamic (* page sb-vm:gencgc-page-bytes)) used)))))))
+
+(defun scrub-command (file)
+  (let ((bytes (with-open-file (in file :element-type '(unsigned-byte 8))
+                 (let ((bytes (make-array (file-length in) :element-type '(unsigned-byte 8))))
+                   (read-sequence bytes in)
+                   bytes))))
+    (sb-sys:with-pinned-objects (bytes)
+      (scrub-core (sb-sys:vector-sap bytes) (length bytes)))
+    (with-open-file (out file :element-type '(unsigned-byte 8) :direction :output
+                              :if-exists :overwrite)
+      (write-sequence bytes out))))
+
 (defun main (args)
   (let ((command (first args))
         (args (rest args)))
@@ -247,7 +349,9 @@ padding its last collection leaves between objects."
           ((and (equal command "save") (>= (length args) 4))
            (destructuring-bind (out toplevel compress requires &rest fasls) args
              (save-command out toplevel compress requires fasls)))
-          (t (fail "usage: compile REQUIRES N OUT SRC NAME ... FASL... | save OUT TOPLEVEL COMPRESS REQUIRES FASL...")))
+          ((and (equal command "scrub") (= (length args) 1))
+           (scrub-command (first args)))
+          (t (fail "usage: compile REQUIRES N OUT SRC NAME ... FASL... | save OUT TOPLEVEL COMPRESS REQUIRES FASL... | scrub EXE")))
     (sb-ext:exit :code 0)))
 
 ;; SBCL leaves only the program name and the arguments after --end-toplevel-options here.

@@ -8,8 +8,10 @@
 #
 #   [EMULATOR -L SYSROOT] ./sbcl --core sbcl.core ARG... 0.fasl 1.fasl ...
 #
-# with the runtime, the contribs, DRIVER (as driver.lisp) and each FASL copied there, and then
-# moves the file that ARG saved as "saved" to OUT. EMULATOR and SYSROOT are empty for a native SBCL.
+# with the runtime, the contribs, DRIVER (as driver.lisp) and each FASL copied there, then the
+# driver's scrub command on the file that ARG saved as "saved" (with the SBCL options of ARG, those
+# up to --end-toplevel-options), and moves that file to OUT. EMULATOR and SYSROOT are empty for a
+# native SBCL.
 #
 # Why: SBCL's heap at save time records its history. The startup stores the working directory,
 # the runtime's path (/proc/self/exe, which resolves Bazel's symlinks) and the core's path, and
@@ -17,7 +19,8 @@
 # the saved image keeps the traces: each type object's hash is drawn from the allocation pointer,
 # and the padding that the last garbage collection leaves between objects keeps stale words. Copies
 # under /tmp/lisp-save.XXXXXXXX make all those paths equally long in every build (their contents
-# do not reach the image), whatever the sandbox, output base, machine or remote worker.
+# do not reach the image), whatever the sandbox, output base, machine or remote worker. What the
+# saving process's garbage still leaves in the padding, the scrub command clears (see driver.lisp).
 set -eu
 
 [ $# -ge 7 ] && [ "$7" = "--" ] || {
@@ -71,12 +74,33 @@ if [ -n "${LD_LIBRARY_PATH:-}" ]; then
   LD_LIBRARY_PATH=$(absolute "$LD_LIBRARY_PATH")
   export LD_LIBRARY_PATH
 fi
+if [ -n "$emulator" ]; then
+  emulator=$(absolute "$emulator") sysroot=$(absolute "$sysroot")
+fi
+run_sbcl() {
+  if [ -n "$emulator" ]; then
+    "$emulator" -L "$sysroot" ./sbcl --core sbcl.core "$@"
+  else
+    ./sbcl --core sbcl.core "$@"
+  fi
+}
 cd "$work"
 export SBCL_HOME=.
-if [ -n "$emulator" ]; then
-  "$(absolute "$emulator")" -L "$(absolute "$sysroot")" ./sbcl --core sbcl.core "$@"
-else
-  ./sbcl --core sbcl.core "$@"
-fi
+run_sbcl "$@"
+
+# The scrub command takes the same SBCL options: the arguments up to --end-toplevel-options.
+options=0
+for a do
+  options=$((options + 1))
+  [ "$a" != "--end-toplevel-options" ] || break
+done
+all=$#
+i=0
+for a do
+  i=$((i + 1))
+  [ $i -gt $options ] || set -- "$@" "$a"
+done
+shift "$all"
+run_sbcl "$@" scrub saved
 cd "$here"
 mv "$work/saved" "$out"
