@@ -11,6 +11,8 @@
 ;;;;                                          point is the function TOPLEVEL ("package:name")
 ;;;;   scrub EXE                              clear what a save left of the saving process's
 ;;;;                                          garbage in the uncompressed executable EXE
+;;;;   fillers EXE                            print how many fillers EXE has, and how many of them
+;;;;                                          are not clear ("fillers N unclear M"); changes nothing
 ;;;;
 ;;;; REQUIRES is a comma-separated list of SBCL modules (contribs) to require first, or "-".
 ;;;; Compiler output is kept and shown only when the action fails, so that builds stay quiet.
@@ -275,10 +277,10 @@ returns only once the thread has closed its regions."
                           (function sb-alien:unsigned-long sb-alien:unsigned-long))
    address))
 
-(defun scrub-page (sap start used)
-  "Zero the payloads of the fillers in the USED bytes of a page at byte START of SAP; return
-how many there were."
-  (let ((offset 0) (fillers 0))
+(defun scrub-page (sap start used clear)
+  "Find the fillers in the USED bytes of a page at byte START of SAP, zeroing their payloads if
+CLEAR; return how many there were and how many of them had a payload that was not zero."
+  (let ((offset 0) (fillers 0) (unclear 0))
     (loop while (< offset used)
           do (let* ((object (+ start offset))
                     (size (object-bytes (+ (sb-sys:sap-int sap) object))))
@@ -286,13 +288,18 @@ how many there were."
                  (fail "scrub: no object boundary at byte ~D of a page" offset))
                (when (= (logand (sb-sys:sap-ref-word sap object) #xff) sb-vm:filler-widetag)
                  (incf fillers)
-                 (loop for i from sb-vm:n-word-bytes below size by sb-vm:n-word-bytes
-                       do (setf (sb-sys:sap-ref-word sap (+ object i)) 0)))
+                 (loop with dirty = nil
+                       for i from sb-vm:n-word-bytes below size by sb-vm:n-word-bytes
+                       unless (zerop (sb-sys:sap-ref-word sap (+ object i)))
+                         do (setf dirty t)
+                            (when clear (setf (sb-sys:sap-ref-word sap (+ object i)) 0))
+                       finally (when dirty (incf unclear))))
                (incf offset size)))
-    fillers))
+    (values fillers unclear)))
 
-(defun scrub-core (sap length)
-  "Scrub the executable core in the LENGTH bytes at SAP; return the number of fillers cleared."
+(defun scrub-core (sap length clear)
+  "Find the fillers of the executable core in the LENGTH bytes at SAP, zeroing their payloads if
+CLEAR; return how many there are and how many were not clear (both 0 for a compressed core)."
   (flet ((word (offset) (sb-sys:sap-ref-word sap offset)))
     (let* ((core (word (- length 16)))
            (page-size (sb-alien:extern-alien "os_vm_page_size" sb-alien:unsigned-long))
@@ -311,7 +318,7 @@ how many there were."
                           when (= (logandc2 (word space) +deflated-space-flag+) +dynamic-space-id+)
                             do (when (logtest (word space) +deflated-space-flag+)
                                  ;; Its pages are a zstd stream: left as saved.
-                                 (return-from scrub-core 0))
+                                 (return-from scrub-core (values 0 0)))
                                (setf dynamic (data (word (+ space 16))))))
                    (#.+page-table-entry+
                     (setf page-table (list (word (+ entry 24)) (word (+ entry 32))
@@ -321,23 +328,38 @@ how many there were."
         (destructuring-bind (pages bytes ptes) page-table
           (unless (= bytes (* 8 (ceiling (* pages +page-table-entry-bytes+) 8)))
             (fail "scrub: unexpected page table entries (~D pages in ~D bytes)" pages bytes))
-          (loop for page below pages
+          (loop with fillers = 0 and unclear = 0
+                for page below pages
                 for pte = (+ ptes (* page +page-table-entry-bytes+))
                 for type = (logand (sb-sys:sap-ref-64 sap pte) 7)
                 for used = (* (logandc2 (sb-sys:sap-ref-16 sap (+ pte 8)) 1) sb-vm:n-word-bytes)
                 when (and (= type +small-mixed-page-type+) (plusp used))
-                  sum (scrub-page sap (+ dynamic (* page sb-vm:gencgc-page-bytes)) used)))))))
+                  do (multiple-value-bind (n dirty)
+                         (scrub-page sap (+ dynamic (* page sb-vm:gencgc-page-bytes)) used clear)
+                       (incf fillers n)
+                       (incf unclear dirty))
+                finally (return (values fillers unclear))))))))
+
+(defun read-file (file)
+  (with-open-file (in file :element-type '(unsigned-byte 8))
+    (let ((bytes (make-array (file-length in) :element-type '(unsigned-byte 8))))
+      (read-sequence bytes in)
+      bytes)))
 
 (defun scrub-command (file)
-  (let ((bytes (with-open-file (in file :element-type '(unsigned-byte 8))
-                 (let ((bytes (make-array (file-length in) :element-type '(unsigned-byte 8))))
-                   (read-sequence bytes in)
-                   bytes))))
+  (let ((bytes (read-file file)))
     (sb-sys:with-pinned-objects (bytes)
-      (scrub-core (sb-sys:vector-sap bytes) (length bytes)))
+      (scrub-core (sb-sys:vector-sap bytes) (length bytes) t))
     (with-open-file (out file :element-type '(unsigned-byte 8) :direction :output
                               :if-exists :overwrite)
       (write-sequence bytes out))))
+
+(defun fillers-command (file)
+  (let ((bytes (read-file file)))
+    (multiple-value-bind (fillers unclear)
+        (sb-sys:with-pinned-objects (bytes)
+          (scrub-core (sb-sys:vector-sap bytes) (length bytes) nil))
+      (format t "fillers ~D unclear ~D~%" fillers unclear))))
 
 (defun main (args)
   (let ((command (first args))
@@ -351,7 +373,9 @@ how many there were."
              (save-command out toplevel compress requires fasls)))
           ((and (equal command "scrub") (= (length args) 1))
            (scrub-command (first args)))
-          (t (fail "usage: compile REQUIRES N OUT SRC NAME ... FASL... | save OUT TOPLEVEL COMPRESS REQUIRES FASL... | scrub EXE")))
+          ((and (equal command "fillers") (= (length args) 1))
+           (fillers-command (first args)))
+          (t (fail "usage: compile REQUIRES N OUT SRC NAME ... FASL... | save OUT TOPLEVEL COMPRESS REQUIRES FASL... | scrub EXE | fillers EXE")))
     (sb-ext:exit :code 0)))
 
 ;; SBCL leaves only the program name and the arguments after --end-toplevel-options here.
