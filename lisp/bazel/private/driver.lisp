@@ -300,7 +300,10 @@ CLEAR; return how many there were and how many of them had a payload that was no
 (defun scrub-core (sap length clear)
   "Find the fillers of the executable core in the LENGTH bytes at SAP, zeroing their payloads if
 CLEAR; return how many there are and how many were not clear (both 0 for a compressed core)."
-  (flet ((word (offset) (sb-sys:sap-ref-word sap offset)))
+  (flet ((word (offset)
+           (unless (<= 0 offset (- length sb-vm:n-word-bytes))
+             (fail "scrub: not an executable with an SBCL core"))
+           (sb-sys:sap-ref-word sap offset)))
     (let* ((core (word (- length 16)))
            (page-size (sb-alien:extern-alien "os_vm_page_size" sb-alien:unsigned-long))
            (dynamic nil)
@@ -328,6 +331,9 @@ CLEAR; return how many there are and how many were not clear (both 0 for a compr
         (destructuring-bind (pages bytes ptes) page-table
           (unless (= bytes (* 8 (ceiling (* pages +page-table-entry-bytes+) 8)))
             (fail "scrub: unexpected page table entries (~D pages in ~D bytes)" pages bytes))
+          (unless (and (<= (+ ptes bytes) length)
+                       (<= (+ dynamic (* pages sb-vm:gencgc-page-bytes)) length))
+            (fail "scrub: the core is shorter than its page table says"))
           (loop with fillers = 0 and unclear = 0
                 for page below pages
                 for pte = (+ ptes (* page +page-table-entry-bytes+))
