@@ -16,7 +16,6 @@ driver() {
     "$sbcl" --core "$root/usr/lib/sbcl/sbcl.core" --noinform --disable-ldb --end-runtime-options \
     --no-sysinit --no-userinit --non-interactive --load "$driver" --end-toplevel-options "$@"
 }
-scrub() { driver scrub "$1"; }
 
 fillers=$(driver fillers "$exe") || fail "counting the fillers failed: $fillers"
 echo "$fillers"
@@ -26,12 +25,12 @@ echo "$fillers"
 
 copy=$TEST_TMPDIR/saved
 cp "$exe" "$copy" && chmod u+w "$copy"
-scrub "$copy" || fail "scrubbing a saved executable failed"
+driver scrub "$copy" || fail "scrubbing a saved executable failed"
 cmp "$exe" "$copy" || fail "scrubbing a saved executable changed it: the save left filler payloads"
 "$copy" > "$TEST_TMPDIR/out" 2>&1 || fail "the scrubbed executable does not run: $(cat "$TEST_TMPDIR/out")"
 
 printf 'not a core' > "$TEST_TMPDIR/other"
-if scrub "$TEST_TMPDIR/other" > "$TEST_TMPDIR/err" 2>&1; then
+if driver scrub "$TEST_TMPDIR/other" > "$TEST_TMPDIR/err" 2>&1; then
   fail "scrub accepted a file that is not a saved executable"
 fi
 grep -q "not an executable with an SBCL core" "$TEST_TMPDIR/err" || fail "no clear message: $(cat "$TEST_TMPDIR/err")"
