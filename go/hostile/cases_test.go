@@ -35,6 +35,8 @@ var cases = []attackCase{
 	{"nested_100000_deep", 512, deepNesting},
 	{"garbage_after_preface", 512, garbageAfterPreface},
 	{"http1_request", 512, http1Request},
+	{"non_reading_pipeline", 512, nonReadingPipeline},
+	{"idle_route_chats_5x1000", 768, idleRouteChats},
 }
 
 // during runs attack in the background and checks the server while it

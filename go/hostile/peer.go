@@ -48,6 +48,16 @@ func (p *Peer) Handshake(settings []http2.Setting) error {
 	return p.Framer.WriteSettings(settings...)
 }
 
+// OpenWindows grants the server every window at once: the largest stream
+// window in SETTINGS and the largest connection window, as a peer that
+// means to read everything (or nothing) later does.
+func (p *Peer) OpenWindows() error {
+	if err := p.Framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1}); err != nil {
+		return err
+	}
+	return p.Framer.WriteWindowUpdate(0, 1<<31-1-65535)
+}
+
 // RequestBlock is the HPACK block of a gRPC request for path.
 func (p *Peer) RequestBlock(addr, path string) []byte {
 	p.hbuf.Reset()

@@ -156,29 +156,10 @@ func startAnnounced(t *testing.T, name, path string, ready time.Duration) string
 // only ever connects to loopback).
 func startGoServer(t *testing.T) string {
 	t.Helper()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", port)
-	p, err := serverproc.StartProbed(context.Background(), serverproc.Spec{
-		Argv:         []string{runfile.Path(*goServer), "-port", port},
-		ReadyTimeout: 30 * time.Second,
-		StopGrace:    10 * time.Second,
-		Log:          serverproc.TestLog(t, "go"),
-		Check:        serverproc.CheckLoopback,
-	}, addr, 100*time.Millisecond, func(ctx context.Context) error {
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			conn.Close()
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatalf("starting grpc-go's interop server: %v", err)
-	}
-	t.Cleanup(func() { p.Stop() })
+	p := serverproc.StartListeningForTest(t, "go", func(port string) []string {
+		return []string{runfile.Path(*goServer), "-port", port}
+	}, 30*time.Second, 10*time.Second)
+	_, port, _ := net.SplitHostPort(p.Addr())
 	return port
 }
 
@@ -194,15 +175,6 @@ func checkAarch64(t *testing.T, rlocation string) {
 	if f.Machine != elf.EM_AARCH64 {
 		t.Fatalf("%s is a %v executable, want aarch64", rlocation, f.Machine)
 	}
-}
-
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
 
 const (

@@ -128,6 +128,7 @@
                (:file "connection-tests")
                (:file "limits-tests")
                (:file "grpc-tests")
+               (:file "flow-control-tests")
                (:file "compression-tests")
                (:file "plain-http-tests")
                (:file "generated")

@@ -25,7 +25,7 @@ func StartProbed(ctx context.Context, spec Spec, addr string, interval time.Dura
 	cmd.Stderr = spec.Log
 	cmd.SysProcAttr = serverProcAttr()
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	if err := startOn(cmd, spec.CPUs); err != nil {
 		return nil, err
 	}
 	p := &Process{

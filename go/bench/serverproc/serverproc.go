@@ -71,11 +71,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	// Wait also waits for the copy of stderr to end; a leftover child
 	// still holding the pipe must not hide that the server has exited.
 	cmd.WaitDelay = time.Second
-	if len(spec.CPUs) > 0 {
-		err = cpuset.WithThreadAffinity(spec.CPUs, cmd.Start)
-	} else {
-		err = cmd.Start()
-	}
+	err = startOn(cmd, spec.CPUs)
 	stdoutW.Close() // the child has its copy; EOF comes when it is done
 	if err != nil {
 		stdoutR.Close()
@@ -240,4 +236,13 @@ func exitDescription(waitErr error) string {
 		return "exit status 0"
 	}
 	return waitErr.Error()
+}
+
+// startOn starts cmd, confined to cpus from its first instruction if cpus
+// is not empty.
+func startOn(cmd *exec.Cmd, cpus cpuset.Set) error {
+	if len(cpus) > 0 {
+		return cpuset.WithThreadAffinity(cpus, cmd.Start)
+	}
+	return cmd.Start()
 }

@@ -167,7 +167,7 @@ the file descriptor so the hot path neither conses nor goes through streams.")
    #:h2-stream-send-window #:h2-stream-recv-window
    ;; connections
    #:connection #:make-connection #:connection-start #:connection-role
-   #:connection-user #:connection-closed-p #:connection-lock
+   #:connection-user #:connection-app #:connection-closed-p #:connection-lock
    #:connection-goaway-received-p #:connection-goaway-sent-p
    #:connection-stream-count #:connection-peer-max-concurrent-streams
    #:connection-peer-max-frame-size #:connection-send-window

@@ -157,6 +157,22 @@ break")))))
            (let ((flags (loop while (clgrpc.grpc:call-recv call)
                               collect (if (clgrpc.grpc:call-received-compressed-p call) 1 0))))
              (apply #'bytes flags))))
+    (reg "ReadOneThenSleep" :bidi       ; takes one message, then reads no more until cancelled
+         (lambda (call)
+           (clgrpc.grpc:call-recv call)
+           (observe :read-one)
+           (loop repeat 500 until (clgrpc.grpc:call-cancelled-p call) do (sleep 0.01))))
+    (reg "Reply32K" :unary              ; 32 KiB of the request's first octet
+         (lambda (req call) (declare (ignore call)) (filled 32768 (aref req 0))))
+    (reg "BadMetadata" :unary           ; response metadata that cannot be sent
+         (lambda (req call)
+           (clgrpc.grpc:call-set-response-metadata call (list (cons "x-bad" (string (code-char 233)))))
+           req))
+    (reg "ZipLater" :bidi               ; asks for compression after its first response
+         (lambda (call)
+           (loop for m = (clgrpc.grpc:call-recv call) while m
+                 do (clgrpc.grpc:call-send call m)
+                    (clgrpc.grpc:call-set-response-compression call t))))
     (reg "Chat" :bidi
          (lambda (call)
            (handler-case

@@ -24,8 +24,8 @@ headers declared gzip."
     (clgrpc.http2:with-connection-lock (conn)
       (when (or (call-status call) (call-send-closed call))
         (%call-ended-error call))
-      (when (and (eq (call-role call) :server) (not (call-headers-sent call)))
-        (%send-response-headers call))
+      (when (and (eq (call-role call) :server) (not (%send-response-headers call)))
+        (%call-ended-error call))
       (unless (clgrpc.http2:%write-data conn stream (obuf-data buf) 0 (obuf-fill buf))
         (%call-ended-error call))
       (clgrpc.http2:%request-flush conn))
@@ -34,26 +34,37 @@ headers declared gzip."
 (defun call-recv (call)
   "The next message from the peer, or NIL when it has finished sending
 (on a client: the call ended with status OK).  Signals GRPC-ERROR when the
-call ended otherwise (cancelled, deadline, error status)."
+call ended otherwise (cancelled, deadline, error status), or when the
+message cannot be decoded (the call then fails with that status)."
   (let ((conn (call-conn call)))
-    (clgrpc.http2:with-connection-lock (conn)
-      (loop
-        (let ((inbox (call-inbox call)))
-          (when (and inbox (not (fifo-empty-p inbox)))
-            (let ((message (fifo-pop inbox))
-                  (window (fifo-pop inbox)))
-              (setf (call-last-compressed call) (fifo-pop inbox))
-              (clgrpc.http2:%stream-consumed conn (call-stream call) window)
-              (return message))))
-        (cond ((eq (call-role call) :client)
-               (when (call-status call)
-                 (if (= (the fixnum (call-status call)) +ok+)
-                     (return nil)
-                     (%call-ended-error call))))
-              ((call-status call) (%call-ended-error call))
-              ((call-inbound-done call) (return nil)))
-        (counted-wait ((call-waiters call))
-          (wait-on (call-cv call) (clgrpc.http2:connection-lock conn)))))))
+    (multiple-value-bind (octets length compressed)
+        (clgrpc.http2:with-connection-lock (conn)
+          (loop
+            (multiple-value-bind (octets length compressed) (%take-message call)
+              (when octets
+                (return (values octets length compressed))))
+            (cond ((eq (call-role call) :client)
+                   (when (call-status call)
+                     (if (= (the fixnum (call-status call)) +ok+)
+                         (return nil)
+                         (%call-ended-error call))))
+                  ((call-status call) (%call-ended-error call))
+                  ((call-inbound-done call) (return nil)))
+            (%start-reading call)
+            (counted-wait ((call-waiters call))
+              (wait-on (call-cv call) (clgrpc.http2:connection-lock conn)))))
+      (when octets
+        (setf (call-last-compressed call) compressed)
+        (%decode-or-fail call octets length compressed)))))
+
+(defun %decode-or-fail (call octets length compressed)
+  "The message decoded, outside the connection lock; if it cannot be, the
+call fails with the decoder's status, which is signalled."
+  (handler-case (decode-message call octets length compressed)
+    (grpc-error (e)
+      (clgrpc.http2:with-connection-lock ((call-conn call))
+        (%fail-call call (grpc-error-code e) (grpc-error-message e)))
+      (error e))))
 
 (defun call-set-response-metadata (call metadata)
   "Server: custom metadata for the response HEADERS (before the first send)."
@@ -64,14 +75,17 @@ call ended otherwise (cancelled, deadline, error status)."
   (setf (call-trailer-metadata call) metadata))
 
 (defun call-set-response-compression (call enable)
-  "Server: compress the response messages with gzip (before the first send),
-if the client accepts gzip; otherwise they go uncompressed.  CALL-SEND's
-:COMPRESS still decides message by message."
-  (when (call-headers-sent call)
-    (error "call-set-response-compression: the response headers were already sent"))
+  "Server: compress the response messages with gzip if the client accepts
+gzip; otherwise they go uncompressed.  Before the first send it decides the
+response's grpc-encoding.  Once the response headers are out it can only
+turn compression on or off within the encoding they declared (without gzip
+declared, messages stay uncompressed); it never fails the call.
+CALL-SEND's :COMPRESS still decides message by message."
   (let ((gzip (and enable (call-peer-accepts-gzip call) t)))
-    (setf (call-send-gzip call) gzip
-          (call-compress call) gzip)))
+    (if (call-headers-sent call)
+        (setf (call-compress call) (and gzip (call-send-gzip call)))
+        (setf (call-send-gzip call) gzip
+              (call-compress call) gzip))))
 
 (defun call-send-headers (call)
   "Server: send the response HEADERS (with their metadata) now, before any

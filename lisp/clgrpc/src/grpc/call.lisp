@@ -34,23 +34,24 @@
   (waiters 0 :type fixnum)              ; threads waiting on CV (COUNTED-WAIT)
   (max-receive-size 4194304 :type fixnum)
   (max-send-size most-positive-fixnum :type fixnum)
-  ;; ---- inbound messages: message, flow-control octets, message, ...
+  ;; ---- inbound messages, each as four entries: its octets, its length,
+  ;; its flow-control octets and whether it came compressed (framing.lisp)
   (inbox nil :type (or null fifo))
   (inbound-done nil)                    ; the peer half-closed
   (wake-deferred nil)                   ; the reactor will wake the receiver (framing.lisp)
   (received 0 :type fixnum)             ; messages received
-  (request nil)                         ; server: the request of a unary-request call
+  ;; server: the request of a unary-request call, as octets until the
+  ;; worker decodes it
+  (request nil)
+  (request-length 0 :type fixnum)
   ;; message assembly (framing.lisp)
   (asm-prefix 0 :type (integer 0 5))   ; prefix octets seen for the current message
   (asm-flag 0 :type (unsigned-byte 8))
   (asm-length 0 :type (unsigned-byte 32))
   (asm-buf nil :type (or null obuf))
-  ;; Flow-control octets of the message being assembled, returned to the
-  ;; peer only when the application takes the message; and whether it is
-  ;; held so (a message larger than the stream window is not, or it could
-  ;; never complete).
+  ;; Flow-control octets of the message being assembled that are held until
+  ;; the application reads it (framing.lisp).
   (asm-held 0 :type fixnum)
-  (asm-hold t)
   ;; ---- compression (compression.lisp)
   (send-gzip nil)                       ; our HEADERS declared grpc-encoding: gzip
   (compress nil)                        ; send messages compressed unless told otherwise

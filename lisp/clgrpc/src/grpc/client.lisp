@@ -257,19 +257,21 @@ can still send one uncompressed)."
     call))
 
 (defun await-status (call)
+  "Wait for the call's status; with OK, the one response message, decoded."
   (let ((conn (call-conn call)))
-    (clgrpc.http2:with-connection-lock (conn)
-      (loop until (call-status call)
-            do (counted-wait ((call-waiters call))
-                 (wait-on (call-cv call) (clgrpc.http2:connection-lock conn))))
-      (unless (= (the fixnum (call-status call)) +ok+)
-        (%call-ended-error call))
-      (let ((inbox (call-inbox call)))
-        (if (and inbox (not (fifo-empty-p inbox)))
-            (multiple-value-prog1 (fifo-pop inbox)
-              (fifo-pop inbox)          ; its flow-control octets: the call is over
-              (setf (call-last-compressed call) (fifo-pop inbox)))
-            (raise-grpc-error +internal+ "no response message"))))))
+    (multiple-value-bind (octets length compressed)
+        (clgrpc.http2:with-connection-lock (conn)
+          (loop until (call-status call)
+                do (%start-reading call)
+                   (counted-wait ((call-waiters call))
+                     (wait-on (call-cv call) (clgrpc.http2:connection-lock conn))))
+          (unless (= (the fixnum (call-status call)) +ok+)
+            (%call-ended-error call))
+          (%take-message call))
+      (unless octets
+        (raise-grpc-error +internal+ "no response message"))
+      (setf (call-last-compressed call) compressed)
+      (%decode-or-fail call octets length compressed))))
 
 (defun unary-call (channel path request &key (encoder #'raw-encoder) (decoder #'raw-decoder)
                                              timeout metadata compress)

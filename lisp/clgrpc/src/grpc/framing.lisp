@@ -4,17 +4,20 @@
 ;;;;
 ;;;; Outbound, a message is encoded once into a per-thread scratch buffer
 ;;;; behind a 5-octet prefix that is patched afterwards, then copied into DATA
-;;;; frames.  Inbound, the assembler walks DATA payloads in place: a message
-;;;; wholly inside one frame (the usual case) is decoded straight from the
-;;;; read buffer; only messages split across frames are copied.
+;;;; frames.  Inbound, the assembler walks DATA payloads in place on the
+;;;; reactor and queues each complete message as octets; decoding (and
+;;;; inflating) happens on the thread that takes it, never on the reactor,
+;;;; which serves every connection.
 ;;;;
-;;;; Flow control: every octet of a message is returned to the peer when the
-;;;; application takes the message (backpressure), whether it was decoded in
-;;;; place or assembled from several frames.  The one exception is a message
-;;;; larger than the stream's receive window: holding its octets back would
-;;;; stall it for ever, so they are returned as they arrive (the message is
-;;;; still bounded by the maximum receive size), as grpc-go grants window
-;;;; for a message larger than its window.
+;;;; Flow control follows what the application reads, as grpc-go's does.
+;;;; Octets of a message go back to the peer (WINDOW_UPDATE) when the
+;;;; application takes the message, or, for the message being assembled, as
+;;;; they arrive while the application is waiting for it: a receiver blocked
+;;;; in CALL-RECV with nothing else queued is reading that message.  So a
+;;;; call buffers at most one window of messages the application has not
+;;;; asked for, and a message of any size (up to the receive limit)
+;;;; completes once it is asked for, however small the window or however
+;;;; much of it earlier messages used.
 
 (in-package #:clgrpc.grpc)
 
@@ -49,32 +52,33 @@ COMPRESS and the call declared gzip in its headers."
           (obuf-set-u32 buf 1 n)))
     buf))
 
-(defun %deliver (call octets start end window)
-  "A complete message OCTETS[START,END) (lock held).  WINDOW is the number
-of flow-control octets to return when the application takes it."
-  (declare (type call call) (type octets octets) (type index start end) (type fixnum window))
-  (let* ((compressed (= (call-asm-flag call) 1))
-         (message (handler-case
-                      (if compressed
-                          (let ((plain (gunzip-octets octets start end
-                                                      (call-max-receive-size call))))
-                            (funcall (call-decoder call) plain 0 (length plain)))
-                          (funcall (call-decoder call) octets start end))
-                    (grpc-error (e)
-                      (%fail-call call (grpc-error-code e) (grpc-error-message e))
-                      (return-from %deliver nil))
-                    (error (e)
-                      (%fail-call call +internal+
-                                  (format nil "failed to decode message: ~A" e))
-                      (return-from %deliver nil)))))
+(defun decode-message (call octets end compressed)
+  "The message in OCTETS[0,END), inflated first if COMPRESSED, decoded with
+CALL's decoder.  Signals GRPC-ERROR: RESOURCE_EXHAUSTED or INTERNAL."
+  (declare (type call call) (type octets octets) (type index end))
+  (handler-case
+      (if compressed
+          (let ((plain (gunzip-octets octets 0 end (call-max-receive-size call))))
+            (funcall (call-decoder call) plain 0 (length plain)))
+          (funcall (call-decoder call) octets 0 end))
+    (grpc-error (e) (error e))
+    (error (e)
+      (raise-grpc-error +internal+ "failed to decode message: ~A" e))))
+
+(defun %deliver (call octets length window)
+  "A complete message, OCTETS[0,LENGTH), which the call now owns (lock
+held).  WINDOW is the number of flow-control octets to return when the
+application takes it."
+  (declare (type call call) (type octets octets) (type index length) (type fixnum window))
+  (let ((compressed (= (call-asm-flag call) 1)))
     (incf (call-received call))
     (if (and (eq (call-role call) :server)
              (member (call-kind call) '(:unary :server-streaming)))
-        (progn (setf (call-last-compressed call) compressed)
-               (%server-got-request call message window))
+        (%server-got-request call octets length compressed)
         (let ((inbox (or (call-inbox call)
                          (setf (call-inbox call) (make-fifo 8)))))
-          (fifo-push inbox message)
+          (fifo-push inbox octets)
+          (fifo-push inbox length)
           (fifo-push inbox window)
           (fifo-push inbox compressed)
           (if (and (plusp (call-waiters call))
@@ -86,6 +90,38 @@ of flow-control octets to return when the application takes it."
                 (setf (call-wake-deferred call) t)
                 (clgrpc.http2:%defer-to-reader (call-conn call) #'%wake-receiver call))
               (broadcast-if-waiting (call-waiters call) (call-cv call)))))))
+
+(defun %take-message (call)
+  "Lock held: the oldest queued message as (values octets length
+compressed), its flow-control octets given back to the peer; NIL if none."
+  (let ((inbox (call-inbox call)))
+    (when (and inbox (not (fifo-empty-p inbox)))
+      (let ((octets (fifo-pop inbox))
+            (length (fifo-pop inbox))
+            (window (fifo-pop inbox))
+            (compressed (fifo-pop inbox)))
+        (when (call-stream call)
+          (clgrpc.http2:%stream-consumed (call-conn call) (call-stream call) window))
+        (values octets length compressed)))))
+
+(defun %receiver-reading-p (call)
+  "Lock held: the application is reading the message being assembled.  A
+server reads the one request of a unary or server-streaming call at once;
+otherwise a thread must be waiting with no other message queued."
+  (declare (type call call))
+  (or (and (eq (call-role call) :server)
+           (member (call-kind call) '(:unary :server-streaming)))
+      (and (plusp (call-waiters call))
+           (let ((inbox (call-inbox call)))
+             (or (null inbox) (fifo-empty-p inbox))))))
+
+(defun %start-reading (call)
+  "Lock held: a receiver is about to wait for the next message, with none
+queued.  It is reading the message being assembled: the octets of it held
+so far go back to the peer, and from now on they go back as they arrive."
+  (let ((held (shiftf (call-asm-held call) 0)))
+    (when (and (plusp held) (call-stream call))
+      (clgrpc.http2:%stream-consumed (call-conn call) (call-stream call) held))))
 
 (defun %wake-receiver (call)
   "Reactor, lock released: wake CALL-RECV for the messages delivered.
@@ -117,26 +153,19 @@ it waits."
           (t t))))
 
 (defun %hold-or-return (call n)
-  "Account N flow-control octets of the message being assembled: held until
-the application takes it, or returned now (the result) if it is too large
-to hold."
+  "Account N flow-control octets of the message being assembled: returned
+now (the result) if the application is reading it, else held until it is."
   (declare (type call call) (type fixnum n))
-  (if (call-asm-hold call)
-      (progn (incf (call-asm-held call) n) 0)
-      n))
-
-(defun %begin-message (call conn)
-  "A complete prefix: decide whether the message's octets can be held."
-  (setf (call-asm-hold call)
-        (<= (+ 5 (call-asm-length call))
-            (the fixnum (clgrpc.http2::conn-local-initial-window conn)))))
+  (if (%receiver-reading-p call)
+      n
+      (progn (incf (call-asm-held call) n) 0)))
 
 (defun %take-held (call)
   (shiftf (call-asm-held call) 0))
 
 (defun %feed (call conn stream octets start end)
   "Run the DATA payload OCTETS[START,END) through CALL's message assembler
-(lock held)."
+(lock held), returning to the peer the octets the application is reading."
   (declare (type call call) (type octets octets) (type index start end))
   (let ((immediate 0))                  ; flow-control octets to return now
     (declare (type fixnum immediate))
@@ -153,32 +182,26 @@ to hold."
                          (if (<= (+ body length) end)
                              (progn
                                (setf (call-asm-prefix call) 0)
-                               (%deliver call octets body (+ body length) (+ 5 length))
+                               (%deliver call (subseq octets body (+ body length)) length
+                                         (+ 5 length))
                                (setf start (+ body length)))
-                             (progn (%begin-message call conn)
-                                    (incf immediate (%hold-or-return call 5))
+                             (progn (incf immediate (%hold-or-return call 5))
                                     (setf start body)))))
-                     ;; A prefix split across frames, one octet at a time:
-                     ;; held until the length says whether it may be.
+                     ;; A prefix split across frames, one octet at a time.
                      (let ((b (aref octets start))
                            (k (call-asm-prefix call)))
                        (if (zerop k)
-                           (setf (call-asm-flag call) b (call-asm-length call) 0
-                                 (call-asm-hold call) t)
+                           (setf (call-asm-flag call) b (call-asm-length call) 0)
                            (setf (call-asm-length call)
                                  (logior (ash (logand (call-asm-length call) #xffffff) 8) b)))
                        (setf (call-asm-prefix call) (1+ k))
                        (incf start)
-                       (incf (call-asm-held call))
+                       (incf immediate (%hold-or-return call 1))
                        (when (and (= k 4) (not (%check-prefix call)))
                          (return))
-                       (when (= k 4)
-                         (%begin-message call conn)
-                         (unless (call-asm-hold call)
-                           (incf immediate (%take-held call))))
                        (when (and (= k 4) (zerop (call-asm-length call)))
                          (setf (call-asm-prefix call) 0)
-                         (%deliver call octets start start (%take-held call)))))
+                         (%deliver call (make-octets 0) 0 (%take-held call)))))
                  ;; Payload of a message that did not fit in one frame.
                  (let* ((buf (or (call-asm-buf call) (setf (call-asm-buf call) (make-obuf 1024))))
                         (need (- (call-asm-length call) (obuf-fill buf)))
@@ -188,11 +211,13 @@ to hold."
                    (incf immediate (%hold-or-return call n))
                    (when (= n need)
                      (setf (call-asm-prefix call) 0)
-                     (%deliver call (obuf-data buf) 0 (obuf-fill buf) (%take-held call))
                      (if (> (length (obuf-data buf)) 65536)
-                         ;; Do not keep a large message's buffer for the
-                         ;; rest of a long stream.
-                         (setf (call-asm-buf call) nil)
-                         (obuf-reset buf))))))
+                         ;; A large message keeps its buffer: no copy, and
+                         ;; the rest of a long stream does not keep it.
+                         (progn (setf (call-asm-buf call) nil)
+                                (%deliver call (obuf-data buf) (obuf-fill buf) (%take-held call)))
+                         (progn (%deliver call (subseq (obuf-data buf) 0 (obuf-fill buf))
+                                          (obuf-fill buf) (%take-held call))
+                                (obuf-reset buf)))))))
     (when (plusp immediate)
       (clgrpc.http2:%stream-consumed conn stream immediate))))

@@ -17,9 +17,11 @@
 ;;;; handler slot of its connection from its HEADERS until its handler is
 ;;;; over (or, never started, until the call ends), so streams the peer
 ;;;; resets cannot pile up work; a call reset before its handler starts never
-;;;; runs; a response the peer's window cannot take is parked, not waited
-;;;; for on a pool thread; and past MAX-CONNECTIONS new connections are
-;;;; closed at once.
+;;;; runs; a unary response the peer's window or a full output cannot take
+;;;; is parked, never waited for on a pool thread; one connection runs at
+;;;; most its share of streaming handlers; and past MAX-CONNECTIONS new
+;;;; connections are closed at once.  Requests are decoded on the worker
+;;;; that runs their handler, never on the reactor.
 
 (in-package #:clgrpc.grpc)
 
@@ -46,6 +48,9 @@
   (unary-pool nil)
   (stream-pool nil)
   (unary-inline nil)                    ; unary handlers run on the reader thread
+  ;; Streaming handlers one connection may have on the stream pool at once;
+  ;; its further calls wait for its own to finish (ADMIT-STREAMING).
+  (max-streaming-handlers-per-connection 100 :type fixnum)
   (max-receive-message-size 4194304 :type fixnum)
   (max-send-message-size most-positive-fixnum :type fixnum)
   (connection-options '() :type list)
@@ -69,6 +74,7 @@
                          (connection-window-size 4194304)
                          (max-header-list-size 65536)
                          (unary-inline nil)
+                         (max-streaming-handlers-per-connection 100)
                          max-connections
                          (handshake-timeout 120)
                          (keepalive-time 7200) (keepalive-timeout 20)
@@ -77,9 +83,12 @@
                          (max-queued-control-frames 1000)
                          (max-early-resets-per-second 1000))
   "A server with no methods yet.  UNARY-THREADS bounds the pool that runs
-unary and server-streaming handlers; STREAM-THREADS the pool for
-client-streaming and bidi handlers, which wait for messages and so need a
-thread each while they run.
+unary handlers; STREAM-THREADS the pool for
+server-streaming, client-streaming and bidi handlers, which wait for the
+peer and so need a thread each while they run.  A connection runs at most
+MAX-STREAMING-HANDLERS-PER-CONNECTION of those at once; its further calls
+wait, in order, for its own to finish, so no peer can take the whole pool
+from the others.
 
 With UNARY-INLINE, unary handlers run on the thread that reads their
 connection instead of on the pool: no hand-off to a worker, and the
@@ -97,6 +106,7 @@ KEEPALIVE-PERMIT-WITHOUT-STREAM), MAX-QUEUED-CONTROL-FRAMES for a peer that
 does not read, and MAX-EARLY-RESETS-PER-SECOND against Rapid Reset."
   (%make-server
    :unary-inline unary-inline
+   :max-streaming-handlers-per-connection max-streaming-handlers-per-connection
    :max-connections max-connections
    :max-receive-message-size max-receive-message-size
    :max-send-message-size max-send-message-size
@@ -170,20 +180,28 @@ FileDescriptorProto), each once."
   '((":status" . "200") ("content-type" . "application/grpc")))
 
 (defun %send-response-headers (call)
-  (unless (call-headers-sent call)
-    (setf (call-headers-sent call) t)
-    ;; grpc-encoding must survive the trim below: compressed messages without it are unreadable.
-    (let* ((required (if (call-send-gzip call)
-                         (append +response-headers+ '(("grpc-encoding" . "gzip")))
-                         +response-headers+))
-           (metadata (call-%response-metadata call))
-           (headers (if metadata
-                        (append required (metadata-to-headers metadata))
-                        required)))
-      (unless (clgrpc.http2:%header-list-fits-p (call-conn call) headers)
-        ;; The client said it takes no more (SETTINGS_MAX_HEADER_LIST_SIZE): custom metadata goes.
-        (setf headers required))
-      (clgrpc.http2:%write-headers (call-conn call) (call-stream call) headers))))
+  "Lock held: the response HEADERS, once.  Returns true if they are out; if
+the application's metadata cannot be sent, the call ends with INTERNAL
+(trailers-only) and this returns NIL."
+  (if (call-headers-sent call)
+      t
+      ;; grpc-encoding must survive the trim below: compressed messages without it are unreadable.
+      (let* ((required (if (call-send-gzip call)
+                           (append +response-headers+ '(("grpc-encoding" . "gzip")))
+                           +response-headers+))
+             (metadata (call-%response-metadata call))
+             (headers (if metadata
+                          (handler-case (append required (metadata-to-headers metadata))
+                            (grpc-error (e)
+                              (%send-trailers call +internal+ (grpc-error-message e) nil)
+                              (return-from %send-response-headers nil)))
+                          required)))
+        (unless (clgrpc.http2:%header-list-fits-p (call-conn call) headers)
+          ;; The client said it takes no more (SETTINGS_MAX_HEADER_LIST_SIZE): custom metadata goes.
+          (setf headers required))
+        (setf (call-headers-sent call) t)
+        (clgrpc.http2:%write-headers (call-conn call) (call-stream call) headers)
+        t)))
 
 (defun trailer-headers (code message metadata)
   (let ((tail (when metadata (metadata-to-headers metadata))))
@@ -254,8 +272,9 @@ it stops (RFC 9113 8.1)."
 
 (defun server-finish (call code message response metadata)
   "A handler returned (or failed): send RESPONSE, if any, and the trailers,
-then write them out from this thread.  A response larger than the peer's
-window is parked and finished by the reactor (it never waits here)."
+then write them out from this thread.  What the peer's window or a full
+output cannot take now is parked and finished by whoever drains the
+output: a pool thread never waits on a peer here."
   (let ((buf nil)
         (conn (call-conn call)))
     (when response
@@ -265,18 +284,12 @@ window is parked and finished by the reactor (it never waits here)."
                          message (format nil "failed to encode response: ~A" e)))))
     (clgrpc.http2:with-connection-lock (conn)
       (unless (call-status call)
-        (let ((stream (call-stream call)))
-          (cond ((null buf)
-                 (%send-trailers call code message metadata))
-                ((<= (obuf-fill buf) (clgrpc.http2::%parkable-window conn stream (obuf-fill buf)))
-                 (%send-response-headers call)
-                 (clgrpc.http2:%write-data conn stream (obuf-data buf) 0 (obuf-fill buf))
-                 (%send-trailers call code message metadata))
-                (t
-                 (%send-response-headers call)
-                 (clgrpc.http2:%write-data-or-park
-                  conn stream (obuf-data buf) 0 (obuf-fill buf)
-                  (%trailers-after-park call code message metadata))))))
+        (if (and buf (%send-response-headers call))
+            (clgrpc.http2:%write-data-or-park
+             conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf)
+             (%trailers-after-park call code message metadata))
+            (unless (call-status call)
+              (%send-trailers call code message metadata))))
       (%release-slot call)
       (when (clgrpc.http2:reader-thread-p conn)
         ;; An inline unary handler (UNARY-INLINE): the reactor writes this
@@ -288,20 +301,32 @@ window is parked and finished by the reactor (it never waits here)."
 ;;; ------------------------------------------------------------------
 ;;; Running handlers (worker threads)
 
+(defun %decoded-request (call)
+  "The request of a unary-request call, decoded on this worker thread."
+  (setf (call-request call)
+        (decode-message call (call-request call) (call-request-length call)
+                        (call-last-compressed call))))
+
 (defun run-server-call (call)
+  (unwind-protect (%run-server-call call)
+    (when (%streaming-kind-p call)
+      (clgrpc.http2:with-connection-lock ((call-conn call))
+        (%streaming-handler-done call)))))
+
+(defun %run-server-call (call)
   (when (clgrpc.http2:with-connection-lock ((call-conn call))
           (when (call-status call)
             ;; Reset (or timed out) before its handler started: never run it.
             (%release-slot call)
             t))
-    (return-from run-server-call nil))
+    (return-from %run-server-call nil))
   (let* ((entry (call-handler call))
          (handler (method-entry-handler entry))
          (code +ok+) (message "") (response nil) (metadata nil))
     (handler-case
         (ecase (call-kind call)
-          (:unary (setf response (funcall handler (call-request call) call)))
-          (:server-streaming (funcall handler (call-request call) call))
+          (:unary (setf response (funcall handler (%decoded-request call) call)))
+          (:server-streaming (funcall handler (%decoded-request call) call))
           (:client-streaming (setf response (funcall handler call)))
           (:bidi (funcall handler call)))
       (grpc-error (e)
@@ -322,15 +347,62 @@ window is parked and finished by the reactor (it never waits here)."
     (setf (call-dispatched call) nil)
     (%server-fail call +unavailable+ "server is shutting down")))
 
+;;; Streaming handlers hold a pool thread for as long as the peer keeps
+;;; their call open, so each connection gets a share of the stream pool:
+;;; past it, its calls queue on the connection (and count against its
+;;; handler slots, so the queue is bounded by MAX-CONCURRENT-STREAMS).
+
+(defstruct (streaming-admission (:conc-name admission-))
+  (running 0 :type fixnum)              ; this connection's handlers on the pool
+  (waiting (make-fifo 4) :type fifo))   ; its calls over the limit, oldest first
+
+(defun %admission (conn)
+  (or (clgrpc.http2:connection-app conn)
+      (setf (clgrpc.http2:connection-app conn) (make-streaming-admission))))
+
+(defun %admit-streaming (call server)
+  "Lock held: run CALL's streaming handler now if its connection is under
+its share, else queue it behind the connection's others."
+  (let ((admission (%admission (call-conn call))))
+    (setf (call-dispatched call) t)
+    (if (< (admission-running admission) (server-max-streaming-handlers-per-connection server))
+        (progn (incf (admission-running admission))
+               (%dispatch call (server-stream-pool server))
+               (unless (call-dispatched call)
+                 (decf (admission-running admission))))
+        (fifo-push (admission-waiting admission) call))))
+
+(defun %streaming-handler-done (call)
+  "Lock held: CALL's streaming handler is over: its connection's next
+waiting call, if any, takes its place.  Calls that ended while they waited
+(cancelled, past their deadline) are dropped, giving their slots back."
+  (let* ((conn (call-conn call))
+         (admission (%admission conn))
+         (server (clgrpc.http2:connection-user conn))
+         (waiting (admission-waiting admission)))
+    (decf (admission-running admission))
+    (loop until (fifo-empty-p waiting)
+          do (let ((next (fifo-pop waiting)))
+               (if (call-status next)
+                   (%release-slot next)
+                   (progn (setf (call-dispatched next) nil)
+                          (%admit-streaming next server)
+                          (return)))))))
+
+(defun %streaming-kind-p (call)
+  (not (eq (call-kind call) :unary)))
+
 ;;; ------------------------------------------------------------------
 ;;; Reader-thread callbacks (connection lock held)
 
-(defun %server-got-request (call message window)
-  "The request of a unary or server-streaming call."
-  (declare (ignore window))
+(defun %server-got-request (call octets length compressed)
+  "The request of a unary or server-streaming call, as octets: its worker
+decodes it."
   (if (> (call-received call) 1)
       (%server-fail call +internal+ "more than one request message for a unary request")
-      (setf (call-request call) message)))
+      (setf (call-request call) octets
+            (call-request-length call) length
+            (call-last-compressed call) compressed)))
 
 (defun %server-inbound-end (call)
   (setf (call-inbound-done call) t)
@@ -340,7 +412,7 @@ window is parked and finished by the reactor (it never waits here)."
        (if (= (call-received call) 1)
            (let ((server (clgrpc.http2:connection-user (call-conn call))))
              (cond ((not (eq (call-kind call) :unary))
-                    (%dispatch call (server-stream-pool server)))
+                    (%admit-streaming call server))
                    ((and (server-unary-inline server)
                          (clgrpc.http2:reader-thread-p (call-conn call)))
                     ;; Run once the reactor has released the lock.
@@ -407,7 +479,7 @@ window is parked and finished by the reactor (it never waits here)."
                          (call-timer call) (schedule-timer #'server-deadline-expired call
                                                            deadline))))
                (when (member (call-kind call) '(:client-streaming :bidi))
-                 (%dispatch call (server-stream-pool server)))
+                 (%admit-streaming call server))
                (when end-stream
                  (%server-inbound-end call)))))))))
 
@@ -517,25 +589,35 @@ or stopping."
   (sb-thread:with-mutex ((server-lock server))
     (server-refused-connections server)))
 
+(defun %seconds-left (deadline)
+  (max 0 (/ (- deadline (now-us)) 1d6)))
+
 (defun server-stop (server &key (grace 5))
   "Stop accepting, send GOAWAY on every connection, let calls in flight
-finish for up to GRACE seconds, then close everything."
+finish, then close everything: GRACE seconds in all, one deadline for the
+whole stop.  A connection closes by itself once its last call has ended
+and its output is written; those still busy at the deadline are closed."
   (when (eq (server-state server) :running)
     (setf (server-state server) :stopping)
-    (let ((listener (server-listener server)))
+    (let ((deadline (+ (now-us) (round (* grace 1000000))))
+          (listener (server-listener server)))
       (clgrpc.net:fd-shutdown (clgrpc.net:socket-fd listener) :both)
-      (sb-thread:join-thread (server-accept-thread server) :default nil :timeout 5)
-      (clgrpc.net:socket-close listener))
-    (let ((connections (sb-thread:with-mutex ((server-lock server))
-                         (loop for conn being the hash-keys of (server-connections server)
-                               collect conn)))
-          (deadline (+ (now-us) (round (* grace 1000000)))))
-      (dolist (conn connections)
-        (clgrpc.http2:connection-send-goaway conn))
-      (dolist (conn connections)
-        (clgrpc.http2:connection-shutdown
-         conn :timeout (max 0.1 (/ (- deadline (now-us)) 1d6)))))
-    (pool-shutdown (server-unary-pool server) :timeout 1)
-    (pool-shutdown (server-stream-pool server) :timeout 1)
+      (sb-thread:join-thread (server-accept-thread server) :default nil
+                                                           :timeout (max 0.1 (%seconds-left deadline)))
+      (clgrpc.net:socket-close listener)
+      (let ((connections (sb-thread:with-mutex ((server-lock server))
+                           (loop for conn being the hash-keys of (server-connections server)
+                                 collect conn))))
+        (dolist (conn connections)
+          (clgrpc.http2:connection-send-goaway conn))
+        (dolist (conn connections)
+          (clgrpc.http2:connection-wait-closed conn (%seconds-left deadline)))
+        (dolist (conn connections)
+          (clgrpc.http2:connection-close conn))
+        ;; Their reactors release the sockets at once.
+        (dolist (conn connections)
+          (clgrpc.http2:connection-wait-closed conn (max 0.1 (%seconds-left deadline)))))
+      (pool-shutdown (server-unary-pool server) :timeout (%seconds-left deadline))
+      (pool-shutdown (server-stream-pool server) :timeout (%seconds-left deadline)))
     (setf (server-state server) :stopped))
   nil)

@@ -88,10 +88,16 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; ---- output (output.lisp); small until a burst needs more
   (out (make-obuf 512) :type obuf)
   (spare (make-obuf 512) :type obuf)
+  ;; SPARE[SPARE-POS,fill) is the unsent rest of a write the socket did not
+  ;; take whole; it goes out before anything appended to OUT since.
+  (spare-pos 0 :type fixnum)
   (flushing nil)                        ; a thread is writing SPARE to the socket
   (write-blocked nil)                   ; the socket is full: the reactor waits for EPOLLOUT
   (reader-flush nil)                    ; the reactor queued frames it will write itself
   (control-queued 0 :type fixnum)       ; ACKs and resets queued since the socket last drained
+  ;; The peer does not read what it asks for: the reactor stops reading it
+  ;; until the output drains (output.lisp, %CHECK-READ-PAUSE).
+  (read-paused nil)
   ;; Work for the reactor once it has released the lock: function,
   ;; argument, ... newest first (see %DEFER-TO-READER).  Only the reactor
   ;; thread touches it.
@@ -179,7 +185,10 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (on-reset nil :type (or null function))
   ;; (conn): the connection closed (reactor thread, lock not held).
   (on-close nil :type (or null function))
-  (user nil))
+  (user nil)
+  ;; The application's own per-connection state (the gRPC server's handler
+  ;; admission, server.lisp).
+  (app nil))
 
 (defun make-connection (socket role &key on-headers on-data on-reset on-close user
                                       (max-concurrent-streams (if (eq role :server) 1000 nil))
@@ -213,6 +222,8 @@ CONNECTION-LIMITS) bounds what the peer may do."
 (defun connection-role (conn) (conn-role conn))
 (defun connection-user (conn) (conn-user conn))
 (defun (setf connection-user) (value conn) (setf (conn-user conn) value))
+(defun connection-app (conn) (conn-app conn))
+(defun (setf connection-app) (value conn) (setf (conn-app conn) value))
 (defun connection-lock (conn) (conn-lock conn))
 (defun connection-closed-p (conn) (conn-closed conn))
 (defun connection-goaway-received-p (conn) (conn-goaway-received conn))

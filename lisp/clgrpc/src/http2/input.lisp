@@ -341,7 +341,8 @@ cancel calls; one that does so faster than the limit is flooding."
             ;; A larger SETTINGS_INITIAL_WINDOW_SIZE opens every stream's
             ;; window, as WINDOW_UPDATE does one.
             (when (conn-parked conn)
-              (%resume-parked conn))
+              (%resume-parked conn)
+              (%request-flush conn))
             (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))))
 
 ;;; ------------------------------------------------------------------
@@ -417,7 +418,8 @@ between; more than two strikes end the connection."
                     (stream-error* id +flow-control-error+ "stream ~D window overflow" id))
                   (setf (h2-stream-send-window stream) w)))))
       (when (conn-parked conn)
-        (%resume-parked conn))
+        (%resume-parked conn)
+        (%request-flush conn))
       (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))
 
 ;;; ------------------------------------------------------------------

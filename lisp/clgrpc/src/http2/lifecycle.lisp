@@ -95,15 +95,17 @@ socket.  Buffered output not yet written is dropped."
       (conn-finished conn))))
 
 (defun connection-send-goaway (conn)
-  "Graceful GOAWAY (NO_ERROR, last stream the peer opened), written now.
-The peer opens no more streams; those it has run to completion."
+  "Graceful GOAWAY (NO_ERROR, last stream the peer opened), written now
+without waiting.  The peer opens no more streams; those it has run to
+completion, and the connection closes once the last one has ended and its
+output is written."
   (with-connection-lock (conn)
     (unless (or (conn-closed conn) (conn-goaway-sent conn))
       (write-goaway-frame (conn-out conn) (conn-max-remote-id conn) +no-error+)
       (setf (conn-goaway-sent conn) t)
       (when (zerop (hash-table-count (conn-streams conn)))
         (%post conn +post-drain-close+))))
-  (flush-connection conn :wait t :timeout 1))
+  (flush-connection conn))
 
 (defun connection-shutdown (conn &key (timeout 5))
   "Graceful shutdown (6.8): GOAWAY with NO_ERROR and the last stream the

@@ -23,10 +23,30 @@
 
 (declaim (optimize (speed 3) (safety 1) (debug 0)))
 
+;;; Output is bounded three ways.  DATA senders wait (streaming) or park
+;;; (unary responses) once +HIGH-WATER+ octets are buffered, so DATA never
+;;; takes the buffer much past it.  What else a peer can make us append --
+;;; response heads, trailers, trailers-only answers, ACKs -- costs it one
+;;; small frame each; a peer that sends those and never reads would grow the
+;;; buffer for ever, so past +READ-PAUSE+ with the socket full its reactor
+;;; stops reading it until the output drains below +HIGH-WATER+ (grpc-go's
+;;; reader likewise stops when its control replies pile up).  And parked
+;;; responses are sent a quantum at a time, round-robin, so one large
+;;; response cannot hold small ones behind it.
+
 (defconstant +high-water+ (* 4 1024 1024)
   "Output buffered beyond this makes DATA senders wait for the socket to
 drain: flow-control windows alone would let a fast producer buffer without
 bound when the peer reads slowly.")
+
+(defconstant +read-pause+ (* 2 +high-water+)
+  "Output buffered beyond this, with the socket full, stops reading the
+peer until the output drains below +HIGH-WATER+.  Twice the high-water mark,
+so DATA, which stops at the mark, never pauses a connection by itself.")
+
+(defconstant +park-quantum+ (* 256 1024)
+  "At most this much of one parked response is appended per turn, so
+responses on other streams interleave with a large one.")
 
 (defconstant +shrink-above+ (* 256 1024)
   "An output buffer that grew beyond this is given back once drained, so a
@@ -34,6 +54,12 @@ connection that once sent a large message does not keep its buffer idle.")
 
 ;;; ------------------------------------------------------------------
 ;;; Flushing
+
+(declaim (inline %buffered))
+(defun %buffered (conn)
+  "Lock held: octets appended and not yet written."
+  (+ (obuf-fill (conn-out conn))
+     (- (obuf-fill (conn-spare conn)) (conn-spare-pos conn))))
 
 (defun %request-flush (conn)
   "Have OUT flushed soon (lock held).  Cheap when a flush is already pending
@@ -45,72 +71,93 @@ or in progress."
         (%post conn +post-flush+)))
   nil)
 
+(declaim (ftype function %update-interest %resume-parked %mark-closed))
+
+(defun %check-read-pause (conn)
+  "Lock held: pause reading a peer that makes us buffer past +READ-PAUSE+
+while it does not read; resume once the output is below +HIGH-WATER+."
+  (let ((pause (if (conn-read-paused conn)
+                   (> (%buffered conn) +high-water+)
+                   (and (conn-write-blocked conn) (> (%buffered conn) +read-pause+)))))
+    (unless (eq pause (conn-read-paused conn))
+      (setf (conn-read-paused conn) pause)
+      (unless (conn-closed conn)
+        (%update-interest conn)))))
+
 (defun %drained (conn)
   "Lock held: everything buffered has been written."
-  (setf (conn-control-queued conn) 0)
+  (setf (conn-control-queued conn) 0
+        (conn-spare-pos conn) 0)
   (when (> (length (obuf-data (conn-spare conn))) +shrink-above+)
     (setf (conn-spare conn) (make-obuf 512)))
   (when (and (> (length (obuf-data (conn-out conn))) +shrink-above+)
              (zerop (obuf-fill (conn-out conn))))
     (setf (conn-out conn) (make-obuf 512)))
+  (%check-read-pause conn)
   (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn)))
 
-(declaim (ftype function %update-interest %resume-parked %mark-closed))
+(defun %next-output (conn)
+  "Lock held, no flush in progress: move OUT to SPARE for writing, first
+letting parked responses take their turn if OUT is empty.  Returns true if
+there is anything to write."
+  (when (and (zerop (obuf-fill (conn-out conn))) (conn-parked conn) (not (conn-closed conn)))
+    (%resume-parked conn))
+  (unless (zerop (obuf-fill (conn-out conn)))
+    (obuf-reset (conn-spare conn))
+    (setf (conn-spare-pos conn) 0)
+    (rotatef (conn-out conn) (conn-spare conn))
+    t))
 
 (defun %write-out (conn resume)
-  "Write OUT until it is empty or the socket is full, from this thread.
+  "Write until nothing is buffered or the socket is full, from this thread.
 RESUME: the reactor continuing a write-blocked connection.  Returns NIL if
 the connection failed (it is then closed)."
   (let ((lock (conn-lock conn))
-        (buf nil))
+        (buf nil)
+        (pos 0))
+    (declare (type fixnum pos))
     (sb-thread:with-mutex (lock)
       (when (and resume (conn-write-blocked conn))
         (setf (conn-write-blocked conn) nil)
         (%update-interest conn))
-      (when (or (conn-flushing conn) (conn-write-blocked conn) (conn-closed conn)
-                (zerop (obuf-fill (conn-out conn))))
+      (when (or (conn-flushing conn) (conn-write-blocked conn) (conn-closed conn))
         (return-from %write-out t))
-      (setf (conn-flushing conn) t)
-      (rotatef (conn-out conn) (conn-spare conn))
-      (setf buf (conn-spare conn)))
+      ;; The unsent rest of an earlier write goes first.
+      (unless (or (< (conn-spare-pos conn) (obuf-fill (conn-spare conn)))
+                  (%next-output conn))
+        (return-from %write-out t))
+      (setf (conn-flushing conn) t
+            buf (conn-spare conn)
+            pos (conn-spare-pos conn)))
     (loop
       (let* ((fill (obuf-fill buf))
-             (n (clgrpc.net:fd-write-some (conn-fd conn) (obuf-data buf) 0 fill)))
+             (n (clgrpc.net:fd-write-some (conn-fd conn) (obuf-data buf) pos fill)))
         (sb-thread:with-mutex (lock)
           (cond ((null n)
                  (obuf-reset buf)
                  (setf (conn-flushing conn) nil)
                  (%drained conn)
                  (return))
-                ((< (the fixnum n) fill)
-                 ;; The socket is full: the unwritten rest goes back in front
-                 ;; of what others appended meanwhile, and the reactor writes
-                 ;; it when the socket drains.
-                 (let ((data (obuf-data buf))
-                       (out (conn-out conn)))
-                   (replace data data :start2 n :end2 fill)
-                   (setf (obuf-fill buf) (- fill (the fixnum n)))
-                   (obuf-write-bytes buf (obuf-data out) 0 (obuf-fill out))
-                   (obuf-reset out)
-                   (rotatef (conn-out conn) (conn-spare conn)))
-                 (setf (conn-flushing conn) nil
+                ((< (+ pos (the fixnum n)) fill)
+                 ;; The socket is full: the reactor writes the rest, from
+                 ;; where this write stopped, when the socket drains.
+                 (setf (conn-spare-pos conn) (+ pos (the fixnum n))
+                       (conn-flushing conn) nil
                        (conn-write-blocked conn) t)
                  (unless (conn-closed conn)
-                   (%update-interest conn))
+                   (%update-interest conn)
+                   (%check-read-pause conn))
                  (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
                  (return-from %write-out t))
-                ((or (conn-closed conn) (zerop (obuf-fill (conn-out conn))))
-                 (obuf-reset buf)
+                ((or (conn-closed conn) (not (%next-output conn)))
+                 (obuf-reset (conn-spare conn))
                  (setf (conn-flushing conn) nil)
                  (%drained conn)
                  (return-from %write-out t))
                 (t
-                 (obuf-reset buf)
-                 (rotatef (conn-out conn) (conn-spare conn))
-                 (setf buf (conn-spare conn)))))))
+                 (setf buf (conn-spare conn) pos 0))))))
     (connection-close conn :code +internal-error+)
     nil))
-
 (defun %reader-flush (conn)
   "Reactor: write what the frames of the last read queued."
   (setf (conn-reader-flush conn) nil)
@@ -211,21 +258,40 @@ peer's SETTINGS_MAX_FRAME_SIZE).  HEADERS is a list of (name . value) or
   "Octets of DATA STREAM may send now."
   (max 0 (min (conn-send-window conn) (h2-stream-send-window stream))))
 
-(defun %write-data (conn stream octets start end &key end-stream)
+(defun %append-data (conn stream octets start end end-stream)
   "DATA frames for OCTETS[START,END) on STREAM, split by the peer's maximum
-frame size and waiting (lock released) for flow-control window as needed.
-Returns T, or NIL if the stream or connection closed first."
+frame size, charged to the send windows, which the caller has checked."
+  (declare (type h2-stream stream) (type octets octets) (type index start end))
+  (let ((out (conn-out conn))
+        (frame (conn-peer-max-frame-size conn)))
+    (declare (type fixnum frame))
+    (loop
+      (let* ((n (min (- end start) frame))
+             (last (= (+ start n) end)))
+        (write-data-frame out (h2-stream-id stream) octets
+                          :start start :end (+ start n) :end-stream (and last end-stream))
+        (decf (conn-send-window conn) n)
+        (decf (h2-stream-send-window stream) n)
+        (incf start n)
+        (when last (return))))
+    (setf (conn-reset-ping-strikes conn) t)
+    (when end-stream
+      (%stream-end-local conn stream))))
+
+(defun %write-data (conn stream octets start end &key end-stream)
+  "DATA frames for OCTETS[START,END) on STREAM, waiting (lock released) for
+flow-control window and for the output to drain below +HIGH-WATER+ as
+needed.  For threads that may block: streaming senders.  Returns T, or NIL
+if the stream or connection closed first."
   (declare (type h2-stream stream) (type octets octets) (type index start end))
   (let ((lock (conn-lock conn)))
     (loop
       (when (or (conn-closed conn) (not (stream-can-send-p stream)))
         (return nil))
-      (let* ((out (conn-out conn))
-             (remaining (- end start))
-             (n (min remaining (conn-peer-max-frame-size conn)
-                     (conn-send-window conn) (h2-stream-send-window stream))))
+      (let* ((remaining (- end start))
+             (n (min remaining (conn-peer-max-frame-size conn) (%stream-send-window conn stream))))
         (declare (type fixnum n))
-        (cond ((and (> (obuf-fill out) +high-water+)
+        (cond ((and (> (%buffered conn) +high-water+)
                     (or (conn-flushing conn) (conn-write-blocked conn))
                     (not (reader-thread-p conn)))
                (clgrpc.util:counted-wait ((conn-drain-waiters conn))
@@ -233,18 +299,10 @@ Returns T, or NIL if the stream or connection closed first."
               ((or (plusp n) (zerop remaining))
                ;; An empty DATA frame needs no window (6.9.1): gRPC clients
                ;; half-close with one.
-               (let* ((n (max n 0))
-                      (last (= n remaining)))
-                 (write-data-frame out (h2-stream-id stream) octets
-                                   :start start :end (+ start n)
-                                   :end-stream (and last end-stream))
-                 (decf (conn-send-window conn) n)
-                 (decf (h2-stream-send-window stream) n)
-                 (setf (conn-reset-ping-strikes conn) t)
+               (let ((last (= n remaining)))
+                 (%append-data conn stream octets start (+ start n) (and last end-stream))
                  (incf start n)
                  (when last
-                   (when end-stream
-                     (%stream-end-local conn stream))
                    (return t))))
               (t
                ;; Out of window: let the peer see what we buffered, so it can
@@ -254,59 +312,67 @@ Returns T, or NIL if the stream or connection closed first."
                  (sb-thread:condition-wait (conn-window-cv conn) lock))))))))
 
 (defun %parkable-window (conn stream wanted)
-  "How much of WANTED octets may be written now without waiting: none while
-OUT is over the high-water mark (the rest is parked until it drains)."
+  "How much of WANTED octets a parked or parkable response may append now
+without waiting: what the windows allow, at most a quantum, and nothing
+while the output is over the high-water mark (it resumes as it drains)."
   (declare (type fixnum wanted))
-  (if (> (obuf-fill (conn-out conn)) +high-water+)
+  (if (> (%buffered conn) +high-water+)
       0
-      (min wanted (%stream-send-window conn stream))))
+      (min wanted +park-quantum+ (%stream-send-window conn stream))))
 
 (defun %write-data-or-park (conn stream octets start end then)
-  "Lock held: DATA for OCTETS[START,END) on STREAM as far as the windows
-allow now, never waiting.  The rest is copied and parked on STREAM; the
-reactor writes it as the peer's WINDOW_UPDATEs arrive, so a peer that
-advertises no window holds no thread.  THEN, a function of CONN and STREAM,
-is called (lock held) once everything is written.  Returns T if it was
-written now, :PARKED, or NIL if the stream or connection closed."
+  "Lock held: DATA for OCTETS[START,END) on STREAM as far as the windows and
+the output allow now, never waiting.  The rest is copied and parked on
+STREAM; it is sent a quantum at a time as the peer's WINDOW_UPDATEs arrive
+and as the output drains, so a peer that advertises no window or does not
+read holds no thread.  THEN, a function of CONN and STREAM, is called (lock
+held) once everything is written.  Returns T if it was written now,
+:PARKED, or NIL if the stream or connection closed."
   (declare (type h2-stream stream) (type octets octets) (type index start end)
            (type function then))
   (when (or (conn-closed conn) (not (stream-can-send-p stream)))
     (return-from %write-data-or-park nil))
-  (let ((n (%parkable-window conn stream (- end start))))
+  (let ((n (if (conn-parked conn) 0 (%parkable-window conn stream (- end start)))))
+    (declare (type fixnum n))
+    ;; While other responses are parked this one queues behind them.
     (when (plusp n)
-      (%write-data conn stream octets start (+ start n)))
+      (%append-data conn stream octets start (+ start n) nil))
     (incf start n)
     (cond ((= start end)
            (funcall then conn stream)
            t)
           (t
            (setf (h2-stream-parked stream) (subseq octets start end)
+                 (h2-stream-parked-start stream) 0
                  (h2-stream-parked-then stream) then)
-           (push stream (conn-parked conn))
+           (setf (conn-parked conn) (nconc (conn-parked conn) (list stream)))
            (%request-flush conn)
            :parked))))
 
 (defun %resume-parked (conn)
-  "Reactor, lock held, after the send windows grew: write what parked
-streams may send now."
+  "Lock held, after the send windows grew or the output drained: one turn
+of the parked responses, in order, each sending what it may of a quantum.
+A response finished calls its continuation; the others go round again."
   (let ((still '()))
     (dolist (stream (shiftf (conn-parked conn) '()))
       (let ((data (h2-stream-parked stream)))
         (when (and data (stream-can-send-p stream) (not (conn-closed conn)))
-          (let ((n (%parkable-window conn stream (length (the octets data)))))
+          (let* ((start (h2-stream-parked-start stream))
+                 (end (length (the octets data)))
+                 (n (%parkable-window conn stream (- end start))))
+            (declare (type fixnum start end n))
             (when (plusp n)
-              (%write-data conn stream data 0 n))
-            (if (= n (length (the octets data)))
+              (%append-data conn stream data start (+ start n) nil)
+              (setf (h2-stream-parked-start stream) (incf start n)))
+            (if (= start end)
                 (let ((then (h2-stream-parked-then stream)))
                   (setf (h2-stream-parked stream) nil
                         (h2-stream-parked-then stream) nil)
                   (funcall (the function then) conn stream))
-                (progn
-                  (when (plusp n)
-                    (setf (h2-stream-parked stream) (subseq (the octets data) n)))
-                  (push stream still)))))))
-    (setf (conn-parked conn) (nconc still (conn-parked conn)))
-    (%request-flush conn)))
+                (push stream still))))))
+    ;; Streams parked by the continuations above queue behind those still waiting.
+    (setf (conn-parked conn) (nconc (nreverse still) (conn-parked conn)))
+    nil))
 
 (defun %reset-stream (conn stream error-code)
   "Send RST_STREAM for STREAM and close it (no callback: the caller knows)."

@@ -153,17 +153,27 @@ never the reactor (which serves every other connection)."
     nil))
 
 (defun %interest (conn)
-  (logior clgrpc.net:+epollin+ (if (conn-write-blocked conn) clgrpc.net:+epollout+ 0)))
+  (logior (if (conn-read-paused conn) 0 clgrpc.net:+epollin+)
+          (if (conn-write-blocked conn) clgrpc.net:+epollout+ 0)))
 
 (defun %update-interest (conn)
-  "Lock held: tell epoll what the reactor waits for on CONN: input, and
-output while the connection is write-blocked."
+  "Lock held: tell epoll what the reactor waits for on CONN: input unless
+reading is paused (output.lisp), and output while the connection is
+write-blocked."
   (when (conn-registered conn)
     (clgrpc.net:epoll-control (reactor-epfd (conn-reactor conn)) :modify (conn-fd conn)
                               (%interest conn))))
 
 ;;; ------------------------------------------------------------------
 ;;; Closing
+
+(defun %await-flush (conn)
+  "Lock held: wait for a flush in progress on another thread to return (it
+never blocks, so this is short)."
+  (loop while (conn-flushing conn)
+        do (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+             (clgrpc.util:wait-on (conn-drain-cv conn) (conn-lock conn)
+                                  (+ (clgrpc.util:now-us) 100000)))))
 
 (defun finish-connection (conn code)
   "Reactor thread: release CONN's socket and fail what is left.  CODE is
@@ -182,11 +192,8 @@ NIL for a clean end (end of file, or GOAWAY and no streams left)."
         (remhash (conn-fd conn) (reactor-table reactor))
         (setf (conn-registered conn) nil))
       ;; A flush that started before the close must return before the
-      ;; descriptor is closed (it never blocks, so this is short).
-      (loop while (conn-flushing conn)
-            do (clgrpc.util:counted-wait ((conn-drain-waiters conn))
-                 (clgrpc.util:wait-on (conn-drain-cv conn) (conn-lock conn)
-                                      (+ (clgrpc.util:now-us) 100000))))
+      ;; descriptor is closed.
+      (%await-flush conn)
       ;; Under the lock, so no thread writes to a descriptor number the
       ;; kernel may already have given to another socket.
       (when (>= (conn-fd conn) 0)
@@ -202,11 +209,16 @@ NIL for a clean end (end of file, or GOAWAY and no streams left)."
       (sb-thread:condition-broadcast (conn-window-cv conn))
       (sb-thread:condition-broadcast (conn-drain-cv conn)))))
 
+(defun %output-pending-p (conn)
+  "Lock held: output is buffered, parked or being written."
+  (or (conn-flushing conn) (conn-write-blocked conn) (conn-parked conn)
+      (plusp (%buffered conn))))
+
 (defun %begin-linger (conn until)
   "Reactor thread: from now on only drop input, and finish at UNTIL or at
 end of file; half-close our side once our output is written."
   (setf (conn-linger-until conn) until)
-  (unless (or (conn-write-blocked conn) (< (conn-fd conn) 0))
+  (unless (or (with-connection-lock (conn) (%output-pending-p conn)) (< (conn-fd conn) 0))
     (clgrpc.net:fd-shutdown (conn-fd conn) :output)))
 
 (defun connection-fail (conn code message)
@@ -224,10 +236,14 @@ we processed, then linger so the peer reads it before the close."
   (%begin-linger conn (+ (clgrpc.util:now-us) +linger-us+)))
 
 (defun drain-and-close (conn)
-  "Reactor thread: a graceful end (GOAWAY and no streams left): write what
-is buffered, then close."
+  "Reactor thread: a graceful end (GOAWAY and no streams left): write
+everything buffered, then close.  A flush another thread has under way is
+let finish first, so its unsent rest is not dropped; a peer slow to read
+gets +DRAIN-CLOSE-US+ to take the rest."
+  (with-connection-lock (conn)
+    (%await-flush conn))
   (%write-out conn nil)
-  (if (conn-write-blocked conn)
+  (if (with-connection-lock (conn) (%output-pending-p conn))
       (unless (conn-linger-until conn)
         (%begin-linger conn (+ (clgrpc.util:now-us) +drain-close-us+)))
       (finish-connection conn nil)))
@@ -292,6 +308,9 @@ a whole frame behind it."
     ;; Replies to what was just read, and responses of the work above,
     ;; leave before the next connection is served.
     (loop repeat 4 while (conn-reader-flush conn) do (%reader-flush conn))
+    ;; A peer that asks for more than it reads stops being read.
+    (with-connection-lock (conn)
+      (%check-read-pause conn))
     ;; 6.8: after the peer's GOAWAY, the connection ends with its last stream.
     (when (and (conn-goaway-received conn)
                (zerop (hash-table-count (conn-streams conn))))
@@ -299,7 +318,8 @@ a whole frame behind it."
 
 (defun on-writable (conn)
   (%write-out conn t)
-  (when (and (conn-linger-until conn) (not (conn-write-blocked conn)))
+  (when (and (conn-linger-until conn)
+             (not (with-connection-lock (conn) (%output-pending-p conn))))
     (if (or (conn-closed conn) (null (conn-close-code conn))
             (eql (conn-close-code conn) +no-error+))
         ;; A graceful close: everything is written.

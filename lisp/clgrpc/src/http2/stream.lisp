@@ -29,9 +29,10 @@
   ;; content-length, when the peer sent one, and DATA octets seen (8.1.1).
   (content-length nil :type (or null (integer 0)))
   (data-received 0 :type (integer 0))
-  ;; DATA waiting for window, and what to do once it is sent
-  ;; (%WRITE-DATA-OR-PARK).
+  ;; DATA waiting for window or for its turn, PARKED[PARKED-START,END), and
+  ;; what to do once it is sent (%WRITE-DATA-OR-PARK).
   (parked nil :type (or null octets))
+  (parked-start 0 :type fixnum)
   (parked-then nil :type (or null function))
   ;; The application's object for this stream (the gRPC call).
   (user nil))
