@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"math"
 	"math/rand"
 	"sync"
 	"testing"
@@ -17,26 +18,37 @@ type attackCase struct {
 	name     string
 	boundMiB float64 // RSS bound during and after the attack
 	run      func(t *testing.T, s *target)
+	// grpc-go bounds nothing against this attack: its RSS is logged, not
+	// judged (such a case runs last, as it leaves that server large).
+	goUnbounded bool
+}
+
+// bound is the case's RSS bound for s.
+func (c attackCase) bound(s *target) float64 {
+	if c.goUnbounded && s.name == "go" {
+		return math.Inf(1)
+	}
+	return c.boundMiB
 }
 
 var cases = []attackCase{
-	{"continuation_flood", 512, continuationFlood},
+	{"continuation_flood", 512, continuationFlood, false},
 	{"ping_flood_no_read", 512, func(t *testing.T, s *target) {
 		floodNoRead(t, s, func(p *Peer, i int) error { return p.Framer.WritePing(false, [8]byte{byte(i)}) })
-	}},
+	}, false},
 	{"settings_flood_no_read", 512, func(t *testing.T, s *target) {
 		floodNoRead(t, s, func(p *Peer, i int) error { return p.Framer.WriteSettings() })
-	}},
-	{"rapid_reset", 512, rapidReset},
-	{"slowloris", 512, slowloris},
-	{"idle_10000", 768, idleConnections},
-	{"zero_window", 512, zeroWindow},
-	{"declared_4gib_message", 512, hugeDeclaredMessage},
-	{"nested_100000_deep", 512, deepNesting},
-	{"garbage_after_preface", 512, garbageAfterPreface},
-	{"http1_request", 512, http1Request},
-	{"non_reading_pipeline", 512, nonReadingPipeline},
-	{"idle_route_chats_5x1000", 768, idleRouteChats},
+	}, false},
+	{"rapid_reset", 512, rapidReset, false},
+	{"slowloris", 512, slowloris, false},
+	{"idle_10000", 768, idleConnections, false},
+	{"zero_window", 512, zeroWindow, false},
+	{"declared_4gib_message", 512, hugeDeclaredMessage, false},
+	{"nested_100000_deep", 512, deepNesting, false},
+	{"garbage_after_preface", 512, garbageAfterPreface, false},
+	{"http1_request", 512, http1Request, false},
+	{"idle_route_chats_5x1000", 768, idleRouteChats, false},
+	{"non_reading_pipeline", 512, nonReadingPipeline, true},
 }
 
 // during runs attack in the background and checks the server while it

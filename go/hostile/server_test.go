@@ -117,7 +117,7 @@ func TestHostilePeers(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					c.run(t, s)
-					s.healthy(t, "after the attack", c.boundMiB)
+					s.healthy(t, "after the attack", c.bound(s))
 				})
 			}
 			t.Logf("%s server after every attack: %.0f MiB RSS, %d threads", s.name, s.rssMiB(t), s.threads(t))

@@ -1,14 +1,17 @@
 package hostile
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -35,15 +38,18 @@ func nonReadingPipeline(t *testing.T, s *target) {
 	before := s.rssMiB(t)
 	var sent int
 	var stalled bool
-	during(t, s, 512, func() {
-		deadline := time.Now().Add(15 * time.Second)
-		for sent = 0; sent < 400000 && time.Now().Before(deadline); sent++ {
+	// Each request carries 200 octets of metadata, so that the kernel's
+	// socket buffers (several MiB on loopback) fill after tens of thousands
+	// of requests rather than millions.
+	block := append(p.RequestBlock(s.addr, "/routeguide.RouteGuide/NoSuchMethod"), literalField("x-pad", strings.Repeat("p", 200))...)
+	during(t, s, clgrpcBound(s, 512), func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for sent = 0; sent < 1000000 && time.Now().Before(deadline); sent++ {
 			// A write that makes no progress for 2 s has stalled.
 			p.Conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
 			id := uint32(2*sent + 1)
 			if err := p.Framer.WriteHeaders(http2.HeadersFrameParam{StreamID: id,
-				BlockFragment: p.RequestBlock(s.addr, "/routeguide.RouteGuide/NoSuchMethod"),
-				EndStream:     true, EndHeaders: true}); err != nil {
+				BlockFragment: block, EndStream: true, EndHeaders: true}); err != nil {
 				stalled = true
 				return
 			}
@@ -56,6 +62,14 @@ func nonReadingPipeline(t *testing.T, s *target) {
 	if s.name == "lisp" && !stalled && o.GoAway == nil {
 		t.Errorf("the server took %d requests from a peer that reads nothing, and neither stalled it nor sent GOAWAY", sent)
 	}
+}
+
+// literalField is the HPACK encoding of name: value as a literal that is
+// never indexed, so it can follow any block without changing the table.
+func literalField(name, value string) []byte {
+	var b bytes.Buffer
+	hpack.NewEncoder(&b).WriteField(hpack.HeaderField{Name: name, Value: value, Sensitive: true})
+	return b.Bytes()
 }
 
 // idleRouteChats: five connections open 1,000 RouteChat streams each and

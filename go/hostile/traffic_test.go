@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"sort"
 	"sync"
@@ -21,7 +22,6 @@ import (
 	_ "google.golang.org/grpc/encoding/gzip" // the client accepts gzip, so servers may compress
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
@@ -60,6 +60,16 @@ func startInterop(t *testing.T, name string, cpus cpuset.Set) *target {
 	}
 	t.Cleanup(func() { p.Stop() })
 	return &target{name: name, proc: p, addr: p.Addr()}
+}
+
+// clgrpcBound is boundMiB for the clgrpc server and no bound for grpc-go's:
+// grpc-go keeps every response for a peer that does not read them (its
+// figures are logged, not judged), where clgrpc bounds its output.
+func clgrpcBound(s *target, boundMiB float64) float64 {
+	if s.name == "lisp" {
+		return boundMiB
+	}
+	return math.Inf(1)
 }
 
 func dialInterop(t *testing.T, addr string) testpb.TestServiceClient {
@@ -216,7 +226,7 @@ func TestOrdinaryTraffic(t *testing.T) {
 					}
 					for _, compressed := range []bool{false, true, true} {
 						if err := stream.Send(&testpb.StreamingOutputCallRequest{ResponseParameters: []*testpb.ResponseParameters{
-							{Size: 1000, Compressed: wrapperspb.Bool(compressed)}}}); err != nil {
+							{Size: 1000, Compressed: &testpb.BoolValue{Value: compressed}}}}); err != nil {
 							return err
 						}
 						if _, err := stream.Recv(); err != nil {
@@ -233,16 +243,17 @@ func TestOrdinaryTraffic(t *testing.T) {
 			t.Run("unread_large_messages", func(t *testing.T) { unreadLargeMessages(t, s, c) })
 			t.Run("large_window_late_reader", func(t *testing.T) { lateReader(t, s) })
 			t.Run("non_reading_unary_clients", func(t *testing.T) { nonReadingUnaryClients(t, s) })
-			interopHealthy(t, s, "after all traffic", time.Second, 512)
+			interopHealthy(t, s, "after all traffic", time.Second, clgrpcBound(s, 512))
 			t.Logf("%s interop server after all traffic: %.0f MiB RSS, %d threads", s.name, s.rssMiB(t), s.threads(t))
 		})
 	}
 }
 
 // unreadLargeMessages: 2 MiB messages to a handler that reads one and then
-// sleeps. Flow control must hold the sender after about one stream window
-// (1 MiB at both servers' defaults) past the first message, whatever the
-// message size, and the server's memory with it.
+// sleeps. Flow control must hold the sender within one stream window past
+// the first message, whatever the message size, and the server's memory
+// with it. clgrpc's window is 1 MiB; grpc-go's BDP estimator may grow its
+// own to 16 MiB, so its sender may get up to eight more messages through.
 func unreadLargeMessages(t *testing.T, s *target, c testpb.TestServiceClient) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -270,7 +281,11 @@ func unreadLargeMessages(t *testing.T, s *target, c testpb.TestServiceClient) {
 	after := s.rssMiB(t)
 	n := sent.Load()
 	t.Logf("2 MiB messages sent to a sleeping handler in 3 s: %d; RSS %.0f -> %.0f MiB", n, before, after)
-	if n > 3 {
+	limit := int64(3)
+	if s.name == "go" {
+		limit = 9
+	}
+	if n > limit {
 		t.Errorf("%d messages of 2 MiB (%d MiB) went to a handler that reads none: the server did not hold the sender", n, 2*n)
 	}
 	if after-before > 64 {
@@ -374,13 +389,13 @@ func nonReadingUnaryClients(t *testing.T, s *target) {
 		}
 	}
 	time.Sleep(500 * time.Millisecond)
-	interopHealthy(t, s, "with 16 connections that do not read", 2*time.Second, 768)
+	interopHealthy(t, s, "with 16 connections that do not read", 2*time.Second, clgrpcBound(s, 768))
 }
 
 // TestWindowUpdateDribble: with the server on one CPU (one reactor for
 // clgrpc), a peer takes a 4 MiB response one octet of window at a time.
 // Each update may cost the server only the octet it allows: a second
-// connection's calls meanwhile keep a p99 under 50 ms.
+// connection's calls meanwhile keep a p99 under 50 ms on clgrpc.
 func TestWindowUpdateDribble(t *testing.T) {
 	for _, name := range []string{"lisp", "go"} {
 		t.Run(name, func(t *testing.T) {
@@ -444,7 +459,9 @@ func TestWindowUpdateDribble(t *testing.T) {
 			p99 := latencies[len(latencies)*99/100]
 			t.Logf("%s server on one CPU, %d one-octet WINDOW_UPDATEs: a second connection's p50 %v, p99 %v",
 				name, updates, latencies[len(latencies)/2], p99)
-			if p99 > 50*time.Millisecond {
+			// The bound is clgrpc's (one reactor serves both connections);
+			// grpc-go's figure is logged beside it.
+			if name == "lisp" && p99 > 50*time.Millisecond {
 				t.Errorf("p99 %v beside a one-octet WINDOW_UPDATE dribble, over 50 ms", p99)
 			}
 		})

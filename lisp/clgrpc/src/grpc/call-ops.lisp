@@ -3,7 +3,23 @@
 
 (in-package #:clgrpc.grpc)
 
-(declaim (ftype function %send-response-headers))
+(declaim (ftype function %send-response-headers %retry-call-if-pending))
+
+(defparameter +no-octets+ (make-octets 0))
+
+(defmacro with-current-call-lock ((call) &body body)
+  "BODY with the lock of CALL's connection held, returning its values.  A
+client call whose stream the server refused unprocessed is first opened
+again (transparent retry, client.lisp), so BODY sees the stream the call
+is on now.  BODY must not wait for a retry itself."
+  (let ((conn (gensym "CONN")) (block (gensym "CALL-LOCKED")))
+    `(block ,block
+       (loop
+         (let ((,conn (call-conn ,call)))
+           (clgrpc.http2:with-connection-lock (,conn)
+             (unless (or (not (eq ,conn (call-conn ,call))) (call-retry-pending ,call))
+               (return-from ,block (progn ,@body)))))
+         (%retry-call-if-pending ,call)))))
 
 (defun %call-ended-error (call)
   "Signal the GRPC-ERROR for a call that has ended (lock held)."
@@ -18,17 +34,18 @@ frames are written by the connection's writer thread, batched with whatever
 else is ready.  Signals GRPC-ERROR if the call has ended.  COMPRESS (by
 default, as the call was set up) compresses this message, if the call's
 headers declared gzip."
-  (let* ((buf (encode-message-frame call message compress))
-         (conn (call-conn call))
-         (stream (call-stream call)))
-    (clgrpc.http2:with-connection-lock (conn)
-      (when (or (call-status call) (call-send-closed call))
-        (%call-ended-error call))
-      (when (and (eq (call-role call) :server) (not (%send-response-headers call)))
-        (%call-ended-error call))
-      (unless (clgrpc.http2:%write-data conn stream (obuf-data buf) 0 (obuf-fill buf))
-        (%call-ended-error call))
-      (clgrpc.http2:%request-flush conn))
+  (let ((buf (encode-message-frame call message compress)))
+    (with-current-call-lock (call)
+      (let ((conn (call-conn call)))
+        (when (or (call-status call) (call-send-closed call))
+          (%call-ended-error call))
+        (when (and (eq (call-role call) :server) (not (%send-response-headers call)))
+          (%call-ended-error call))
+        ;; Counted before the write: a message partly sent cannot be sent again.
+        (incf (call-messages-sent call))
+        (unless (clgrpc.http2:%write-data conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf))
+          (%call-ended-error call))
+        (clgrpc.http2:%request-flush conn)))
     nil))
 
 (defun call-recv (call)
@@ -36,26 +53,29 @@ headers declared gzip."
 (on a client: the call ended with status OK).  Signals GRPC-ERROR when the
 call ended otherwise (cancelled, deadline, error status), or when the
 message cannot be decoded (the call then fails with that status)."
-  (let ((conn (call-conn call)))
-    (multiple-value-bind (octets length compressed)
-        (clgrpc.http2:with-connection-lock (conn)
-          (loop
-            (multiple-value-bind (octets length compressed) (%take-message call)
-              (when octets
-                (return (values octets length compressed))))
-            (cond ((eq (call-role call) :client)
-                   (when (call-status call)
-                     (if (= (the fixnum (call-status call)) +ok+)
-                         (return nil)
-                         (%call-ended-error call))))
-                  ((call-status call) (%call-ended-error call))
-                  ((call-inbound-done call) (return nil)))
-            (%start-reading call)
-            (counted-wait ((call-waiters call))
-              (wait-on (call-cv call) (clgrpc.http2:connection-lock conn)))))
-      (when octets
-        (setf (call-last-compressed call) compressed)
-        (%decode-or-fail call octets length compressed)))))
+  (multiple-value-bind (octets length compressed)
+      (with-current-call-lock (call)
+        (loop
+          (multiple-value-bind (octets length compressed) (%take-message call)
+            (when octets
+              (return (values octets length compressed))))
+          (cond ((call-retry-pending call) (return :retry))
+                ((eq (call-role call) :client)
+                 (when (call-status call)
+                   (if (= (the fixnum (call-status call)) +ok+)
+                       (return nil)
+                       (%call-ended-error call))))
+                ((call-status call) (%call-ended-error call))
+                ((call-inbound-done call) (return nil)))
+          (%start-reading call)
+          (counted-wait ((call-waiters call))
+            (wait-on (call-cv call) (clgrpc.http2:connection-lock (call-conn call))))))
+    (cond ((eq octets :retry)
+           (%retry-call-if-pending call)
+           (call-recv call))
+          (octets
+           (setf (call-last-compressed call) compressed)
+           (%decode-or-fail call octets length compressed)))))
 
 (defun %decode-or-fail (call octets length compressed)
   "The message decoded, outside the connection lock; if it cannot be, the

@@ -62,6 +62,12 @@
   (headers-sent nil)                    ; server: response HEADERS written
   (head-received nil)                   ; client: response HEADERS received
   (send-closed nil)                     ; client: END_STREAM sent
+  ;; ---- client: transparent retry (client.lisp)
+  (channel nil)
+  (request-octets nil :type (or null octets)) ; the encoded request of a unary-request call
+  (messages-sent 0 :type fixnum)
+  (attempts 1 :type fixnum)
+  (retry-pending nil)                   ; the server refused the stream unprocessed
   ;; ---- outcome
   (status nil :type (or null fixnum))
   (status-message "" :type string)

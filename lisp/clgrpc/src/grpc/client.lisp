@@ -16,6 +16,9 @@
   (authority "" :type string)
   (lock (sb-thread:make-mutex :name "grpc channel") :type sb-thread:mutex)
   (conn nil)
+  ;; A thread is connecting (outside LOCK); others wait on CV for it.
+  (connecting nil)
+  (cv (sb-thread:make-waitqueue :name "grpc channel") :type sb-thread:waitqueue)
   (max-receive-message-size 4194304 :type fixnum)
   (max-send-message-size most-positive-fixnum :type fixnum)
   (connection-options '() :type list)
@@ -50,28 +53,57 @@
 
 (declaim (ftype function client-on-headers client-on-data client-on-reset))
 
-(defun channel-connection (channel &optional stale)
+(defun %usable-p (conn stale)
+  (and conn (not (eq conn stale))
+       (not (clgrpc.http2:connection-closed-p conn))
+       (not (clgrpc.http2:connection-goaway-received-p conn))
+       (not (clgrpc.http2:connection-goaway-sent-p conn))))
+
+(defun channel-connection (channel &optional stale deadline)
   "A connection that can take new streams (not STALE, the one that just
-could not)."
-  (sb-thread:with-mutex ((channel-lock channel))
-    (when (channel-closed channel)
-      (raise-grpc-error +unavailable+ "channel closed"))
-    (let ((conn (channel-conn channel)))
-      (if (and conn (not (eq conn stale))
-               (not (clgrpc.http2:connection-closed-p conn))
-               (not (clgrpc.http2:connection-goaway-received-p conn)))
-          conn
-          (let ((socket (handler-case (clgrpc.net:tcp-connect (channel-host channel)
-                                                              (channel-port channel))
-                          (error (e)
-                            (raise-grpc-error +unavailable+ "cannot connect to ~A: ~A"
-                                              (channel-authority channel) e)))))
-            (setf (channel-conn channel)
-                  (clgrpc.http2:connection-start
-                   (apply #'clgrpc.http2:make-connection socket :client
-                          :on-headers #'client-on-headers :on-data #'client-on-data
-                          :on-reset #'client-on-reset :user channel
-                          (channel-connection-options channel)))))))))
+could not).  Connecting happens outside the channel's lock, bounded by
+DEADLINE (NOW-US time, NIL for none); other callers wait for it.  A
+connection replaced while still open (its stream identifiers ran out) is
+sent GOAWAY, so it closes once its last stream ends."
+  (let ((lock (channel-lock channel))
+        (retired nil))
+    (sb-thread:with-mutex (lock)
+      (loop
+        (when (channel-closed channel)
+          (raise-grpc-error +unavailable+ "channel closed"))
+        (let ((conn (channel-conn channel)))
+          (cond ((%usable-p conn stale)
+                 (return-from channel-connection conn))
+                ((not (channel-connecting channel))
+                 (setf (channel-connecting channel) t
+                       retired (and conn (not (clgrpc.http2:connection-closed-p conn)) conn))
+                 (return))
+                ((not (wait-on (channel-cv channel) lock deadline))
+                 (raise-grpc-error +deadline-exceeded+ "deadline exceeded while connecting to ~A"
+                                   (channel-authority channel)))))))
+    (when retired
+      (clgrpc.http2:connection-send-goaway retired))
+    (let ((conn nil))
+      (unwind-protect
+           (let ((socket (handler-case
+                             (clgrpc.net:tcp-connect (channel-host channel) (channel-port channel)
+                                                     (and deadline (max 0 (/ (- deadline (now-us)) 1d6))))
+                           (error (e)
+                             (raise-grpc-error (if (and deadline (>= (now-us) deadline))
+                                                   +deadline-exceeded+
+                                                   +unavailable+)
+                                               "cannot connect to ~A: ~A" (channel-authority channel) e)))))
+             (setf conn (clgrpc.http2:connection-start
+                         (apply #'clgrpc.http2:make-connection socket :client
+                                :on-headers #'client-on-headers :on-data #'client-on-data
+                                :on-reset #'client-on-reset :user channel
+                                (channel-connection-options channel)))))
+        (sb-thread:with-mutex (lock)
+          (setf (channel-connecting channel) nil)
+          (when conn
+            (setf (channel-conn channel) conn))
+          (sb-thread:condition-broadcast (channel-cv channel))))
+      conn)))
 
 ;;; ------------------------------------------------------------------
 ;;; Ending calls (connection lock held)
@@ -105,7 +137,8 @@ could not)."
       (%client-fail call code message)))
 
 (defun client-deadline-expired (call)
-  (clgrpc.http2:with-connection-lock ((call-conn call))
+  (with-current-call-lock (call)
+    (setf (call-retry-pending call) nil)
     (%client-fail call +deadline-exceeded+ "deadline exceeded")))
 
 (defun call-cancel (call)
@@ -176,23 +209,37 @@ could not)."
       (when (and end-stream (not (call-status call)))
         (%client-fail call +internal+ "server ended the stream without trailers")))))
 
+(defun %transparently-retryable-p (call code origin)
+  "The server refused CALL's stream without processing it (GOAWAY above
+its identifier, or REFUSED_STREAM), nothing of the response has come, and
+everything sent can be sent again: gRPC's transparent retry, once per call."
+  (and (or (eq origin :goaway)
+           (and (eq origin :peer) (= code clgrpc.http2:+refused-stream+)))
+       (= (call-attempts call) 1)
+       (not (call-head-received call))
+       (or (call-request-octets call) (zerop (call-messages-sent call)))))
+
 (defun client-on-reset (conn stream code origin)
   (declare (ignore conn))
   (let ((call (clgrpc.http2:h2-stream-user stream)))
-    (when call
-      (%client-complete call
-                        (case origin
-                          (:peer (status-from-http2-error code))
-                          (:local +internal+)
-                          (t +unavailable+))
-                        (case origin
-                          (:peer (format nil "stream reset by the server (~A)"
-                                         (clgrpc.http2:error-code-name code)))
-                          (:local (format nil "protocol error on the stream (~A)"
-                                          (clgrpc.http2:error-code-name code)))
-                          (:goaway "not processed before the server's GOAWAY")
-                          (t "connection closed"))
-                        nil))))
+    (when (and call (not (call-status call)))
+      (if (%transparently-retryable-p call code origin)
+          ;; The thread that next waits on or uses the call opens it again.
+          (progn (setf (call-retry-pending call) t)
+                 (broadcast-if-waiting (call-waiters call) (call-cv call)))
+          (%client-complete call
+                            (case origin
+                              (:peer (status-from-http2-error code))
+                              (:local +internal+)
+                              (t +unavailable+))
+                            (case origin
+                              (:peer (format nil "stream reset by the server (~A)"
+                                             (clgrpc.http2:error-code-name code)))
+                              (:local (format nil "protocol error on the stream (~A)"
+                                              (clgrpc.http2:error-code-name code)))
+                              (:goaway "not processed before the server's GOAWAY")
+                              (t "connection closed"))
+                            nil)))))
 
 ;;; ------------------------------------------------------------------
 ;;; Starting calls
@@ -217,17 +264,31 @@ could not)."
 COMPRESS declares gzip and compresses the messages (CALL-SEND's :COMPRESS
 can still send one uncompressed)."
   (let* ((deadline (and timeout (+ (now-us) (max 1 (round (* timeout 1000000))))))
-         (call (%make-call :role :client :kind kind :path path
+         (call (%make-call :role :client :kind kind :path path :channel channel
                            :send-gzip (and compress t) :compress (and compress t)
                            :encoder encoder :decoder decoder
                            :max-receive-size (channel-max-receive-message-size channel)
                            :max-send-size (channel-max-send-message-size channel)
-                           :%metadata metadata :%deadline deadline))
-         (buf (and request (encode-message-frame call request)))
-         (headers (request-headers channel call deadline metadata))
-         (conn nil))
+                           :%metadata metadata :%deadline deadline)))
+    (when request
+      (let ((buf (encode-message-frame call request)))
+        (setf (call-request-octets call) (subseq (obuf-data buf) 0 (obuf-fill buf)))))
+    (%open-call-stream call nil)
+    (when deadline
+      (setf (call-timer call) (schedule-timer #'client-deadline-expired call deadline)))
+    call))
+
+(defun %open-call-stream (call stale)
+  "Open a stream for CALL on a connection of its channel (not STALE) and
+send its HEADERS, and its request if it has one (half-closing).  Tries a
+new connection when one can take no more streams."
+  (let* ((channel (call-channel call))
+         (deadline (call-%deadline call))
+         (headers (request-headers channel call deadline (call-%metadata call)))
+         (octets (call-request-octets call))
+         (conn stale))
     (loop repeat 3
-          do (setf conn (channel-connection channel conn))
+          do (setf conn (channel-connection channel conn deadline))
              (clgrpc.http2:with-connection-lock (conn)
                (unless (clgrpc.http2:%header-list-fits-p conn headers)
                  (raise-grpc-error +internal+ "request header list of ~D octets exceeds the server's limit of ~D"
@@ -241,37 +302,66 @@ can still send one uncompressed)."
                  (when stream
                    (setf (call-conn call) conn
                          (call-stream call) stream
-                         (call-headers-sent call) t)
+                         (call-headers-sent call) t
+                         (call-retry-pending call) nil)
                    (clgrpc.http2:%write-headers conn stream headers)
-                   (when deadline
-                     (setf (call-timer call)
-                           (schedule-timer #'client-deadline-expired call deadline)))
-                   (when buf
-                     (setf (call-send-closed call) t)
-                     (clgrpc.http2:%write-data conn stream (obuf-data buf) 0 (obuf-fill buf)
-                                               :end-stream t))
+                   (cond (octets
+                          (setf (call-send-closed call) t)
+                          (clgrpc.http2:%write-data conn stream octets 0 (length octets) :end-stream t))
+                         ((call-send-closed call)
+                          ;; A retried stream the client had already half-closed.
+                          (clgrpc.http2:%write-data conn stream +no-octets+ 0 0 :end-stream t)))
                    (return)))))
-    (unless (call-stream call)
+    (unless (and (call-stream call) (eq (call-conn call) conn))
       (raise-grpc-error +unavailable+ "no connection could take the call"))
-    (clgrpc.http2:flush-connection conn)
-    call))
+    (clgrpc.http2:flush-connection conn)))
+
+(defun %retry-call (call)
+  "The server refused CALL's stream unprocessed: open it again, once."
+  (let ((old (call-conn call)))
+    (incf (call-attempts call))
+    (handler-case (unless (call-status call)
+                    (%open-call-stream call old))
+      (grpc-error (e)
+        (clgrpc.http2:with-connection-lock ((call-conn call))
+          (setf (call-retry-pending call) nil)
+          (%client-complete call (grpc-error-code e) (grpc-error-message e) nil))))
+    (broadcast-if-waiting (call-waiters call) (call-cv call))))
+
+(defun %retry-call-if-pending (call)
+  "Carry out CALL's pending transparent retry, or wait briefly while
+another thread of the call does."
+  (let ((claimed nil)
+        (conn (call-conn call)))
+    (clgrpc.http2:with-connection-lock (conn)
+      (case (call-retry-pending call)
+        ((t) (setf (call-retry-pending call) :in-progress
+                   claimed t))
+        (:in-progress
+         (counted-wait ((call-waiters call))
+           (wait-on (call-cv call) (clgrpc.http2:connection-lock conn) (+ (now-us) 100000))))))
+    (when claimed
+      (%retry-call call))))
 
 (defun await-status (call)
   "Wait for the call's status; with OK, the one response message, decoded."
-  (let ((conn (call-conn call)))
-    (multiple-value-bind (octets length compressed)
-        (clgrpc.http2:with-connection-lock (conn)
-          (loop until (call-status call)
-                do (%start-reading call)
-                   (counted-wait ((call-waiters call))
-                     (wait-on (call-cv call) (clgrpc.http2:connection-lock conn))))
-          (unless (= (the fixnum (call-status call)) +ok+)
-            (%call-ended-error call))
-          (%take-message call))
-      (unless octets
-        (raise-grpc-error +internal+ "no response message"))
-      (setf (call-last-compressed call) compressed)
-      (%decode-or-fail call octets length compressed))))
+  (multiple-value-bind (octets length compressed)
+      (with-current-call-lock (call)
+        (loop until (or (call-status call) (call-retry-pending call))
+              do (%start-reading call)
+                 (counted-wait ((call-waiters call))
+                   (wait-on (call-cv call) (clgrpc.http2:connection-lock (call-conn call)))))
+        (cond ((call-retry-pending call) :retry)
+              ((/= (the fixnum (call-status call)) +ok+) (%call-ended-error call))
+              (t (%take-message call))))
+    (cond ((eq octets :retry)
+           (%retry-call-if-pending call)
+           (await-status call))
+          ((null octets)
+           (raise-grpc-error +internal+ "no response message"))
+          (t
+           (setf (call-last-compressed call) compressed)
+           (%decode-or-fail call octets length compressed)))))
 
 (defun unary-call (channel path request &key (encoder #'raw-encoder) (decoder #'raw-decoder)
                                              timeout metadata compress)
@@ -297,17 +387,14 @@ sends the request gzip-compressed."
   "Start a bidi call: CALL-SEND, CALL-RECV, CALL-CLOSE-SEND in any order."
   (start-call channel path :bidi encoder decoder timeout metadata nil compress))
 
-(defparameter +no-octets+ (make-octets 0))
-
 (defun call-close-send (call)
   "Half-close: tell the server no more messages are coming."
-  (let ((conn (call-conn call)))
-    (clgrpc.http2:with-connection-lock (conn)
-      (unless (or (call-send-closed call) (call-status call))
-        (setf (call-send-closed call) t)
-        (clgrpc.http2:%write-data conn (call-stream call) +no-octets+ 0 0 :end-stream t)))
-    (clgrpc.http2:flush-connection conn)
-    nil))
+  (with-current-call-lock (call)
+    (unless (or (call-send-closed call) (call-status call))
+      (setf (call-send-closed call) t)
+      (clgrpc.http2:%write-data (call-conn call) (call-stream call) +no-octets+ 0 0 :end-stream t)))
+  (clgrpc.http2:flush-connection (call-conn call))
+  nil)
 
 (defun call-close-and-recv (call)
   "Client streaming: half-close and return the single response."

@@ -23,11 +23,18 @@
   ;; begin with a size update.
   (update-required nil :type boolean)
   ;; Scratch for Huffman decoding, reused across strings.
-  (scratch (make-obuf 256) :type obuf))
+  (scratch (make-obuf 256) :type obuf)
+  ;; Past this header list size (6.5.2) a block's fields are still decoded,
+  ;; to keep the table in step, but no longer collected: the caller refuses
+  ;; the block, and an oversized list never exists in memory.  NIL: no limit.
+  (max-list-size nil :type (or null index)))
 
-(defun make-decoder (&key (max-table-size 4096))
-  "A decoder whose table starts at, and is limited to, MAX-TABLE-SIZE octets."
-  (%make-decoder :table (make-dynamic-table :max-size max-table-size)
+(defun make-decoder (&key (max-table-size 4096) max-list-size)
+  "A decoder whose table starts at, and is limited to, MAX-TABLE-SIZE octets.
+Past MAX-LIST-SIZE a block's fields are no longer collected (see
+DECODE-HEADER-BLOCK)."
+  (%make-decoder :max-list-size max-list-size
+                 :table (make-dynamic-table :max-size max-table-size)
                  :max-table-size-limit max-table-size))
 
 (defun decoder-set-max-table-size-limit (decoder limit)
@@ -75,7 +82,9 @@ The string is Latin-1 (one character per octet)."
   "Decode the header block OCTETS[START,END).  Returns (values headers
 header-list-size): HEADERS is a fresh list of (name . value) in order; the
 size is the RFC 9113 6.5.2 SETTINGS_MAX_HEADER_LIST_SIZE measure, so the
-caller can enforce its limit after the table state is kept in sync."
+caller can enforce its limit after the table state is kept in sync.  Once
+the size passes the decoder's MAX-LIST-SIZE, later fields are decoded but
+left out of HEADERS."
   (declare (type decoder decoder) (type octets octets) (type index start end))
   (let* ((table (decoder-table decoder))
          (scratch (decoder-scratch decoder))
@@ -83,14 +92,16 @@ caller can enforce its limit after the table state is kept in sync."
          (head (list nil))
          (tail head)
          (list-size 0)
+         (limit (or (decoder-max-list-size decoder) (1- array-dimension-limit)))
          (seen-field nil))
-    (declare (type index pos list-size))
+    (declare (type index pos list-size limit))
     (flet ((emit (name value)
              (declare (type simple-string name value))
-             (let ((cell (list (cons name value))))
-               (setf (cdr tail) cell tail cell))
-             (setf seen-field t)
-             (incf list-size (+ (length name) (length value) +entry-overhead+)))
+             (incf list-size (+ (length name) (length value) +entry-overhead+))
+             (when (<= list-size limit)
+               (let ((cell (list (cons name value))))
+                 (setf (cdr tail) cell tail cell)))
+             (setf seen-field t))
            (literal (prefix-bits)
              ;; Literal field: name by index, or a new name string; then value.
              (multiple-value-bind (name-index p) (decode-integer octets pos end prefix-bits)

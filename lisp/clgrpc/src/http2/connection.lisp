@@ -67,10 +67,16 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (socket nil)
   (fd -1 :type fixnum)
   (lock (sb-thread:make-mutex :name "h2 connection") :type sb-thread:mutex)
-  ;; Broadcast when a send window grows, a stream closes, a stream slot frees
-  ;; up, a PING is acknowledged, or the connection closes.
+  ;; Broadcast when a stream closes or a stream slot frees up, at GOAWAY, a
+  ;; PING ACK, or when the connection closes: what opening streams, pings
+  ;; and shutdown wait for.
   (window-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (window-waiters 0 :type fixnum)       ; threads waiting on WINDOW-CV (COUNTED-WAIT)
+  ;; Senders waiting for the connection's send window: woken by a
+  ;; connection WINDOW_UPDATE only.  Those waiting for a stream's window
+  ;; wait on that stream (SEND-CV), so an update wakes only its own.
+  (send-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
+  (send-waiters 0 :type fixnum)
   ;; ---- the reactor that reads this connection (reactor.lisp)
   (reactor nil)
   (registered nil)                      ; in the reactor's table and epoll set
@@ -204,6 +210,7 @@ CONNECTION-LIMITS) bounds what the peer may do."
   (validate-setting +settings-initial-window-size+ initial-window-size)
   (validate-setting +settings-max-frame-size+ max-frame-size)
   (%make-connection :role role :socket socket
+                    :decoder (clgrpc.hpack:make-decoder :max-list-size max-header-list-size)
                     :fd (if socket (clgrpc.net:socket-fd socket) -1)
                     :next-stream-id (if (eq role :client) 1 2)
                     :on-headers on-headers :on-data on-data :on-reset on-reset
@@ -301,6 +308,13 @@ is among the last streams closed, else NIL."
       (when (= (aref ids i) id)
         (return (svref (conn-recent-how conn) i))))))
 
+(declaim (inline %wake-stream-senders))
+(defun %wake-stream-senders (stream)
+  "Lock held: wake the senders waiting for STREAM's window."
+  (let ((cv (h2-stream-send-cv stream)))
+    (when cv
+      (clgrpc.util:broadcast-if-waiting (h2-stream-send-waiters stream) cv))))
+
 (defun %close-stream (conn stream how)
   "Move STREAM to closed and forget it; wakes anyone waiting on its window
 or for a free stream slot."
@@ -320,6 +334,7 @@ or for a free stream slot."
         ;; After GOAWAY the connection ends with its last stream: the
         ;; reactor flushes and closes it.
         (%post conn +post-drain-close+)))
+    (%wake-stream-senders stream)
     (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn))
     (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))))
 

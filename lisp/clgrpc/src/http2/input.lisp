@@ -320,7 +320,8 @@ cancel calls; one that does so faster than the limit is flooding."
                       (connection-error +flow-control-error+
                                         "SETTINGS_INITIAL_WINDOW_SIZE overflows stream ~D's window"
                                         (h2-stream-id stream)))
-                    (setf (h2-stream-send-window stream) w))))))
+                    (setf (h2-stream-send-window stream) w)
+                    (%wake-stream-senders stream))))))
     (#.+settings-max-frame-size+
      (setf (conn-peer-max-frame-size conn) value))
     (#.+settings-max-header-list-size+
@@ -409,18 +410,19 @@ between; more than two strikes end the connection."
           (let ((w (+ (conn-send-window conn) increment)))
             (when (> w +max-window-size+)
               (connection-error +flow-control-error+ "connection window overflow"))
-            (setf (conn-send-window conn) w))
+            (setf (conn-send-window conn) w)
+            (clgrpc.util:broadcast-if-waiting (conn-send-waiters conn) (conn-send-cv conn)))
           (let ((stream (gethash id (conn-streams conn))))
             (if (null stream)
                 (%frame-on-absent-stream conn +frame-window-update+ id)
                 (let ((w (+ (h2-stream-send-window stream) increment)))
                   (when (> w +max-window-size+)
                     (stream-error* id +flow-control-error+ "stream ~D window overflow" id))
-                  (setf (h2-stream-send-window stream) w)))))
+                  (setf (h2-stream-send-window stream) w)
+                  (%wake-stream-senders stream)))))
       (when (conn-parked conn)
         (%resume-parked conn)
-        (%request-flush conn))
-      (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))
+        (%request-flush conn)))))
 
 ;;; ------------------------------------------------------------------
 ;;; Dispatch

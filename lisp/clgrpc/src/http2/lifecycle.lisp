@@ -64,6 +64,7 @@ first time."
           (funcall (the function (conn-on-reset conn)) conn stream
                    (or code +no-error+) :connection))))
     (sb-thread:condition-broadcast (conn-window-cv conn))
+    (sb-thread:condition-broadcast (conn-send-cv conn))
     (sb-thread:condition-broadcast (conn-drain-cv conn))
     t))
 

@@ -97,7 +97,7 @@ while it does not read; resume once the output is below +HIGH-WATER+."
   (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn)))
 
 (defun %next-output (conn)
-  "Lock held, no flush in progress: move OUT to SPARE for writing, first
+  "Lock held, SPARE written out: move OUT to SPARE for writing, first
 letting parked responses take their turn if OUT is empty.  Returns true if
 there is anything to write."
   (when (and (zerop (obuf-fill (conn-out conn))) (conn-parked conn) (not (conn-closed conn)))
@@ -149,13 +149,16 @@ the connection failed (it is then closed)."
                    (%check-read-pause conn))
                  (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
                  (return-from %write-out t))
-                ((or (conn-closed conn) (not (%next-output conn)))
-                 (obuf-reset (conn-spare conn))
-                 (setf (conn-flushing conn) nil)
-                 (%drained conn)
-                 (return-from %write-out t))
                 (t
-                 (setf buf (conn-spare conn) pos 0))))))
+                 ;; All of it went: the next turn, if any (parked responses
+                 ;; see the output empty now).
+                 (obuf-reset buf)
+                 (setf (conn-spare-pos conn) 0)
+                 (if (or (conn-closed conn) (not (%next-output conn)))
+                     (progn (setf (conn-flushing conn) nil)
+                            (%drained conn)
+                            (return-from %write-out t))
+                     (setf buf (conn-spare conn) pos 0)))))))
     (connection-close conn :code +internal-error+)
     nil))
 (defun %reader-flush (conn)
@@ -304,12 +307,19 @@ if the stream or connection closed first."
                  (incf start n)
                  (when last
                    (return t))))
-              (t
-               ;; Out of window: let the peer see what we buffered, so it can
-               ;; answer with WINDOW_UPDATE, and wait.
+              ((<= (h2-stream-send-window stream) 0)
+               ;; Out of stream window: let the peer see what we buffered,
+               ;; so it can answer with WINDOW_UPDATE, and wait for that.
                (%request-flush conn)
-               (clgrpc.util:counted-wait ((conn-window-waiters conn))
-                 (sb-thread:condition-wait (conn-window-cv conn) lock))))))))
+               (let ((cv (or (h2-stream-send-cv stream)
+                             (setf (h2-stream-send-cv stream) (sb-thread:make-waitqueue)))))
+                 (clgrpc.util:counted-wait ((h2-stream-send-waiters stream))
+                   (sb-thread:condition-wait cv lock))))
+              (t
+               ;; Out of connection window.
+               (%request-flush conn)
+               (clgrpc.util:counted-wait ((conn-send-waiters conn))
+                 (sb-thread:condition-wait (conn-send-cv conn) lock))))))))
 
 (defun %parkable-window (conn stream wanted)
   "How much of WANTED octets a parked or parkable response may append now
@@ -332,9 +342,8 @@ held) once everything is written.  Returns T if it was written now,
            (type function then))
   (when (or (conn-closed conn) (not (stream-can-send-p stream)))
     (return-from %write-data-or-park nil))
-  (let ((n (if (conn-parked conn) 0 (%parkable-window conn stream (- end start)))))
+  (let ((n (%parkable-window conn stream (- end start))))
     (declare (type fixnum n))
-    ;; While other responses are parked this one queues behind them.
     (when (plusp n)
       (%append-data conn stream octets start (+ start n) nil))
     (incf start n)

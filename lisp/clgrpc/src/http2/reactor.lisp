@@ -465,7 +465,9 @@ with its last stream."
                  (ignore-errors
                   (format *error-output* "~&clgrpc: reactor error: ~A~%" e)
                   (finish-output *error-output*)))))))
-    (let ((wrapper *reactor-thread-wrapper*))
+    (let ((wrapper *reactor-thread-wrapper*)
+          ;; Workers this reactor needs are created by their pool's spawner.
+          (clgrpc.util:*defer-thread-creation* t))
       (if wrapper
           (funcall (the function wrapper) #'run)
           (run)))))

@@ -34,6 +34,10 @@
   (parked nil :type (or null octets))
   (parked-start 0 :type fixnum)
   (parked-then nil :type (or null function))
+  ;; Senders waiting for this stream's window (%WRITE-DATA); the queue is
+  ;; made when the first one waits.
+  (send-cv nil :type (or null sb-thread:waitqueue))
+  (send-waiters 0 :type fixnum)
   ;; The application's object for this stream (the gRPC call).
   (user nil))
 

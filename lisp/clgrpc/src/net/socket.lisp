@@ -69,11 +69,24 @@ Go's net/http and grpc-go do."
             (return nil)
             (sleep 0.05))))))
 
-(defun tcp-connect (host port)
-  "A connected socket to HOST:PORT with TCP_NODELAY set."
+(defun tcp-connect (host port &optional timeout)
+  "A connected socket to HOST:PORT with TCP_NODELAY set.  TIMEOUT (seconds,
+NIL for none) bounds the connect: past it this signals an error."
   (let ((socket (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp)))
     (handler-bind ((error (lambda (e) (declare (ignore e)) (sb-bsd-sockets:socket-close socket))))
-      (sb-bsd-sockets:socket-connect socket (resolve-host host) port)
+      (if (null timeout)
+          (sb-bsd-sockets:socket-connect socket (resolve-host host) port)
+          (progn
+            (setf (sb-bsd-sockets:non-blocking-mode socket) t)
+            (handler-case (sb-bsd-sockets:socket-connect socket (resolve-host host) port)
+              (sb-bsd-sockets:operation-in-progress ()
+                (unless (sb-sys:wait-until-fd-usable (sb-bsd-sockets:socket-file-descriptor socket)
+                                                     :output (max timeout 0.001))
+                  (error "connecting to ~A:~D timed out" host port))
+                ;; Writable means connected or failed: only a connected
+                ;; socket has a peer.
+                (sb-bsd-sockets:socket-peername socket)))
+            (setf (sb-bsd-sockets:non-blocking-mode socket) nil)))
       (setf (sb-bsd-sockets:sockopt-tcp-nodelay socket) t))
     socket))
 

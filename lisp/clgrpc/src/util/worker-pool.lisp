@@ -31,7 +31,17 @@
   (idle-timeout-us 30000000 :type fixnum)
   (keep-idle most-positive-fixnum :type fixnum)
   (wrapper nil :type (or null function)) ; (lambda (thunk)) around each worker
+  ;; Workers wanted by submitters that must not create threads themselves
+  ;; (*DEFER-THREAD-CREATION*), and the thread that starts them.
+  (spawns-wanted 0 :type fixnum)
+  (spawner nil)
+  (spawner-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (shutdown nil))
+
+(defvar *defer-thread-creation* nil
+  "True on threads that must never wait for a thread to be created (the
+HTTP/2 reactors, which serve every connection): a worker they need is
+started by the pool's spawner thread instead.")
 
 (defun make-worker-pool (&key (name "clgrpc worker") (max-threads 16) (idle-timeout 30)
                               (keep-idle most-positive-fixnum) wrapper)
@@ -81,10 +91,39 @@ must call it: the place to bind per-thread specials such as scratch buffers."
            (worker-loop pool))))
    :name (worker-pool-name pool)))
 
+(defun spawner-loop (pool)
+  "Start the workers that submitters on reactor threads asked for, until
+the pool shuts down."
+  (declare (type worker-pool pool))
+  (let ((lock (worker-pool-lock pool)))
+    (loop
+      (let ((n 0))
+        (declare (type fixnum n))
+        (sb-thread:with-mutex (lock)
+          (loop while (and (zerop (worker-pool-spawns-wanted pool))
+                           (not (worker-pool-shutdown pool)))
+                do (sb-thread:condition-wait (worker-pool-spawner-cv pool) lock))
+          (when (worker-pool-shutdown pool)
+            ;; Workers asked for and never started are no longer counted.
+            (decf (worker-pool-threads pool) (shiftf (worker-pool-spawns-wanted pool) 0))
+            (setf (worker-pool-spawner pool) nil)
+            (sb-thread:condition-broadcast (worker-pool-done-cv pool))
+            (return-from spawner-loop))
+          (setf n (shiftf (worker-pool-spawns-wanted pool) 0)))
+        (dotimes (i n)
+          (start-worker-or-uncount pool))))))
+
+(defun start-worker-or-uncount (pool)
+  "Start a worker already counted in THREADS; if that fails, uncount it."
+  (handler-case (start-worker pool)
+    (error ()
+      (sb-thread:with-mutex ((worker-pool-lock pool))
+        (decf (worker-pool-threads pool))))))
+
 (defun pool-submit (pool function argument)
   "Run (FUNCTION ARGUMENT) on a worker.  Returns NIL if the pool is shut down."
   (declare (type worker-pool pool))
-  (let ((spawn nil))
+  (let ((spawn nil) (spawner nil))
     (sb-thread:with-mutex ((worker-pool-lock pool))
       (when (worker-pool-shutdown pool)
         (return-from pool-submit nil))
@@ -98,13 +137,22 @@ must call it: the place to bind per-thread specials such as scratch buffers."
                (sb-thread:condition-notify (worker-pool-cv pool)))
               ((< (worker-pool-threads pool) (worker-pool-max-threads pool))
                (incf (worker-pool-threads pool))
-               (setf spawn t)))))
+               (if *defer-thread-creation*
+                   (progn (incf (worker-pool-spawns-wanted pool))
+                          (if (worker-pool-spawner pool)
+                              (sb-thread:condition-notify (worker-pool-spawner-cv pool))
+                              (setf spawner t (worker-pool-spawner pool) :starting)))
+                   (setf spawn t))))))
     ;; Thread creation takes long enough not to do it holding the lock.
     (when spawn
-      (handler-case (start-worker pool)
-        (error ()
-          (sb-thread:with-mutex ((worker-pool-lock pool))
-            (decf (worker-pool-threads pool))))))
+      (start-worker-or-uncount pool))
+    (when spawner
+      ;; Once per pool: the thread that creates workers from now on.
+      (let ((thread (sb-thread:make-thread #'spawner-loop :name (format nil "~A spawner" (worker-pool-name pool))
+                                                          :arguments (list pool))))
+        (sb-thread:with-mutex ((worker-pool-lock pool))
+          (when (eq (worker-pool-spawner pool) :starting)
+            (setf (worker-pool-spawner pool) thread)))))
     t))
 
 (defun pool-shutdown (pool &key (timeout 5))
@@ -114,7 +162,8 @@ seconds for the workers to exit.  Returns true if they all did."
     (sb-thread:with-mutex ((worker-pool-lock pool))
       (setf (worker-pool-shutdown pool) t)
       (sb-thread:condition-broadcast (worker-pool-cv pool))
-      (loop while (plusp (worker-pool-threads pool))
+      (sb-thread:condition-broadcast (worker-pool-spawner-cv pool))
+      (loop while (or (plusp (worker-pool-threads pool)) (worker-pool-spawner pool))
             do (unless (wait-on (worker-pool-done-cv pool) (worker-pool-lock pool) deadline)
                  (return)))
       (zerop (worker-pool-threads pool)))))
