@@ -67,6 +67,7 @@ var cases = map[string]testCaseFunc{
 	"server_streaming":            withTestService(interop.DoServerStreaming),
 	"server_compressed_streaming": withTestService(doServerCompressedStreaming),
 	"ping_pong":                   withTestService(interop.DoPingPong),
+	"messages_beyond_the_window":  withTestService(doMessagesBeyondTheWindow),
 	"empty_stream":                withTestService(interop.DoEmptyStream),
 	"cancel_after_begin":          withTestService(interop.DoCancelAfterBegin),
 	"cancel_after_first_response": withTestService(interop.DoCancelAfterFirstResponse),

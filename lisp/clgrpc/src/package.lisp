@@ -106,7 +106,7 @@ elastic worker pool and a deadline scheduler.")
   (:documentation "TCP sockets on sb-bsd-sockets, with reads and writes done on
 the file descriptor so the hot path neither conses nor goes through streams.")
   (:export
-   #:tcp-listen #:tcp-accept #:tcp-connect #:socket-local-port #:socket-fd
+   #:tcp-listen #:tcp-accept #:tcp-connect #:connect-timeout #:socket-local-port #:socket-fd
    #:socket-close #:fd-read #:fd-write #:fd-write-some #:fd-shutdown #:fd-wait-readable
    #:fd-recv-some #:fd-close #:resolve-host #:raise-open-file-limit
    ;; epoll and eventfd (epoll.lisp)

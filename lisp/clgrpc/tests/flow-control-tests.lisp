@@ -243,3 +243,90 @@ for STALL-SECONDS (true) or LIMIT-SECONDS have passed (NIL)."
       (dolist (peer peers) (raw-close peer))
       (dolist (th threads) (sb-thread:join-thread th :default nil :timeout 5))
       (dolist (ch channels) (clgrpc.grpc:channel-close ch)))))
+
+;;; ------------------------------------------------------------------
+;;; The client: refused streams and connecting
+
+(defun start-refusing-server (mode)
+  "A gRPC echo server on raw HTTP/2 connections that refuses the first
+stream it sees, unprocessed: with RST_STREAM REFUSED_STREAM (MODE
+:REFUSED-STREAM) or with GOAWAY naming no stream processed (MODE :GOAWAY).
+Every later request is answered with its own message.  Returns the
+listener, the port and a function that counts the streams seen."
+  (let* ((listener (clgrpc.net:tcp-listen "127.0.0.1" 0))
+         (seen 0)
+         (lock (sb-thread:make-mutex)))
+    (labels ((answer (conn stream)
+               (let ((body (clgrpc.http2:h2-stream-user stream)))
+                 (clgrpc.http2:%write-headers conn stream '((":status" . "200") ("content-type" . "application/grpc")))
+                 (clgrpc.http2:%write-data conn stream (obuf-data body) 0 (obuf-length body))
+                 (clgrpc.http2:%write-headers conn stream '(("grpc-status" . "0")) :end-stream t)
+                 (clgrpc.http2:%request-flush conn)))
+             (on-headers (conn stream headers end-stream)
+               (declare (ignore headers))
+               (let ((first (sb-thread:with-mutex (lock) (= 1 (incf seen)))))
+                 (cond ((and first (eq mode :refused-stream))
+                        (clgrpc.http2:%reset-stream conn stream clgrpc.http2:+refused-stream+)
+                        (clgrpc.http2:%request-flush conn))
+                       (first
+                        (clgrpc.http2:write-goaway-frame (clgrpc.http2::conn-out conn) 0 clgrpc.http2:+no-error+)
+                        (setf (clgrpc.http2::conn-goaway-sent conn) t)
+                        (clgrpc.http2:%request-flush conn))
+                       (t
+                        (setf (clgrpc.http2:h2-stream-user stream) (make-obuf 64))
+                        (when end-stream (answer conn stream))))))
+             (on-data (conn stream octets start end end-stream)
+               (let ((body (clgrpc.http2:h2-stream-user stream)))
+                 (when body
+                   (obuf-write-bytes body octets start end)
+                   (when end-stream (answer conn stream))))))
+      (sb-thread:make-thread
+       (lambda ()
+         (loop
+           (let ((socket (clgrpc.net:tcp-accept listener)))
+             (unless socket (return))
+             (clgrpc.http2:connection-start
+              (clgrpc.http2:make-connection socket :server :on-headers #'on-headers :on-data #'on-data
+                                                           :on-reset (lambda (&rest r) (declare (ignore r))))))))
+       :name "refusing accept")
+      (values listener (clgrpc.net:socket-local-port listener)
+              (lambda () (sb-thread:with-mutex (lock) seen))))))
+
+(test refused-streams-are-retried-transparently
+  ;; gRPC's transparent retry: a stream the server refused without
+  ;; processing it is sent again on a new stream, once, and the call
+  ;; succeeds as if nothing happened.
+  (dolist (mode '(:refused-stream :goaway))
+    (multiple-value-bind (listener port seen) (start-refusing-server mode)
+      (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+        (unwind-protect
+             (progn
+               (is (equalp (bytes 1 2 3) (unary ch "Echo" (bytes 1 2 3) :timeout 5)) "~A" mode)
+               (is (= 2 (funcall seen)) "~A: ~D streams" mode (funcall seen))
+               (is (equalp (bytes 4) (unary ch "Echo" (bytes 4) :timeout 5)) "~A, afterwards" mode))
+          (clgrpc.grpc:channel-close ch)
+          (clgrpc.net:fd-shutdown (clgrpc.net:socket-fd listener) :both)
+          (clgrpc.net:socket-close listener))))))
+
+(test connecting-honours-the-deadline
+  ;; A listener that never accepts, its backlog full: a connect hangs.  The
+  ;; call fails at its deadline, and the channel's lock is not held
+  ;; meanwhile (another call on it fails at its own deadline too).
+  (let* ((listener (clgrpc.net:tcp-listen "127.0.0.1" 0 :backlog 1))
+         (port (clgrpc.net:socket-local-port listener))
+         (fillers (loop repeat 8
+                        collect (handler-case (clgrpc.net:tcp-connect "127.0.0.1" port 0.2)
+                                  (error () nil))))
+         (ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+    (unwind-protect
+         (let* ((other (sb-thread:make-thread
+                        (lambda () (status-of (lambda () (unary ch "Echo" (bytes 1) :timeout 0.5))))))
+                (start (get-internal-real-time))
+                (status (status-of (lambda () (unary ch "Echo" (bytes 1) :timeout 0.5))))
+                (took (/ (- (get-internal-real-time) start) internal-time-units-per-second)))
+           (is (equal "DEADLINE_EXCEEDED" (first status)) "~S" status)
+           (is (< took 3) "the call took ~,2F s" took)
+           (is (equal "DEADLINE_EXCEEDED" (first (sb-thread:join-thread other :default '("hung") :timeout 5)))))
+      (clgrpc.grpc:channel-close ch)
+      (dolist (s fillers) (when s (clgrpc.net:socket-close s)))
+      (clgrpc.net:socket-close listener))))

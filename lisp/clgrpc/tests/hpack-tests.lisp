@@ -416,3 +416,22 @@ both against the RFC."
     (is (equal '(("x-good" . "1"))
                (clgrpc.hpack:decode-header-block (clgrpc.hpack:make-decoder)
                                                  (obuf-data buf) 0 (obuf-length buf))))))
+
+(test header-list-past-the-limit-is-not-collected
+  ;; A block is always decoded to its end (the table must stay in step),
+  ;; but past the decoder's header list limit its fields are not kept.
+  (let* ((enc (clgrpc.hpack:make-encoder))
+         (b (make-obuf 256))
+         (headers (loop for i below 50 collect (cons (format nil "x-~D" i) (make-string 100 :initial-element #\v)))))
+    (clgrpc.hpack:encode-header-block enc b headers)
+    (let ((limited (clgrpc.hpack:make-decoder :max-list-size 1000))
+          (unlimited (clgrpc.hpack:make-decoder)))
+      (multiple-value-bind (kept size) (clgrpc.hpack:decode-header-block limited (obuf-contents b))
+        (is (< (length kept) 10))
+        (is (= size (loop for (n . v) in headers sum (+ 32 (length n) (length v))))))
+      (is (= 50 (length (clgrpc.hpack:decode-header-block unlimited (obuf-contents b)))))
+      ;; The table is in step: the same fields again, now indexed, decode the same.
+      (obuf-reset b)
+      (clgrpc.hpack:encode-header-block enc b (subseq headers 0 3))
+      (is (equal (subseq headers 0 3)
+                 (clgrpc.hpack:decode-header-block limited (obuf-contents b)))))))

@@ -22,6 +22,7 @@
     ("server_streaming" . server-streaming)
     ("server_compressed_streaming" . server-compressed-streaming)
     ("ping_pong" . ping-pong)
+    ("messages_beyond_the_window" . messages-beyond-the-window)
     ("empty_stream" . empty-stream)
     ("cancel_after_begin" . cancel-after-begin)
     ("cancel_after_first_response" . cancel-after-first-response)

@@ -89,7 +89,7 @@ sent GOAWAY, so it closes once its last stream ends."
                              (clgrpc.net:tcp-connect (channel-host channel) (channel-port channel)
                                                      (and deadline (max 0 (/ (- deadline (now-us)) 1d6))))
                            (error (e)
-                             (raise-grpc-error (if (and deadline (>= (now-us) deadline))
+                             (raise-grpc-error (if (typep e 'clgrpc.net:connect-timeout)
                                                    +deadline-exceeded+
                                                    +unavailable+)
                                                "cannot connect to ~A: ~A" (channel-authority channel) e)))))

@@ -69,6 +69,11 @@ Go's net/http and grpc-go do."
             (return nil)
             (sleep 0.05))))))
 
+(define-condition connect-timeout (error)
+  ((host :initarg :host) (port :initarg :port))
+  (:report (lambda (c s) (format s "connecting to ~A:~D timed out"
+                                 (slot-value c 'host) (slot-value c 'port)))))
+
 (defun tcp-connect (host port &optional timeout)
   "A connected socket to HOST:PORT with TCP_NODELAY set.  TIMEOUT (seconds,
 NIL for none) bounds the connect: past it this signals an error."
@@ -82,7 +87,7 @@ NIL for none) bounds the connect: past it this signals an error."
               (sb-bsd-sockets:operation-in-progress ()
                 (unless (sb-sys:wait-until-fd-usable (sb-bsd-sockets:socket-file-descriptor socket)
                                                      :output (max timeout 0.001))
-                  (error "connecting to ~A:~D timed out" host port))
+                  (error 'connect-timeout :host host :port port))
                 ;; Writable means connected or failed: only a connected
                 ;; socket has a peer.
                 (sb-bsd-sockets:socket-peername socket)))
