@@ -157,6 +157,33 @@ SECONDS (the thread is then left to its own deadline)."
     ;; 300 responses, each ending with its trailers (END_STREAM)
     (is (= 300 (raw-read-until-quiet peer 5)))))
 
+(test large-responses-take-turns
+  ;; A 16 MiB response to a peer that reads nothing for a while, then a
+  ;; small one: the small one goes out between parts of the large one, not
+  ;; after all of it.
+  (with-raw-grpc (peer)
+    (raw-send-obuf peer (lambda (b)
+                          (clgrpc.http2:write-settings-frame
+                           b (list (cons clgrpc.http2:+settings-initial-window-size+ #x7fffffff)))
+                          (clgrpc.http2:write-window-update-frame b 0 (- #x7fffffff 65535))))
+    (raw-grpc-request peer 1 "/test.Svc/Reply16M" (bytes 1))
+    (sleep 0.3)
+    (raw-grpc-request peer 3 "/test.Svc/Echo" (bytes 3))
+    (sleep 0.5)
+    (let ((large-before 0) (small-done nil))
+      (loop for f = (raw-read-frame peer 5)
+            until (or (symbolp f) small-done)
+            do (when (= (clgrpc.http2:frame-type f) clgrpc.http2:+frame-headers+)
+                 (raw-decode-headers peer f))
+               (cond ((and (= 3 (clgrpc.http2:frame-stream-id f)) (clgrpc.http2:frame-end-stream-p f))
+                      (setf small-done t))
+                     ((and (= 1 (clgrpc.http2:frame-stream-id f))
+                           (= (clgrpc.http2:frame-type f) clgrpc.http2:+frame-data+))
+                      (incf large-before (- (clgrpc.http2:frame-data-end f) (clgrpc.http2:frame-data-start f))))))
+      (is-true small-done)
+      (is (< large-before (* 15 1024 1024))
+          "~,1F MiB of the large response went before the small one" (/ large-before 1048576.0)))))
+
 (defun request-burst (peer first-id count path)
   "COUNT requests HEADERS+END_STREAM for PATH on streams from FIRST-ID, as
 octets to send in order."

@@ -162,6 +162,8 @@ break")))))
            (clgrpc.grpc:call-recv call)
            (observe :read-one)
            (loop repeat 500 until (clgrpc.grpc:call-cancelled-p call) do (sleep 0.01))))
+    (reg "Reply16M" :unary              ; 16 MiB, more than the output and socket buffers hold
+         (lambda (req call) (declare (ignore req call)) (filled (* 16 1024 1024) 1)))
     (reg "Reply32K" :unary              ; 32 KiB of the request's first octet
          (lambda (req call) (declare (ignore call)) (filled 32768 (aref req 0))))
     (reg "BadMetadata" :unary           ; response metadata that cannot be sent

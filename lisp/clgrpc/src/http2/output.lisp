@@ -284,10 +284,15 @@ frame size, charged to the send windows, which the caller has checked."
 (defun %write-data (conn stream octets start end &key end-stream)
   "DATA frames for OCTETS[START,END) on STREAM, waiting (lock released) for
 flow-control window and for the output to drain below +HIGH-WATER+ as
-needed.  For threads that may block: streaming senders.  Returns T, or NIL
+needed.  For threads that may block: streaming senders.  A message larger
+than +PARK-QUANTUM+ takes turns: after each quantum, while more than a
+quantum is buffered, it waits for the output to drain, so what other
+streams appended meanwhile goes out between its parts.  Returns T, or NIL
 if the stream or connection closed first."
   (declare (type h2-stream stream) (type octets octets) (type index start end))
-  (let ((lock (conn-lock conn)))
+  (let ((lock (conn-lock conn))
+        (since-turn 0))
+    (declare (type fixnum since-turn))
     (loop
       (when (or (conn-closed conn) (not (stream-can-send-p stream)))
         (return nil))
@@ -299,12 +304,20 @@ if the stream or connection closed first."
                     (not (reader-thread-p conn)))
                (clgrpc.util:counted-wait ((conn-drain-waiters conn))
                  (sb-thread:condition-wait (conn-drain-cv conn) lock)))
+              ((and (>= since-turn +park-quantum+)
+                    (> (%buffered conn) +park-quantum+)
+                    (not (reader-thread-p conn)))
+               (%request-flush conn)
+               (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                 (sb-thread:condition-wait (conn-drain-cv conn) lock))
+               (setf since-turn 0))
               ((or (plusp n) (zerop remaining))
                ;; An empty DATA frame needs no window (6.9.1): gRPC clients
                ;; half-close with one.
                (let ((last (= n remaining)))
                  (%append-data conn stream octets start (+ start n) (and last end-stream))
                  (incf start n)
+                 (incf since-turn n)
                  (when last
                    (return t))))
               ((<= (h2-stream-send-window stream) 0)

@@ -308,9 +308,12 @@ a whole frame behind it."
     ;; Replies to what was just read, and responses of the work above,
     ;; leave before the next connection is served.
     (loop repeat 4 while (conn-reader-flush conn) do (%reader-flush conn))
-    ;; A peer that asks for more than it reads stops being read.
-    (with-connection-lock (conn)
-      (%check-read-pause conn))
+    ;; A peer that asks for more than it reads stops being read.  Only a
+    ;; write-blocked connection can be paused: the lock is taken for those
+    ;; alone (a stale read of the flag is caught at the next read).
+    (when (conn-write-blocked conn)
+      (with-connection-lock (conn)
+        (%check-read-pause conn)))
     ;; 6.8: after the peer's GOAWAY, the connection ends with its last stream.
     (when (and (conn-goaway-received conn)
                (zerop (hash-table-count (conn-streams conn))))
