@@ -65,6 +65,9 @@ func (s *soakTally) record(kind string, err error, provoked codes.Code) {
 		s.Provoked[code.String()]++
 	default:
 		key := kind + " " + code.String()
+		if provoked != codes.OK {
+			key += " (provoked " + provoked.String() + ")"
+		}
 		s.Unexpected[key]++
 		if _, ok := s.firstError[key]; !ok {
 			s.firstError[key] = err.Error()
@@ -237,8 +240,12 @@ func soakCall(c testpb.TestServiceClient, r *rand.Rand, tally *soakTally) {
 				total += n
 				err = stream.Send(&testpb.StreamingInputCallRequest{Payload: payload(n)})
 			}
+			if err == io.EOF {
+				// The stream has ended: its status comes with CloseAndRecv.
+				err = nil
+			}
 			var resp *testpb.StreamingInputCallResponse
-			if err == nil || err == io.EOF {
+			if err == nil {
 				resp, err = stream.CloseAndRecv()
 			}
 			if err == nil && int(resp.GetAggregatedPayloadSize()) != total {
@@ -251,6 +258,9 @@ func soakCall(c testpb.TestServiceClient, r *rand.Rand, tally *soakTally) {
 			for i := 0; i < 1+r.Intn(5) && err == nil; i++ {
 				if err = stream.Send(echoRequest(size())); err == nil {
 					recvPause()
+					_, err = stream.Recv()
+				} else if err == io.EOF {
+					// The stream has ended: its status comes with Recv.
 					_, err = stream.Recv()
 				}
 			}

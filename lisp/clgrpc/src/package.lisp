@@ -97,7 +97,7 @@ elastic worker pool and a deadline scheduler.")
    #:fifo #:make-fifo #:fifo-push #:fifo-pop #:fifo-peek #:fifo-empty-p #:fifo-count
    #:fifo-clear
    #:worker-pool #:make-worker-pool #:pool-submit #:pool-shutdown #:pool-thread-count
-   #:*defer-thread-creation*
+   #:*defer-thread-creation* #:pool-max-threads #:pool-busy-count
    #:pool-idle-count
    #:timer #:schedule-timer #:cancel-timer #:timer-deadline))
 

@@ -108,10 +108,10 @@ SECONDS (the thread is then left to its own deadline)."
       (is (null (clgrpc.grpc:call-recv call))))))
 
 (test a-connection-gets-its-share-of-streaming-handlers
-  ;; One channel holds idle streams beyond its share; another channel's
-  ;; streaming call still runs, and the first channel's queued calls run
-  ;; as its own finish.
-  (with-grpc (ch :max-streaming-handlers-per-connection 4)
+  ;; With the stream pool half taken, one channel holds idle streams beyond
+  ;; its share; another channel's streaming call still runs, and the first
+  ;; channel's queued calls run as its own finish.
+  (with-grpc (ch :max-streaming-handlers-per-connection 4 :stream-threads 8)
     (let* ((idle (loop repeat 10
                        collect (clgrpc.grpc:bidi-streaming-call ch (call-path "Chat") :timeout 20)))
            (other (clgrpc.grpc:make-channel "127.0.0.1" (clgrpc.grpc::channel-port ch))))
@@ -156,6 +156,31 @@ SECONDS (the thread is then left to its own deadline)."
     (sleep 1)
     ;; 300 responses, each ending with its trailers (END_STREAM)
     (is (= 300 (raw-read-until-quiet peer 5)))))
+
+(test streams-beyond-the-share-run-while-the-pool-has-room
+  ;; A connection's share binds only when the pool is crowded: a channel
+  ;; with more long-lived streams than its share still gets each served.
+  (with-grpc (ch :max-streaming-handlers-per-connection 4)
+    (let ((calls (loop repeat 10
+                       collect (clgrpc.grpc:bidi-streaming-call ch (call-path "Chat") :timeout 10))))
+      (is (equal (loop for i below 10 collect (list i))
+                 (loop for call in calls
+                       for i from 0
+                       collect (progn (clgrpc.grpc:call-send call (bytes i))
+                                      (coerce (clgrpc.grpc:call-recv call) 'list)))))
+      (dolist (call calls) (clgrpc.grpc:call-cancel call)))))
+
+(test queued-calls-that-end-give-their-slots-back
+  ;; Queued calls cancelled by the client free their handler slots at once:
+  ;; the connection takes new streams although its running ones go on.
+  (with-grpc (ch :max-streaming-handlers-per-connection 2 :stream-threads 4 :max-concurrent-streams 10)
+    (let* ((running (loop repeat 2 collect (clgrpc.grpc:bidi-streaming-call ch (call-path "Chat") :timeout 20)))
+           (queued (loop repeat 8 collect (clgrpc.grpc:bidi-streaming-call ch (call-path "Chat") :timeout 20))))
+      (sleep 0.2)
+      (dolist (call queued) (clgrpc.grpc:call-cancel call))
+      (sleep 0.2)
+      (is (equalp (bytes 7) (unary ch "Echo" (bytes 7) :timeout 5)))
+      (dolist (call running) (clgrpc.grpc:call-cancel call)))))
 
 (test large-responses-take-turns
   ;; A 16 MiB response to a peer that reads nothing for a while, then a

@@ -7,6 +7,18 @@
 
 (defparameter +no-octets+ (make-octets 0))
 
+(defmacro with-call-conn-lock ((call) &body body)
+  "BODY with the lock of the connection CALL is on now held (a transparent
+retry can move a client call to another connection), returning its values.
+Never carries out a retry itself: for the scheduler and for cancelling."
+  (let ((conn (gensym "CONN")) (block (gensym "CALL-LOCKED")))
+    `(block ,block
+       (loop
+         (let ((,conn (call-conn ,call)))
+           (clgrpc.http2:with-connection-lock (,conn)
+             (when (eq ,conn (call-conn ,call))
+               (return-from ,block (progn ,@body)))))))))
+
 (defmacro with-current-call-lock ((call) &body body)
   "BODY with the lock of CALL's connection held, returning its values.  A
 client call whose stream the server refused unprocessed is first opened
@@ -46,9 +58,10 @@ headers declared gzip."
         (unless (clgrpc.http2:%write-data conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf))
           (%call-ended-error call))
         (clgrpc.http2:%request-flush conn)))
+    (release-large-scratch)
     nil))
 
-(defun call-recv (call)
+(defun call-recv (call &aux (conn (call-conn call)))
   "The next message from the peer, or NIL when it has finished sending
 (on a client: the call ended with status OK).  Signals GRPC-ERROR when the
 call ended otherwise (cancelled, deadline, error status), or when the
@@ -59,7 +72,9 @@ message cannot be decoded (the call then fails with that status)."
           (multiple-value-bind (octets length compressed) (%take-message call)
             (when octets
               (return (values octets length compressed))))
-          (cond ((call-retry-pending call) (return :retry))
+          (cond ((or (call-retry-pending call) (not (eq conn (call-conn call))))
+                 ;; Moved by a transparent retry: wait on the new connection.
+                 (return :retry))
                 ((eq (call-role call) :client)
                  (when (call-status call)
                    (if (= (the fixnum (call-status call)) +ok+)
@@ -69,7 +84,7 @@ message cannot be decoded (the call then fails with that status)."
                 ((call-inbound-done call) (return nil)))
           (%start-reading call)
           (counted-wait ((call-waiters call))
-            (wait-on (call-cv call) (clgrpc.http2:connection-lock (call-conn call))))))
+            (wait-on (call-cv call) (clgrpc.http2:connection-lock conn)))))
     (cond ((eq octets :retry)
            (%retry-call-if-pending call)
            (call-recv call))
@@ -82,7 +97,7 @@ message cannot be decoded (the call then fails with that status)."
 call fails with the decoder's status, which is signalled."
   (handler-case (decode-message call octets length compressed)
     (grpc-error (e)
-      (clgrpc.http2:with-connection-lock ((call-conn call))
+      (with-call-conn-lock (call)
         (%fail-call call (grpc-error-code e) (grpc-error-message e)))
       (error e))))
 

@@ -83,7 +83,7 @@ sent GOAWAY, so it closes once its last stream ends."
                                    (channel-authority channel)))))))
     (when retired
       (clgrpc.http2:connection-send-goaway retired))
-    (let ((conn nil))
+    (let ((conn nil) (orphan nil))
       (unwind-protect
            (let ((socket (handler-case
                              (clgrpc.net:tcp-connect (channel-host channel) (channel-port channel)
@@ -101,8 +101,14 @@ sent GOAWAY, so it closes once its last stream ends."
         (sb-thread:with-mutex (lock)
           (setf (channel-connecting channel) nil)
           (when conn
-            (setf (channel-conn channel) conn))
+            (if (channel-closed channel)
+                (setf orphan conn)
+                (setf (channel-conn channel) conn)))
           (sb-thread:condition-broadcast (channel-cv channel))))
+      (when orphan
+        ;; The channel was closed while this connected.
+        (clgrpc.http2:connection-close orphan)
+        (raise-grpc-error +unavailable+ "channel closed"))
       conn)))
 
 ;;; ------------------------------------------------------------------
@@ -137,15 +143,20 @@ sent GOAWAY, so it closes once its last stream ends."
       (%client-fail call code message)))
 
 (defun client-deadline-expired (call)
-  (with-current-call-lock (call)
-    (setf (call-retry-pending call) nil)
+  "Scheduler thread: the call's deadline passed.  A retry pending is
+dropped, never carried out here (the scheduler must not wait on a peer)."
+  (with-call-conn-lock (call)
+    (when (eq (call-retry-pending call) t)
+      (setf (call-retry-pending call) nil))
     (%client-fail call +deadline-exceeded+ "deadline exceeded")))
 
 (defun call-cancel (call)
   "Cancel a client call: RST_STREAM CANCEL, status CANCELLED."
   (let ((conn (call-conn call)))
     (when conn
-      (clgrpc.http2:with-connection-lock (conn)
+      (with-call-conn-lock (call)
+        (when (eq (call-retry-pending call) t)
+          (setf (call-retry-pending call) nil))
         (%client-fail call +cancelled+ "cancelled")))
     nil))
 
@@ -294,6 +305,9 @@ new connection when one can take no more streams."
                  (raise-grpc-error +internal+ "request header list of ~D octets exceeds the server's limit of ~D"
                                    (clgrpc.http2:header-list-size headers)
                                    (clgrpc.http2:connection-peer-max-header-list-size conn)))
+               (when (call-status call)
+                 ;; Ended (cancelled, past its deadline) while it was being retried.
+                 (return-from %open-call-stream nil))
                (let ((stream (clgrpc.http2:%open-stream conn call deadline)))
                  (when (eq stream :timeout)
                    ;; The deadline covers the wait for a stream slot too.
@@ -317,16 +331,23 @@ new connection when one can take no more streams."
     (clgrpc.http2:flush-connection conn)))
 
 (defun %retry-call (call)
-  "The server refused CALL's stream unprocessed: open it again, once."
-  (let ((old (call-conn call)))
-    (incf (call-attempts call))
-    (handler-case (unless (call-status call)
-                    (%open-call-stream call old))
-      (grpc-error (e)
-        (clgrpc.http2:with-connection-lock ((call-conn call))
-          (setf (call-retry-pending call) nil)
-          (%client-complete call (grpc-error-code e) (grpc-error-message e) nil))))
-    (broadcast-if-waiting (call-waiters call) (call-cv call))))
+  "The server refused CALL's stream unprocessed: open it again, once, on a
+connection that can take it (the same one, after REFUSED_STREAM; a new one
+after GOAWAY).  Whatever happens, the call leaves the retrying state."
+  (incf (call-attempts call))
+  (unwind-protect
+       (handler-case (unless (call-status call)
+                       (%open-call-stream call nil))
+         (error (e)
+           (with-call-conn-lock (call)
+             (%client-complete call (if (typep e 'grpc-error) (grpc-error-code e) +unavailable+)
+                               (if (typep e 'grpc-error) (grpc-error-message e) (princ-to-string e))
+                               nil))))
+    (with-call-conn-lock (call)
+      (when (call-retry-pending call)
+        (setf (call-retry-pending call) nil)))
+    ;; Waiters may sit on the old connection's lock: wake them all.
+    (sb-thread:condition-broadcast (call-cv call))))
 
 (defun %retry-call-if-pending (call)
   "Carry out CALL's pending transparent retry, or wait briefly while
@@ -337,21 +358,22 @@ another thread of the call does."
       (case (call-retry-pending call)
         ((t) (setf (call-retry-pending call) :in-progress
                    claimed t))
+        ;; Not counted among the call's waiters: the count belongs to the
+        ;; lock of the connection the call is on, which is changing.
         (:in-progress
-         (counted-wait ((call-waiters call))
-           (wait-on (call-cv call) (clgrpc.http2:connection-lock conn) (+ (now-us) 100000))))))
+         (wait-on (call-cv call) (clgrpc.http2:connection-lock conn) (+ (now-us) 10000)))))
     (when claimed
       (%retry-call call))))
 
-(defun await-status (call)
+(defun await-status (call &aux (conn (call-conn call)))
   "Wait for the call's status; with OK, the one response message, decoded."
   (multiple-value-bind (octets length compressed)
       (with-current-call-lock (call)
-        (loop until (or (call-status call) (call-retry-pending call))
+        (loop until (or (call-status call) (call-retry-pending call) (not (eq conn (call-conn call))))
               do (%start-reading call)
                  (counted-wait ((call-waiters call))
-                   (wait-on (call-cv call) (clgrpc.http2:connection-lock (call-conn call)))))
-        (cond ((call-retry-pending call) :retry)
+                   (wait-on (call-cv call) (clgrpc.http2:connection-lock conn))))
+        (cond ((or (call-retry-pending call) (not (eq conn (call-conn call)))) :retry)
               ((/= (the fixnum (call-status call)) +ok+) (%call-ended-error call))
               (t (%take-message call))))
     (cond ((eq octets :retry)

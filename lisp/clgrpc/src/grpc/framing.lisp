@@ -27,6 +27,17 @@
   "This thread's encoding buffer.  Worker threads bind one; elsewhere each
 send allocates.")
 
+(defconstant +scratch-keep+ (* 256 1024)
+  "A scratch buffer that grew past this for a large message is dropped once
+the message is written, so that idle threads do not each keep one.")
+
+(defun release-large-scratch ()
+  "The message in this thread's scratch buffer has been copied out: drop the
+buffer if a large message made it large."
+  (let ((buf *scratch*))
+    (when (and buf (> (length (obuf-data buf)) +scratch-keep+))
+      (setf *scratch* (make-obuf 4096)))))
+
 (declaim (ftype function %fail-call %server-got-request))
 
 (defun encode-message-frame (call message &optional (compress (call-compress call)))
@@ -202,8 +213,13 @@ now (the result) if the application is reading it, else held until it is."
                        (when (and (= k 4) (zerop (call-asm-length call)))
                          (setf (call-asm-prefix call) 0)
                          (%deliver call (make-octets 0) 0 (%take-held call)))))
-                 ;; Payload of a message that did not fit in one frame.
-                 (let* ((buf (or (call-asm-buf call) (setf (call-asm-buf call) (make-obuf 1024))))
+                 ;; Payload of a message that did not fit in one frame, into
+                 ;; a buffer of its exact size (no doubling, no spare half).
+                 (let* ((buf (let ((b (call-asm-buf call)))
+                               (if (and b (>= (length (obuf-data b)) (call-asm-length call)))
+                                   b
+                                   (setf (call-asm-buf call)
+                                         (make-obuf (max 1024 (call-asm-length call)))))))
                         (need (- (call-asm-length call) (obuf-fill buf)))
                         (n (min need (- end start))))
                    (obuf-write-bytes buf octets start (+ start n))

@@ -234,8 +234,7 @@ it stops (RFC 9113 8.1)."
       (setf (call-headers-sent call) t))
     (when (clgrpc.http2::stream-can-receive-p stream)
       (clgrpc.http2:%reset-stream conn stream reset-code))
-    (unless (call-dispatched call)
-      (%release-slot call))
+    (%release-undispatched call)
     (broadcast-if-waiting (call-waiters call) (call-cv call))))
 
 (defun %trailers-only (conn stream http-status code message &optional extra)
@@ -262,6 +261,14 @@ it stops (RFC 9113 8.1)."
     (setf (call-slot-released call) t)
     (decf (clgrpc.http2::conn-handlers (call-conn call)))))
 
+(defun %release-undispatched (call)
+  "Lock held: CALL ended before its handler ran; it gives its handler slot
+back (and leaves its connection's queue) now, as no handler will."
+  (case (call-dispatched call)
+    ((nil) (%release-slot call))
+    (:queued (%release-slot call)
+     (%forget-queued call))))
+
 (defun %trailers-after-park (call code message metadata)
   "What to do once a parked response has been written: the trailers."
   (lambda (conn stream)
@@ -284,13 +291,20 @@ output: a pool thread never waits on a peer here."
                          message (format nil "failed to encode response: ~A" e)))))
     (clgrpc.http2:with-connection-lock (conn)
       (unless (call-status call)
-        (if (and buf (%send-response-headers call))
-            (clgrpc.http2:%write-data-or-park
-             conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf)
-             (%trailers-after-park call code message metadata))
-            (unless (call-status call)
-              (%send-trailers call code message metadata))))
+        (let ((stream (call-stream call)))
+          (cond ((not (and buf (%send-response-headers call)))
+                 (unless (call-status call)
+                   (%send-trailers call code message metadata)))
+                ((= (obuf-fill buf) (clgrpc.http2::%parkable-window conn stream (obuf-fill buf)))
+                 ;; The usual case: it all goes now, and %WRITE-DATA will not wait.
+                 (clgrpc.http2:%write-data conn stream (obuf-data buf) 0 (obuf-fill buf))
+                 (%send-trailers call code message metadata))
+                (t
+                 (clgrpc.http2:%write-data-or-park
+                  conn stream (obuf-data buf) 0 (obuf-fill buf)
+                  (%trailers-after-park call code message metadata))))))
       (%release-slot call)
+      (release-large-scratch)
       (when (clgrpc.http2:reader-thread-p conn)
         ;; An inline unary handler (UNARY-INLINE): the reactor writes this
         ;; response, batched with the others of its read.
@@ -348,9 +362,15 @@ output: a pool thread never waits on a peer here."
     (%server-fail call +unavailable+ "server is shutting down")))
 
 ;;; Streaming handlers hold a pool thread for as long as the peer keeps
-;;; their call open, so each connection gets a share of the stream pool:
-;;; past it, its calls queue on the connection (and count against its
-;;; handler slots, so the queue is bounded by MAX-CONCURRENT-STREAMS).
+;;; their call open.  While the stream pool has room, every call runs at
+;;; once.  Once half of it is taken, a connection already running its share
+;;; (MAX-STREAMING-HANDLERS-PER-CONNECTION) queues further calls on itself,
+;;; in order, until one of its own finishes: so a few peers holding
+;;; thousands of idle streams cannot take the pool from a new client, whose
+;;; connection is under its share.  A queued call holds a handler slot of
+;;; its connection (so the queue is bounded by MAX-CONCURRENT-STREAMS) until
+;;; it runs, or ends: a queued call that is cancelled or times out gives its
+;;; slot back and leaves the queue at once.
 
 (defstruct (streaming-admission (:conc-name admission-))
   (running 0 :type fixnum)              ; this connection's handlers on the pool
@@ -360,22 +380,35 @@ output: a pool thread never waits on a peer here."
   (or (clgrpc.http2:connection-app conn)
       (setf (clgrpc.http2:connection-app conn) (make-streaming-admission))))
 
+(defun %pool-crowded-p (server)
+  "Half of the stream pool's threads are taken or more."
+  (let ((pool (server-stream-pool server)))
+    (>= (* 2 (pool-busy-count pool)) (pool-max-threads pool))))
+
 (defun %admit-streaming (call server)
-  "Lock held: run CALL's streaming handler now if its connection is under
-its share, else queue it behind the connection's others."
+  "Lock held: run CALL's streaming handler now, unless the pool is crowded
+and its connection is over its share: then queue it on the connection."
   (let ((admission (%admission (call-conn call))))
-    (setf (call-dispatched call) t)
-    (if (< (admission-running admission) (server-max-streaming-handlers-per-connection server))
+    (if (or (< (admission-running admission) (server-max-streaming-handlers-per-connection server))
+            (not (%pool-crowded-p server)))
         (progn (incf (admission-running admission))
                (%dispatch call (server-stream-pool server))
                (unless (call-dispatched call)
                  (decf (admission-running admission))))
-        (fifo-push (admission-waiting admission) call))))
+        (progn (setf (call-dispatched call) :queued)
+               (fifo-push (admission-waiting admission) call)))))
+
+(defun %forget-queued (call)
+  "Lock held: CALL ended while queued: out of its connection's queue."
+  (let* ((waiting (admission-waiting (%admission (call-conn call))))
+         (live (loop until (fifo-empty-p waiting)
+                     for c = (fifo-pop waiting)
+                     unless (eq c call) collect c)))
+    (dolist (c live) (fifo-push waiting c))))
 
 (defun %streaming-handler-done (call)
   "Lock held: CALL's streaming handler is over: its connection's next
-waiting call, if any, takes its place.  Calls that ended while they waited
-(cancelled, past their deadline) are dropped, giving their slots back."
+waiting call, if any, takes its place."
   (let* ((conn (call-conn call))
          (admission (%admission conn))
          (server (clgrpc.http2:connection-user conn))
@@ -383,11 +416,10 @@ waiting call, if any, takes its place.  Calls that ended while they waited
     (decf (admission-running admission))
     (loop until (fifo-empty-p waiting)
           do (let ((next (fifo-pop waiting)))
-               (if (call-status next)
-                   (%release-slot next)
-                   (progn (setf (call-dispatched next) nil)
-                          (%admit-streaming next server)
-                          (return)))))))
+               (unless (call-status next)
+                 (setf (call-dispatched next) nil)
+                 (%admit-streaming next server)
+                 (return))))))
 
 (defun %streaming-kind-p (call)
   (not (eq (call-kind call) :unary)))
@@ -517,8 +549,7 @@ decodes it."
                                          (t "stream reset")))
       (when (call-timer call)
         (cancel-timer (call-timer call)))
-      (unless (call-dispatched call)
-        (%release-slot call))
+      (%release-undispatched call)
       (broadcast-if-waiting (call-waiters call) (call-cv call)))))
 
 ;;; ------------------------------------------------------------------

@@ -335,6 +335,8 @@ or for a free stream slot."
         ;; reactor flushes and closes it.
         (%post conn +post-drain-close+)))
     (%wake-stream-senders stream)
+    ;; Its sender may be waiting for the connection's window instead.
+    (clgrpc.util:broadcast-if-waiting (conn-send-waiters conn) (conn-send-cv conn))
     (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn))
     (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))))
 

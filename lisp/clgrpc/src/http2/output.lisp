@@ -48,6 +48,11 @@ so DATA, which stops at the mark, never pauses a connection by itself.")
   "At most this much of one parked response is appended per turn, so
 responses on other streams interleave with a large one.")
 
+(defconstant +append-chunk+ 65536
+  "A streaming sender appends at most this much before it looks at the
+output's size again, whatever frame size the peer allows: so DATA stops
+within one chunk per sender of the high-water mark.")
+
 (defconstant +shrink-above+ (* 256 1024)
   "An output buffer that grew beyond this is given back once drained, so a
 connection that once sent a large message does not keep its buffer idle.")
@@ -193,8 +198,9 @@ timed out."
 
 (defun %open-stream (conn user &optional deadline-us)
   "A new client stream for USER, registered with the next odd identifier.
-Waits while the peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached, until
-DEADLINE-US if given.  The caller must write its HEADERS before releasing
+Waits for the peer's first SETTINGS (as grpc-go waits for the server's
+preface: until then its SETTINGS_MAX_CONCURRENT_STREAMS is unknown), and
+while that limit is reached, until DEADLINE-US if given.  The caller must write its HEADERS before releasing
 the lock, so identifiers reach the wire in increasing order (5.1.1).
 Returns NIL if the connection can take no more streams (closed, GOAWAY,
 identifiers exhausted), :TIMEOUT if the deadline passed first."
@@ -203,7 +209,8 @@ identifiers exhausted), :TIMEOUT if the deadline passed first."
               (> (conn-next-stream-id conn) +max-window-size+))
       (return nil))
     (let ((limit (conn-peer-max-concurrent conn)))
-      (when (or (null limit) (< (conn-active-local conn) limit))
+      (when (and (conn-peer-settings-seen conn)
+                 (or (null limit) (< (conn-active-local conn) limit)))
         (let* ((id (conn-next-stream-id conn))
                (stream (make-h2-stream id :open (conn-peer-initial-window conn)
                                        (conn-local-initial-window conn) user)))
@@ -297,11 +304,13 @@ if the stream or connection closed first."
       (when (or (conn-closed conn) (not (stream-can-send-p stream)))
         (return nil))
       (let* ((remaining (- end start))
-             (n (min remaining (conn-peer-max-frame-size conn) (%stream-send-window conn stream))))
+             (n (min remaining +append-chunk+ (%stream-send-window conn stream))))
         (declare (type fixnum n))
         (cond ((and (> (%buffered conn) +high-water+)
-                    (or (conn-flushing conn) (conn-write-blocked conn))
                     (not (reader-thread-p conn)))
+               ;; Whoever else is appending, DATA stops at the mark: each
+               ;; chunk checks again, and a flush is under way to drain it.
+               (%request-flush conn)
                (clgrpc.util:counted-wait ((conn-drain-waiters conn))
                  (sb-thread:condition-wait (conn-drain-cv conn) lock)))
               ((and (>= since-turn +park-quantum+)

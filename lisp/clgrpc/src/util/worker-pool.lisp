@@ -53,6 +53,10 @@ must call it: the place to bind per-thread specials such as scratch buffers."
                      :wrapper wrapper))
 
 (defun pool-thread-count (pool) (worker-pool-threads pool))
+(defun pool-max-threads (pool) (worker-pool-max-threads pool))
+(defun pool-busy-count (pool)
+  "Workers running a task (read without the pool's lock: an estimate)."
+  (- (worker-pool-threads pool) (worker-pool-idle pool)))
 (defun pool-idle-count (pool) (worker-pool-idle pool))
 
 (defun worker-loop (pool)
