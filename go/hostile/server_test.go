@@ -76,16 +76,26 @@ func (s *target) healthy(t *testing.T, phase string, boundMiB float64) {
 	}
 }
 
+// dialWithin is a new client connection to addr and a context that ends d
+// from now, for a well-behaved client's calls; done releases both.
+func dialWithin(addr string, d time.Duration) (ctx context.Context, conn *grpc.ClientConn, done func(), err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, conn, func() { conn.Close(); cancel() }, nil
+}
+
 // getFeature asks for a point of the standard database on a new connection
 // and checks the answer, all within one second.
 func getFeature(addr string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	ctx, conn, done, err := dialWithin(addr, time.Second)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer done()
 	f, err := pb.NewRouteGuideClient(conn).GetFeature(ctx, &pb.Point{Latitude: 409146138, Longitude: -746188906})
 	if err != nil {
 		return err

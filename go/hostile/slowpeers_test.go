@@ -114,13 +114,11 @@ func idleRouteChats(t *testing.T, s *target) {
 // routeChatOnce sends one note on a new connection's RouteChat, half-closes
 // and reads to the end, all within d.
 func routeChatOnce(addr string, d time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	ctx, conn, done, err := dialWithin(addr, d)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer done()
 	stream, err := pb.NewRouteGuideClient(conn).RouteChat(ctx)
 	if err != nil {
 		return err

@@ -99,13 +99,11 @@ func interopHealthy(t *testing.T, s *target, phase string, d time.Duration, boun
 }
 
 func wellBehavedCalls(addr string, d time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	ctx, conn, done, err := dialWithin(addr, d)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer done()
 	c := testpb.NewTestServiceClient(conn)
 	if _, err := c.EmptyCall(ctx, &testpb.Empty{}); err != nil {
 		return fmt.Errorf("EmptyCall: %w", err)

@@ -266,6 +266,39 @@ for STALL-SECONDS (true) or LIMIT-SECONDS have passed (NIL)."
       (raw-close peer)
       (clgrpc.grpc:server-stop server :grace 1))))
 
+(test graceful-stop-delivers-the-last-response
+  ;; The server stops while a 16 MiB response is still going out to a peer
+  ;; that reads it slowly: all of it arrives, then its trailers.
+  (let* ((server (clgrpc.grpc:make-server))
+         (port (progn (register-test-methods server) (clgrpc.grpc:server-start server)))
+         (peer (raw-connect-port port))
+         (stopper nil))
+    (unwind-protect
+         (progn
+           (raw-send-obuf peer (lambda (b)
+                                 (clgrpc.http2:write-settings-frame
+                                  b (list (cons clgrpc.http2:+settings-initial-window-size+ #x7fffffff)))
+                                 (clgrpc.http2:write-window-update-frame b 0 (- #x7fffffff 65535))))
+           (raw-grpc-request peer 1 "/test.Svc/Reply16M" (bytes 1))
+           (sleep 0.3)
+           (setf stopper (sb-thread:make-thread (lambda () (clgrpc.grpc:server-stop server :grace 20))))
+           (let ((octets 0) (ended nil))
+             (loop for f = (raw-read-frame peer 5)
+                   until (or (symbolp f) ended)
+                   do (when (= (clgrpc.http2:frame-type f) clgrpc.http2:+frame-headers+)
+                        (raw-decode-headers peer f)
+                        (when (and (= 1 (clgrpc.http2:frame-stream-id f)) (clgrpc.http2:frame-end-stream-p f))
+                          (setf ended t)))
+                      (when (and (= (clgrpc.http2:frame-type f) clgrpc.http2:+frame-data+)
+                                 (= 1 (clgrpc.http2:frame-stream-id f)))
+                        (incf octets (- (clgrpc.http2:frame-data-end f) (clgrpc.http2:frame-data-start f))))
+                      (sleep 0.0005))       ; a slow reader
+             (is (= (+ 5 (* 16 1024 1024)) octets))
+             (is-true ended)))
+      (when stopper (sb-thread:join-thread stopper :default nil :timeout 30))
+      (raw-close peer)
+      (clgrpc.grpc:server-stop server :grace 1))))
+
 (test server-stop-keeps-one-deadline
   ;; Three connections each with a call that runs past the grace period,
   ;; and three peers that read none of the responses they asked for: the

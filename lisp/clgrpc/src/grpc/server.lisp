@@ -645,9 +645,11 @@ and its output is written; those still busy at the deadline are closed."
           (clgrpc.http2:connection-wait-closed conn (%seconds-left deadline)))
         (dolist (conn connections)
           (clgrpc.http2:connection-close conn))
-        ;; Their reactors release the sockets at once.
-        (dolist (conn connections)
-          (clgrpc.http2:connection-wait-closed conn (max 0.1 (%seconds-left deadline)))))
+        ;; Their reactors release the sockets at once: a last short wait,
+        ;; shared by all of them.
+        (let ((last (max deadline (+ (now-us) 100000))))
+          (dolist (conn connections)
+            (clgrpc.http2:connection-wait-closed conn (%seconds-left last)))))
       (pool-shutdown (server-unary-pool server) :timeout (%seconds-left deadline))
       (pool-shutdown (server-stream-pool server) :timeout (%seconds-left deadline)))
     (setf (server-state server) :stopped))

@@ -46,11 +46,17 @@ started by the pool's spawner thread instead.")
 (defun make-worker-pool (&key (name "clgrpc worker") (max-threads 16) (idle-timeout 30)
                               (keep-idle most-positive-fixnum) wrapper)
   "WRAPPER, if given, is called with a thunk in each new worker thread and
-must call it: the place to bind per-thread specials such as scratch buffers."
-  (%make-worker-pool :name name :max-threads max-threads
-                     :idle-timeout-us (round (* idle-timeout 1000000))
-                     :keep-idle keep-idle
-                     :wrapper wrapper))
+must call it: the place to bind per-thread specials such as scratch buffers.
+The pool's spawner thread starts with it, so that threads that must not
+create threads (*DEFER-THREAD-CREATION*) never need to."
+  (let ((pool (%make-worker-pool :name name :max-threads max-threads
+                                 :idle-timeout-us (round (* idle-timeout 1000000))
+                                 :keep-idle keep-idle
+                                 :wrapper wrapper)))
+    (setf (worker-pool-spawner pool)
+          (sb-thread:make-thread #'spawner-loop :name (format nil "~A spawner" name)
+                                                :arguments (list pool)))
+    pool))
 
 (defun pool-thread-count (pool) (worker-pool-threads pool))
 (defun pool-max-threads (pool) (worker-pool-max-threads pool))
@@ -127,7 +133,7 @@ the pool shuts down."
 (defun pool-submit (pool function argument)
   "Run (FUNCTION ARGUMENT) on a worker.  Returns NIL if the pool is shut down."
   (declare (type worker-pool pool))
-  (let ((spawn nil) (spawner nil))
+  (let ((spawn nil))
     (sb-thread:with-mutex ((worker-pool-lock pool))
       (when (worker-pool-shutdown pool)
         (return-from pool-submit nil))
@@ -141,22 +147,13 @@ the pool shuts down."
                (sb-thread:condition-notify (worker-pool-cv pool)))
               ((< (worker-pool-threads pool) (worker-pool-max-threads pool))
                (incf (worker-pool-threads pool))
-               (if *defer-thread-creation*
+               (if (and *defer-thread-creation* (worker-pool-spawner pool))
                    (progn (incf (worker-pool-spawns-wanted pool))
-                          (if (worker-pool-spawner pool)
-                              (sb-thread:condition-notify (worker-pool-spawner-cv pool))
-                              (setf spawner t (worker-pool-spawner pool) :starting)))
+                          (sb-thread:condition-notify (worker-pool-spawner-cv pool)))
                    (setf spawn t))))))
     ;; Thread creation takes long enough not to do it holding the lock.
     (when spawn
       (start-worker-or-uncount pool))
-    (when spawner
-      ;; Once per pool: the thread that creates workers from now on.
-      (let ((thread (sb-thread:make-thread #'spawner-loop :name (format nil "~A spawner" (worker-pool-name pool))
-                                                          :arguments (list pool))))
-        (sb-thread:with-mutex ((worker-pool-lock pool))
-          (when (eq (worker-pool-spawner pool) :starting)
-            (setf (worker-pool-spawner pool) thread)))))
     t))
 
 (defun pool-shutdown (pool &key (timeout 5))
