@@ -119,12 +119,15 @@ func TestSoak(t *testing.T) {
 		t.Errorf("%d unexpected %s, the first: %s", n, key, tally.firstError[key])
 	}
 	if growth := rssGrowth(tally.Samples); growth > 0.25 {
-		t.Errorf("RSS grew by %.0f%% from the first to the last third of the soak", 100*growth)
+		t.Errorf("the lowest RSS grew by %.0f%% from the first to the last third of the soak", 100*growth)
 	}
 }
 
-// rssGrowth compares the median RSS of the last third of the samples with
-// that of the first third after the first minute (the heap's warm-up).
+// rssGrowth compares the lowest RSS of the last third of the samples with
+// that of the first third after the first minute (the heap's warm-up). The
+// lowest sample is the one nearest after a full collection: what the
+// server retains. Samples between collections also hold garbage not yet
+// collected, which for SBCL swings by hundreds of MiB under this load.
 func rssGrowth(samples []soakSample) float64 {
 	var warm []soakSample
 	for _, s := range samples {
@@ -135,16 +138,16 @@ func rssGrowth(samples []soakSample) float64 {
 	if len(warm) < 6 {
 		return 0
 	}
-	median := func(ss []soakSample) float64 {
+	lowest := func(ss []soakSample) float64 {
 		v := make([]float64, len(ss))
 		for i, s := range ss {
 			v[i] = s.RSSMiB
 		}
 		sort.Float64s(v)
-		return v[len(v)/2]
+		return v[0]
 	}
 	third := len(warm) / 3
-	return median(warm[len(warm)-third:])/median(warm[:third]) - 1
+	return lowest(warm[len(warm)-third:])/lowest(warm[:third]) - 1
 }
 
 func writeSoakReport(t *testing.T, tally *soakTally) {
@@ -286,7 +289,7 @@ func drain[T any](recv func() (T, error), want int, pause func()) error {
 	for i := 0; i < want; i++ {
 		pause()
 		if _, err := recv(); err != nil {
-			return err
+			return err // as it is: its status code is what the soak counts
 		}
 	}
 	if _, err := recv(); err != io.EOF {

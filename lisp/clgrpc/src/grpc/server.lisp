@@ -220,6 +220,12 @@ it stops (RFC 9113 8.1)."
           (call-status-message call) message)
     (when (call-timer call)
       (cancel-timer (call-timer call)))
+    (when (and (clgrpc.http2::stream-can-send-p stream)
+               (clgrpc.http2::stream-mid-message-p stream))
+      ;; Part of a message is out (a deadline or a failure came while the
+      ;; rest waited): trailers now would cut it short on the wire, so the
+      ;; stream is reset instead, as grpc-go's server does on its deadline.
+      (clgrpc.http2:%reset-stream conn stream clgrpc.http2:+cancel+))
     (when (clgrpc.http2::stream-can-send-p stream)
       (let ((trailers (handler-case (trailer-headers code message metadata)
                         (grpc-error (e)

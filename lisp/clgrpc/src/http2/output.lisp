@@ -302,6 +302,7 @@ if the stream or connection closed first."
     (declare (type fixnum since-turn))
     (loop
       (when (or (conn-closed conn) (not (stream-can-send-p stream)))
+        (setf (h2-stream-mid-message stream) nil)
         (return nil))
       (let* ((remaining (- end start))
              (n (min remaining +append-chunk+ (%stream-send-window conn stream))))
@@ -327,6 +328,7 @@ if the stream or connection closed first."
                  (%append-data conn stream octets start (+ start n) (and last end-stream))
                  (incf start n)
                  (incf since-turn n)
+                 (setf (h2-stream-mid-message stream) (not last))
                  (when last
                    (return t))))
               ((<= (h2-stream-send-window stream) 0)

@@ -34,12 +34,20 @@
   (parked nil :type (or null octets))
   (parked-start 0 :type fixnum)
   (parked-then nil :type (or null function))
+  ;; A streaming sender has written part of a message and waits to write
+  ;; the rest (%WRITE-DATA).
+  (mid-message nil)
   ;; Senders waiting for this stream's window (%WRITE-DATA); the queue is
   ;; made when the first one waits.
   (send-cv nil :type (or null sb-thread:waitqueue))
   (send-waiters 0 :type fixnum)
   ;; The application's object for this stream (the gRPC call).
   (user nil))
+
+(defun stream-mid-message-p (stream)
+  "Part of a message is out and the rest still to come (parked, or its
+sender waiting): the stream cannot end with trailers now, only be reset."
+  (or (h2-stream-parked stream) (h2-stream-mid-message stream)))
 
 (declaim (inline stream-can-receive-p stream-can-send-p))
 (defun stream-can-receive-p (stream)
