@@ -20,7 +20,8 @@ _SBCL_OPTIONS = [
 # (the executable parses none of its own), so this is every program's heap. SBCL's default of 1 GiB
 # is too small for a server: sixteen calls at a time with messages of up to 4 MiB exhausted it within
 # half a minute of //go/hostile:soak, and SBCL dies when its heap is exhausted. Address space
-# reserved, not memory: it costs about 18 MiB of resident page tables at start.
+# reserved, not memory: it costs about 18 MiB of resident page tables at start, and the saved
+# toplevel keeps the default heap's collection interval (driver.lisp).
 _SAVED_HEAP = ["--dynamic-space-size", "4GB"]
 
 def _driver_arguments(driver_name, driver_path, command, runtime_options = []):
