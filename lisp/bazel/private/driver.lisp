@@ -230,6 +230,10 @@ returns only once the thread has closed its regions."
 (defconstant +bytes-consed-between-gcs+ (floor (* 1024 1024 1024) 20)
   "What SBCL allocates between two collections with its default 1 GiB heap.")
 
+(defconstant +generation-bytes-consed-between-gcs+ (floor (* 1024 1024 1024) 100)
+  "What SBCL lets each older generation grow by between its collections with
+its default 1 GiB heap.")
+
 (defun save-command (out toplevel compress requires fasls)
   (stop-finalizer-thread)
   (count-ctype-hashes)
@@ -253,11 +257,15 @@ returns only once the thread has closed its regions."
        :compression compression
        :toplevel (lambda ()
                    (sb-ext:disable-debugger)
-                   ;; SBCL collects after a twentieth of its heap is allocated: 51 MiB
+                   ;; SBCL collects after a twentieth of its heap is allocated (51 MiB
                    ;; for the default 1 GiB, 205 MiB for the 4 GiB executables are saved
-                   ;; with (sbcl_action.bzl). A larger heap is a higher ceiling, not a
-                   ;; reason to hold four times the garbage: keep the default's interval.
+                   ;; with, sbcl_action.bzl), and an older generation after a hundredth
+                   ;; more has been promoted into it. A larger heap is a higher ceiling,
+                   ;; not a reason to hold four times the garbage: keep the default's.
                    (setf (sb-ext:bytes-consed-between-gcs) +bytes-consed-between-gcs+)
+                   (loop for generation from 0 to 5
+                         do (setf (sb-ext:generation-bytes-consed-between-gcs generation)
+                                  +generation-bytes-consed-between-gcs+))
                    (let ((code (funcall entry)))
                      (sb-ext:exit :code (if (integerp code) code 0))))))))
 
