@@ -292,10 +292,14 @@ func drain[T any](recv func() (T, error), want int, pause func()) error {
 			return err // as it is: its status code is what the soak counts
 		}
 	}
-	if _, err := recv(); err != io.EOF {
-		return fmt.Errorf("after %d responses: %v", want, err)
+	switch _, err := recv(); {
+	case err == io.EOF:
+		return nil
+	case err != nil:
+		return err // as it is: its status code is what the soak counts
+	default:
+		return fmt.Errorf("a response after the %d asked for", want)
 	}
-	return nil
 }
 
 // soakSummary is the soak's result as Markdown: the outcomes, then RSS and
