@@ -119,7 +119,14 @@ the pool shuts down."
             (setf (worker-pool-spawner pool) nil)
             (sb-thread:condition-broadcast (worker-pool-done-cv pool))
             (return-from spawner-loop))
-          (setf n (shiftf (worker-pool-spawns-wanted pool) 0)))
+          ;; Only as many as tasks still wait for: a worker that finished
+          ;; meanwhile may have taken one, and a thread started for nothing
+          ;; would only exit again.
+          (let* ((wanted (shiftf (worker-pool-spawns-wanted pool) 0))
+                 (waiting (- (ash (fifo-count (worker-pool-tasks pool)) -1)
+                             (worker-pool-idle pool))))
+            (setf n (max 0 (min wanted waiting)))
+            (decf (worker-pool-threads pool) (- wanted n))))
         (dotimes (i n)
           (start-worker-or-uncount pool))))))
 
