@@ -147,10 +147,7 @@ SECONDS (the thread is then left to its own deadline)."
   ;; for a second.  It never sends WINDOW_UPDATE: the parked responses must
   ;; resume as the output drains.
   (with-raw-grpc (peer)
-    (raw-send-obuf peer (lambda (b)
-                          (clgrpc.http2:write-settings-frame
-                           b (list (cons clgrpc.http2:+settings-initial-window-size+ #x7fffffff)))
-                          (clgrpc.http2:write-window-update-frame b 0 (- #x7fffffff 65535))))
+    (raw-open-windows peer)
     (loop for id from 1 by 2 repeat 300
           do (raw-grpc-request peer id "/test.Svc/Reply32K" (bytes 7)))
     (sleep 1)
@@ -187,10 +184,7 @@ SECONDS (the thread is then left to its own deadline)."
   ;; small one: the small one goes out between parts of the large one, not
   ;; after all of it.
   (with-raw-grpc (peer)
-    (raw-send-obuf peer (lambda (b)
-                          (clgrpc.http2:write-settings-frame
-                           b (list (cons clgrpc.http2:+settings-initial-window-size+ #x7fffffff)))
-                          (clgrpc.http2:write-window-update-frame b 0 (- #x7fffffff 65535))))
+    (raw-open-windows peer)
     (raw-grpc-request peer 1 "/test.Svc/Reply16M" (bytes 1))
     (sleep 0.3)
     (raw-grpc-request peer 3 "/test.Svc/Echo" (bytes 3))
@@ -275,10 +269,7 @@ for STALL-SECONDS (true) or LIMIT-SECONDS have passed (NIL)."
          (stopper nil))
     (unwind-protect
          (progn
-           (raw-send-obuf peer (lambda (b)
-                                 (clgrpc.http2:write-settings-frame
-                                  b (list (cons clgrpc.http2:+settings-initial-window-size+ #x7fffffff)))
-                                 (clgrpc.http2:write-window-update-frame b 0 (- #x7fffffff 65535))))
+           (raw-open-windows peer)
            (raw-grpc-request peer 1 "/test.Svc/Reply16M" (bytes 1))
            (sleep 0.3)
            (setf stopper (sb-thread:make-thread (lambda () (clgrpc.grpc:server-stop server :grace 20))))
@@ -314,10 +305,7 @@ for STALL-SECONDS (true) or LIMIT-SECONDS have passed (NIL)."
     (unwind-protect
          (progn
            (dolist (peer peers)
-             (raw-send-obuf peer (lambda (b)
-                                   (clgrpc.http2:write-settings-frame
-                                    b (list (cons clgrpc.http2:+settings-initial-window-size+ #x7fffffff)))
-                                   (clgrpc.http2:write-window-update-frame b 0 (- #x7fffffff 65535))))
+             (raw-open-windows peer)
              (loop for id from 1 by 2 repeat 300
                    do (raw-grpc-request peer id "/test.Svc/Reply32K" (bytes 7))))
            (sleep 0.5)

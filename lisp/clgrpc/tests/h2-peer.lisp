@@ -47,6 +47,15 @@ frames must be decoded in the order they arrived)."
     (funcall fn b)
     (raw-send peer (obuf-contents b))))
 
+(defun raw-open-windows (peer)
+  "Grant the server every window at once: the largest stream window in
+SETTINGS and the largest connection window (a peer that means to read
+everything, or nothing, later)."
+  (raw-send-obuf peer (lambda (b)
+                        (clgrpc.http2:write-settings-frame
+                         b (list (cons clgrpc.http2:+settings-initial-window-size+ #x7fffffff)))
+                        (clgrpc.http2:write-window-update-frame b 0 (- #x7fffffff 65535)))))
+
 (defun raw-preface (peer &optional (settings '()))
   (raw-send-obuf peer (lambda (b)
                         (obuf-write-bytes b clgrpc.http2:+connection-preface+)
