@@ -420,12 +420,16 @@ func TestWindowUpdateDribble(t *testing.T) {
 			}()
 			go func() {
 				defer wg.Done()
+				// 256 one-octet updates a millisecond (about 200,000 a second,
+				// thousands of times what any reader that slow would send):
+				// each may cost the server one 1-octet DATA frame, not a copy
+				// of the rest of the response.
 				var frame bytes.Buffer
 				fr := http2.NewFramer(&frame, nil)
-				for i := 0; i < 64; i++ {
+				for i := 0; i < 256; i++ {
 					fr.WriteWindowUpdate(1, 1)
 				}
-				for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); {
+				for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 					select {
 					case <-stop:
 						return
@@ -434,7 +438,8 @@ func TestWindowUpdateDribble(t *testing.T) {
 					if _, err := p.Conn.Write(frame.Bytes()); err != nil {
 						return
 					}
-					updates += 64
+					updates += 256
+					time.Sleep(time.Millisecond)
 				}
 			}()
 			c := dialInterop(t, s.addr)
