@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&serverArgs, "server_args", "", "space-separated extra `arguments` for the -server started, such as a tuning flag; recorded in the results")
 	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
 	fs.StringVar(&cfg.impl, "impl", "go", "server implementation `label` recorded in the results (go, lisp)")
-	fs.StringVar(&cfg.rival.path, "rival", "", "a second RouteGuide server `executable`, started beside -server and measured in the same scenarios, the two taking turns repetition by repetition so that both see the same machine")
+	fs.StringVar(&cfg.rival.path, "rival", "", "a second RouteGuide server `executable`, started beside -server and measured in the same scenarios, the two taking turns repetition by repetition so that both see the same machine (with -total_conns, each turn opens its connections and closes them after, so that one server at a time holds them)")
 	fs.StringVar(&cfg.rival.impl, "rival_impl", "", "the -rival server's implementation `label`, other than -impl's")
 	fs.StringVar(&rivalArgs, "rival_args", "", "space-separated extra `arguments` for the -rival server")
 	fs.StringVar(&rpcs, "rpcs", defaultRPCs, "comma `list` of RPC kinds: unary, server_streaming, client_streaming, bidi")
@@ -162,7 +162,7 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 		fail("-impl %q: want letters, digits, '_', '.' or '-' (it starts each scenario name)", cfg.impl)
 	}
 	if cfg.rival.path != "" || cfg.rival.impl != "" || len(cfg.rival.args) > 0 {
-		cfg.completeRival(fail, totalConns)
+		cfg.completeRival(fail)
 	}
 	var err error
 	if cfg.rpcs, err = parseRPCKinds(rpcs); err != nil {
@@ -211,18 +211,14 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 }
 
 // completeRival checks the -rival flags: a second server to start, under a
-// label of its own. The connection-scale suite holds up to -total_conns
-// connections per server, which two servers at once would double, so it
-// takes no rival.
-func (cfg *config) completeRival(fail func(string, ...any), totalConns string) {
+// label of its own.
+func (cfg *config) completeRival(fail func(string, ...any)) {
 	switch {
 	case cfg.rival.path == "":
 		fail("-rival_impl and -rival_args need -rival")
 		return
 	case cfg.serverPath == "":
 		fail("-rival needs -server")
-	case totalConns != "":
-		fail("-rival and -total_conns: measure one server at a time at scale")
 	}
 	path, err := exec.LookPath(cfg.rival.path)
 	if err != nil {

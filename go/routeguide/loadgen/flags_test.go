@@ -149,8 +149,7 @@ func writeScript(t *testing.T, name, body string) string {
 	return path
 }
 
-// TestRivalFlags: a rival needs a server beside it and a label of its own,
-// and the connection-scale suite takes none.
+// TestRivalFlags: a rival needs a server beside it and a label of its own.
 func TestRivalFlags(t *testing.T) {
 	server := writeScript(t, "server", "exit 0")
 	for _, tc := range []struct {
@@ -162,7 +161,6 @@ func TestRivalFlags(t *testing.T) {
 		{[]string{"-server", server, "-rival_impl", "lisp"}, "need -rival"},
 		{[]string{"-server", server, "-rival_args", "-x"}, "need -rival"},
 		{[]string{"-addr", "127.0.0.1:1", "-rival", server, "-rival_impl", "lisp"}, "-rival needs -server"},
-		{[]string{"-server", server, "-rival", server, "-rival_impl", "lisp", "-total_conns", "100"}, "-total_conns"},
 		{[]string{"-server", server, "-rival", "/no/such/server", "-rival_impl", "lisp"}, "-rival:"},
 	} {
 		var stderr bytes.Buffer

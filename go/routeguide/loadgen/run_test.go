@@ -355,3 +355,39 @@ func TestRivalTakesTurns(t *testing.T) {
 		t.Errorf("environment: rival digest %q, server args %q", extra[schema.ExtraRivalPrefix+schema.ExtraServerSHA256], extra[schema.ExtraServerArgs])
 	}
 }
+
+// TestRivalAtConnectionScale: with -total_conns, the two servers still take
+// turns, but each turn opens its own connections and closes them after, so
+// that one server at a time holds them: each server accepts a fresh set
+// (its client and its idle connections) per repetition, and each result
+// carries the connection-scale metrics of every repetition.
+func TestRivalAtConnectionScale(t *testing.T) {
+	serverAddr, serverConns := startCountingTestServer(t)
+	rivalAddr, rivalConns := startCountingTestServer(t)
+	t.Setenv("FAKE_SERVER_ADDR", serverAddr)
+	t.Setenv("FAKE_RIVAL_ADDR", rivalAddr)
+	server := writeScript(t, "server", `echo "listening on $FAKE_SERVER_ADDR"; exec sleep 30`)
+	rival := writeScript(t, "rival", `echo "listening on $FAKE_RIVAL_ADDR"; exec sleep 30`)
+
+	const reps, total = 3, 4
+	res := runLoadgen(t, "-reps", "3", "-rpcs", "unary", "-clients", "1", "-duration", "30ms", "-total_conns", "4",
+		"-server", server, "-rival", rival, "-rival_impl", "lisp")
+	if res.code != harness.ExitOK {
+		t.Fatalf("exit code %d", res.code)
+	}
+	for name, accepted := range map[string]int64{"server": serverConns.Load(), "rival": rivalConns.Load()} {
+		if accepted != reps*total {
+			t.Errorf("the %s accepted %d connections, want %d (%d a turn, %d turns)", name, accepted, reps*total, total, reps)
+		}
+	}
+	if len(res.file.Results) != 2 {
+		t.Fatalf("%d results, want one per server", len(res.file.Results))
+	}
+	for i, impl := range []string{"go", "lisp"} {
+		r := res.file.Results[i]
+		rss, _ := r.Metric(schema.MetricServerRSS)
+		if r.Status != schema.StatusOK || r.Scenario != impl+"/unary/clients=1/conns=4" || len(rss.Reps) != reps {
+			t.Errorf("result %d: %s %s, %d RSS repetitions: %s", i, r.Scenario, r.Status, len(rss.Reps), r.Error)
+		}
+	}
+}

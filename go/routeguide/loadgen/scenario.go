@@ -132,19 +132,38 @@ func timeBudget(p harness.Plan, grace time.Duration) time.Duration {
 // interleave measures scenario s against every session's server. With more
 // than one, the servers take turns repetition by repetition
 // (harness.InTurns), as the tournament's competitors do, so that the ratio
-// of two cells compares servers, not moments. Each cell warms up before its
-// first repetition. It returns a result per session, in session order.
+// of two cells compares servers, not moments. It returns a result per
+// session, in session order.
+//
+// A cell's connections normally stay open from its first repetition to its
+// last, and it warms up once. At connection scale with more than one
+// server, each turn connects, warms up, measures and disconnects instead:
+// holding every server's idle connections at once would need their sum in
+// file descriptors (over 20,000 for two servers at 10,000), and each
+// server's RSS should count its own connections while it is measured, not
+// its rival's load.
 func interleave(ctx context.Context, sessions []*session, s scenario) []schema.Result {
 	cells := make([]*cell, len(sessions))
 	for i, ss := range sessions {
-		cells[i] = ss.open(ctx, s)
+		cells[i] = ss.newCell(ctx, s)
 	}
 	reps := sessions[0].cfg.bench.Reps
+	perTurn := len(cells) > 1 && s.total > 0
+	if !perTurn {
+		for _, c := range cells {
+			c.connect(ctx)
+		}
+	}
 	if len(cells) == 1 {
 		cells[0].measure(ctx, reps, cells[0].name)
 	} else {
 		harness.InTurns(len(cells), reps, func(i, round int) {
-			cells[i].measure(ctx, 1, harness.TurnLabel(cells[i].name, round, reps))
+			c := cells[i]
+			if perTurn {
+				c.connect(ctx)
+				defer c.disconnect()
+			}
+			c.measure(ctx, 1, harness.TurnLabel(c.name, round, reps))
 		})
 	}
 	out := make([]schema.Result, len(cells))
@@ -154,8 +173,8 @@ func interleave(ctx context.Context, sessions []*session, s scenario) []schema.R
 	return out
 }
 
-// cell is one scenario against one server: its connections, open from the
-// first repetition to the last, and what has been measured so far.
+// cell is one scenario against one server: its connections while they are
+// open, and what has been measured so far.
 type cell struct {
 	ss     *session
 	s      scenario
@@ -169,10 +188,11 @@ type cell struct {
 	err    error // the first failure; nothing more is measured after it
 }
 
-// open connects a scenario's clients (and idle connections) to the
-// session's server. Whatever goes wrong is kept in the cell and becomes its
-// result: the run goes on with the next scenario.
-func (ss *session) open(ctx context.Context, s scenario) *cell {
+// newCell is scenario s against the session's server, not yet connected.
+// A failure before the first connection (the run cancelled, the server
+// gone) is kept in the cell and becomes its result: the run goes on with
+// the next scenario.
+func (ss *session) newCell(ctx context.Context, s scenario) *cell {
 	c := &cell{ss: ss, s: s, name: s.name(ss.impl), params: ss.params(s)}
 	if c.err = ctx.Err(); c.err != nil {
 		c.err = fmt.Errorf("not run: %w", c.err)
@@ -181,13 +201,23 @@ func (ss *session) open(ctx context.Context, s scenario) *cell {
 	if ss.server != nil {
 		if c.err = ss.server.ExitedEarly(); c.err != nil {
 			c.err = fmt.Errorf("not run: %w", c.err)
-			return c
 		}
 	}
+	return c
+}
+
+// connect opens the cell's client connections (and idle connections) to
+// the session's server; the next repetition warms up first. A failure is
+// kept in the cell, which then measures nothing more.
+func (c *cell) connect(ctx context.Context) {
+	if c.err != nil {
+		return
+	}
+	ss, s := c.ss, c.s
 	clients, closeConns, err := dial(ctx, ss.addr, s.clients, ss.cfg.conns)
 	if err != nil {
 		c.err = err
-		return c
+		return
 	}
 	c.close = append(c.close, closeConns)
 	if idle := s.total - s.clients; idle > 0 {
@@ -195,7 +225,7 @@ func (ss *session) open(ctx context.Context, s scenario) *cell {
 		closeIdle, err := openIdle(ctx, ss.addr, idle)
 		if err != nil {
 			c.err = err
-			return c
+			return
 		}
 		c.close = append(c.close, closeIdle)
 		time.Sleep(idleSettleBeforeMeasure) // let the server accept and set up every one
@@ -205,13 +235,21 @@ func (ss *session) open(ctx context.Context, s scenario) *cell {
 		}
 	}
 	c.op = newOp(s.kind, ss.work, clients)
-	return c
+	c.warmed = false
 }
 
-// measure runs n more repetitions, after the warm-up if none has run yet;
-// label names them in progress lines and errors. Every repetition is
-// bounded in time: a call that a server never answers fails the cell
-// instead of hanging the run.
+// disconnect closes the cell's connections, newest first.
+func (c *cell) disconnect() {
+	for i := len(c.close) - 1; i >= 0; i-- {
+		c.close[i]()
+	}
+	c.close = nil
+}
+
+// measure runs n more repetitions, after a warm-up if none has run on the
+// cell's connections yet; label names them in progress lines and errors.
+// Every repetition is bounded in time: a call that a server never answers
+// fails the cell instead of hanging the run.
 func (c *cell) measure(ctx context.Context, n int, label string) {
 	if c.err != nil {
 		return
@@ -253,9 +291,7 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 
 // result closes the cell's connections and returns its result.
 func (c *cell) result() schema.Result {
-	for i := len(c.close) - 1; i >= 0; i-- {
-		c.close[i]()
-	}
+	c.disconnect()
 	if c.op == nil { // never connected
 		return harness.ErrorResult(c.name, c.params, c.err)
 	}

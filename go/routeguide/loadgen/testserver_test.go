@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -15,10 +16,44 @@ import (
 // port for the rest of the test, and returns its address.
 func startTestServer(t *testing.T, db *features.DB, opts ...service.Option) string {
 	t.Helper()
+	return serveTest(t, listenTest(t), db, opts...)
+}
+
+// startCountingTestServer is startTestServer over the default database,
+// counting the connections it accepts.
+func startCountingTestServer(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	lis := &countingListener{Listener: listenTest(t)}
+	return serveTest(t, lis, features.Default()), &lis.accepted
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
+func listenTest(t *testing.T) net.Listener {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return lis
+}
+
+// serveTest serves the RouteGuide service over db on lis for the rest of
+// the test, and returns its address.
+func serveTest(t *testing.T, lis net.Listener, db *features.DB, opts ...service.Option) string {
+	t.Helper()
 	srv := grpc.NewServer()
 	pb.RegisterRouteGuideServer(srv, service.New(db, opts...))
 	go srv.Serve(lis)
