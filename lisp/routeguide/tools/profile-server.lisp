@@ -18,6 +18,7 @@
 (defvar *here* (make-pathname :name nil :type nil :defaults *load-truename*))
 
 (asdf:load-asd (merge-pathnames "../../clgrpc/clgrpc.asd" *here*))
+(asdf:load-asd (merge-pathnames "../../cmdline/cmdline.asd" *here*))
 (asdf:load-asd (merge-pathnames "../routeguide.asd" *here*))
 ;; Compile quietly: the report is the output that matters.
 (let ((*compile-verbose* nil) (*compile-print* nil))
