@@ -7,7 +7,9 @@ set -euo pipefail
 launcher="$1" executable="$2" go_server="$3" go_client="$4"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 pids=()
-trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done' EXIT
+# shellcheck disable=SC2317 # called by the EXIT trap
+kill_all() { local p; for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; }
+trap kill_all EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 

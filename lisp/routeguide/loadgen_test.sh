@@ -8,6 +8,7 @@ set -euo pipefail
 loadgen="$1" go_server="$2" lisp_server="$3" validate="$4"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck disable=SC2054 # "1,3" is one argument, a comma list of client counts
 quick=(-clients 1,3 -duration 200ms -reps 2 -warmup 20)
 
 # measure NAME SERVER IMPL: a quick grid against SERVER, which must succeed

@@ -140,6 +140,7 @@ _provision_modules() {
   key=$( { _lock_lines go modules; _lock_lines maven modules; echo "$BAZEL_PREFIX $GO_SDK";
            find "$_provision_dir" -type f ! -name '*.lock' | LC_ALL=C sort | xargs cat; } | _key)
   GEN=$CACHE/gen/$key
+  # shellcheck disable=SC2034 # read by tools/bazel, which sources this file
   OFFLINE_RC=$GEN/offline.bazelrc
   [ -f "$GEN/.complete" ] && return
   _log "assembling the offline module overrides"

@@ -15,7 +15,7 @@ relocate_bazel() {
   local patchelf=("$ldso" --library-path "$lib" "$p/usr/bin/patchelf")
   local share=$p/usr/share/bazel
 
-  [ -x "$p/usr/bin/bazel" ] && [ -e "$ldso" ] && [ -x "$p/usr/bin/patchelf" ] \
+  { [ -x "$p/usr/bin/bazel" ] && [ -e "$ldso" ] && [ -x "$p/usr/bin/patchelf" ]; } \
     || { echo "relocate: $p is missing bazel, ld.so or patchelf" >&2; return 1; }
 
   # 1. Absolute symlinks (e.g. the JDK's conf/ -> /etc/java-25-openjdk/) into the prefix.
@@ -46,6 +46,7 @@ relocate_bazel() {
   mkdir -p "$share/build-data"
   printf 'build.label=%s\n' "$(tr -d '[:space:]' < "$share/build-label.txt")" > "$share/build-data/build-data.properties"
   echo "$share/build-data" >> "$cp"
+  # shellcheck disable=SC2154 # set by provision.sh, which sources this file
   python3 "$_provision_dir/rewrite_jar_manifests.py" "$p" "$cp" >/dev/null
 
   # 4. Prove that the client and the JVM load nothing from the host.

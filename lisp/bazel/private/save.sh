@@ -23,7 +23,7 @@
 # saving process's garbage still leaves in the padding, the scrub command clears (see driver.lisp).
 set -eu
 
-[ $# -ge 7 ] && [ "$7" = "--" ] || {
+{ [ $# -ge 7 ] && [ "$7" = "--" ]; } || {
   echo "usage: save.sh OUT SBCL CORE DRIVER EMULATOR SYSROOT -- ARG... -- FASL..." >&2
   exit 2
 }
