@@ -31,12 +31,14 @@ SID_EXTRA=(libblake3-0)
 # libc6:amd64 is for the Lisp server's container image (lisp/routeguide/image), not the toolchain:
 # it unpacks into lib/ and lib64/, outside the amd64 toolchain's LD_LIBRARY_PATH.
 # runc, with the libseccomp it links, runs the server's container image in a test.
+# The shell script checker and the libraries it links, for the lint phase (tools/lint).
 BOOKWORM_SETS=(
   "sbcl-amd64:sbcl:amd64 libc6:amd64 libzstd1:amd64"
   "sbcl-arm64:sbcl:arm64 libc6:arm64 libzstd1:arm64"
   "qemu:qemu-user-static:amd64"
   "cl:cl-alexandria cl-asdf-flv cl-bordeaux-threads cl-chipz cl-fiveam cl-salza2 cl-trivial-backtrace"
   "runc:runc:amd64 libseccomp2:amd64"
+  "shellcheck:shellcheck:amd64 libffi8:amd64 libgmp10:amd64"
 )
 
 GO_SDK=golang.org/toolchain@v0.0.1-go1.26.10.linux-amd64
