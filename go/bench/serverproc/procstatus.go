@@ -33,3 +33,10 @@ func (p *Process) Threads() (int, error) {
 	n, err := statusField(p.PID(), "Threads")
 	return int(n), err
 }
+
+// OpenFiles is the number of file descriptors the server has open,
+// connections included (Linux only).
+func (p *Process) OpenFiles() (int, error) {
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.PID()))
+	return len(entries), err
+}

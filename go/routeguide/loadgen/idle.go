@@ -24,7 +24,10 @@ const (
 var preface = append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 0, 0, 0, 4, 0, 0, 0, 0, 0)
 
 // openIdle opens n idle HTTP/2 connections to addr. The returned function
-// closes them.
+// closes them. This end closes first, so each leaves a TIME_WAIT socket here:
+// measuring two servers in turns at 10,000 connections reconnects more often
+// than the ephemeral ports could last for, which works because Linux reuses
+// TIME_WAIT ports on loopback (net.ipv4.tcp_tw_reuse, 2 by default).
 func openIdle(ctx context.Context, addr string, n int) (func(), error) {
 	conns := make([]net.Conn, 0, n)
 	closeAll := func() {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 type loadgenRun struct {
 	code     int
 	stdout   string
+	stderr   string       // progress lines
 	file     *schema.File // the -out file, validated
 	benchfmt string       // the -benchfmt file
 }
@@ -51,7 +53,7 @@ func runLoadgen(t *testing.T, args ...string) loadgenRun {
 	if err != nil {
 		t.Errorf("no benchfmt file: %v", err)
 	}
-	return loadgenRun{code: code, stdout: stdout.String(), file: file, benchfmt: string(bf)}
+	return loadgenRun{code: code, stdout: stdout.String(), stderr: stderr.String(), file: file, benchfmt: string(bf)}
 }
 
 func TestRunMeasuresEveryRPCKind(t *testing.T) {
@@ -359,8 +361,9 @@ func TestRivalTakesTurns(t *testing.T) {
 // TestRivalAtConnectionScale: with -total_conns, the two servers still take
 // turns, but each turn opens its own connections and closes them after, so
 // that one server at a time holds them: each server accepts a fresh set
-// (its client and its idle connections) per repetition, and each result
-// carries the connection-scale metrics of every repetition.
+// (its client and its idle connections) per repetition, never holds more
+// than one set, and holds none once the run is over; each turn warms up;
+// and each result carries the connection-scale metrics of every repetition.
 func TestRivalAtConnectionScale(t *testing.T) {
 	serverAddr, serverConns := startCountingTestServer(t)
 	rivalAddr, rivalConns := startCountingTestServer(t)
@@ -370,14 +373,27 @@ func TestRivalAtConnectionScale(t *testing.T) {
 	rival := writeScript(t, "rival", `echo "listening on $FAKE_RIVAL_ADDR"; exec sleep 30`)
 
 	const reps, total = 3, 4
-	res := runLoadgen(t, "-reps", "3", "-rpcs", "unary", "-clients", "1", "-duration", "30ms", "-total_conns", "4",
-		"-server", server, "-rival", rival, "-rival_impl", "lisp")
+	res := runLoadgen(t, "-reps", strconv.Itoa(reps), "-warmup", "1", "-rpcs", "unary", "-clients", "1",
+		"-duration", "30ms", "-total_conns", strconv.Itoa(total), "-server", server, "-rival", rival, "-rival_impl", "lisp")
 	if res.code != harness.ExitOK {
 		t.Fatalf("exit code %d", res.code)
 	}
-	for name, accepted := range map[string]int64{"server": serverConns.Load(), "rival": rivalConns.Load()} {
-		if accepted != reps*total {
-			t.Errorf("the %s accepted %d connections, want %d (%d a turn, %d turns)", name, accepted, reps*total, total, reps)
+	if got := strings.Count(res.stderr, "warm-up"); got != 2*reps {
+		t.Errorf("%d warm-ups, want one per turn (%d)", got, 2*reps)
+	}
+	for name, lis := range map[string]*countingListener{"server": serverConns, "rival": rivalConns} {
+		accepted, _, peak := lis.counts()
+		if accepted != reps*total || peak > total {
+			t.Errorf("the %s accepted %d connections, at most %d at once; want %d (%d a turn, %d turns), at most %d",
+				name, accepted, peak, reps*total, total, reps, total)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for _, open, _ := lis.counts(); open > 0; _, open, _ = lis.counts() {
+			if time.Now().After(deadline) {
+				t.Errorf("the %s still holds %d connections after the run", name, open)
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if len(res.file.Results) != 2 {
@@ -386,8 +402,8 @@ func TestRivalAtConnectionScale(t *testing.T) {
 	for i, impl := range []string{"go", "lisp"} {
 		r := res.file.Results[i]
 		rss, _ := r.Metric(schema.MetricServerRSS)
-		if r.Status != schema.StatusOK || r.Scenario != impl+"/unary/clients=1/conns=4" || len(rss.Reps) != reps {
-			t.Errorf("result %d: %s %s, %d RSS repetitions: %s", i, r.Scenario, r.Status, len(rss.Reps), r.Error)
+		if r.Status != schema.StatusOK || r.Scenario != impl+"/unary/clients=1/conns=4" || len(rss.Reps) != reps || r.Parameters["connections"] != "per turn" {
+			t.Errorf("result %d: %s %s, %d RSS repetitions, connections %v: %s", i, r.Scenario, r.Status, len(rss.Reps), r.Parameters["connections"], r.Error)
 		}
 	}
 }

@@ -137,18 +137,22 @@ func timeBudget(p harness.Plan, grace time.Duration) time.Duration {
 //
 // A cell's connections normally stay open from its first repetition to its
 // last, and it warms up once. At connection scale with more than one
-// server, each turn connects, warms up, measures and disconnects instead:
-// holding every server's idle connections at once would need their sum in
-// file descriptors (over 20,000 for two servers at 10,000), and each
-// server's RSS should count its own connections while it is measured, not
-// its rival's load.
+// server, each turn connects, warms up, measures and disconnects instead,
+// and the next turn starts once the server has closed them: this load
+// generator holds the client end of every connection, and two servers'
+// 10,000 would take it past its descriptor limit; and while one server is
+// measured, the other should not be accepting, holding or closing
+// connections on the same two cores.
 func interleave(ctx context.Context, sessions []*session, s scenario) []schema.Result {
+	reps := sessions[0].cfg.bench.Reps
+	perTurn := len(sessions) > 1 && s.total > 0
 	cells := make([]*cell, len(sessions))
 	for i, ss := range sessions {
 		cells[i] = ss.newCell(ctx, s)
+		if perTurn {
+			cells[i].params["connections"] = "per turn"
+		}
 	}
-	reps := sessions[0].cfg.bench.Reps
-	perTurn := len(cells) > 1 && s.total > 0
 	if !perTurn {
 		for _, c := range cells {
 			c.connect(ctx)
@@ -161,6 +165,7 @@ func interleave(ctx context.Context, sessions []*session, s scenario) []schema.R
 			c := cells[i]
 			if perTurn {
 				c.connect(ctx)
+				defer c.awaitServerClosed()
 				defer c.disconnect()
 			}
 			c.measure(ctx, 1, harness.TurnLabel(c.name, round, reps))
@@ -183,9 +188,12 @@ type cell struct {
 	op     harness.Op
 	close  []func()
 	warmed bool
-	reps   []harness.Rep
-	rss    []float64
-	err    error // the first failure; nothing more is measured after it
+	// fdBaseline is the started server's open descriptors before the
+	// cell first connected (0: not known).
+	fdBaseline int
+	reps       []harness.Rep
+	rss        []float64
+	err        error // the first failure; nothing more is measured after it
 }
 
 // newCell is scenario s against the session's server, not yet connected.
@@ -214,6 +222,15 @@ func (c *cell) connect(ctx context.Context) {
 		return
 	}
 	ss, s := c.ss, c.s
+	first := c.op == nil
+	if ss.server != nil {
+		if c.err = ss.server.ExitedEarly(); c.err != nil {
+			return
+		}
+		if first {
+			c.fdBaseline, _ = ss.server.OpenFiles()
+		}
+	}
 	clients, closeConns, err := dial(ctx, ss.addr, s.clients, ss.cfg.conns)
 	if err != nil {
 		c.err = err
@@ -229,7 +246,7 @@ func (c *cell) connect(ctx context.Context) {
 		}
 		c.close = append(c.close, closeIdle)
 		time.Sleep(idleSettleBeforeMeasure) // let the server accept and set up every one
-		if after, ok := ss.serverRSS(); ok && before > 0 {
+		if after, ok := ss.serverRSS(); ok && before > 0 && first {
 			fmt.Fprintf(ss.progress, "[%s] %s: %d idle connections added %.1f KiB of server RSS each\n",
 				suite, c.name, idle, (after-before)/float64(idle)/1024)
 		}
@@ -292,7 +309,7 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 // result closes the cell's connections and returns its result.
 func (c *cell) result() schema.Result {
 	c.disconnect()
-	if c.op == nil { // never connected
+	if c.op == nil { // never connected successfully
 		return harness.ErrorResult(c.name, c.params, c.err)
 	}
 	res := harness.Result(c.name, c.params, c.reps, c.err)

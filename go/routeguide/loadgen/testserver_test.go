@@ -2,7 +2,7 @@ package main
 
 import (
 	"net"
-	"sync/atomic"
+	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -20,25 +20,55 @@ func startTestServer(t *testing.T, db *features.DB, opts ...service.Option) stri
 }
 
 // startCountingTestServer is startTestServer over the default database,
-// counting the connections it accepts.
-func startCountingTestServer(t *testing.T) (string, *atomic.Int64) {
+// counting the connections it accepts and holds.
+func startCountingTestServer(t *testing.T) (string, *countingListener) {
 	t.Helper()
 	lis := &countingListener{Listener: listenTest(t)}
-	return serveTest(t, lis, features.Default()), &lis.accepted
+	return serveTest(t, lis, features.Default()), lis
 }
 
-// countingListener counts the connections it accepts.
+// countingListener counts the connections it accepts, those still open,
+// and the most ever open at once.
 type countingListener struct {
 	net.Listener
-	accepted atomic.Int64
+	mu                   sync.Mutex
+	accepted, open, peak int
 }
 
 func (l *countingListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
-	if err == nil {
-		l.accepted.Add(1)
+	if err != nil {
+		return c, err
 	}
-	return c, err
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.accepted++
+	l.open++
+	l.peak = max(l.peak, l.open)
+	return &countedConn{Conn: c, l: l}, nil
+}
+
+// counts returns the connections accepted, open now and open at most.
+func (l *countingListener) counts() (accepted, open, peak int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.accepted, l.open, l.peak
+}
+
+// countedConn tells its listener when it closes (once).
+type countedConn struct {
+	net.Conn
+	l    *countingListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		c.l.open--
+		c.l.mu.Unlock()
+	})
+	return c.Conn.Close()
 }
 
 func listenTest(t *testing.T) net.Listener {
