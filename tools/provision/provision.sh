@@ -134,6 +134,25 @@ _provision_go_sdk() {
   touch "$GO_SDK/.complete"
 }
 
+# _drop_default_go_sdk MODULE_BAZEL removes rules_go's own default SDK from its module file.
+# rules_go declares one from its go.mod (go1.25.0) with no checksum, so resolving its go_sdk
+# extension downloads the Go project's list of releases to look the SDK up: a network request in
+# every cold build, whose answer would decide an input. Our root module's SDK (go_sdk.host, the
+# provisioned go.mod toolchain) is registered first and is the only one any target uses; the
+# default one serves rules_go's own tests only.
+_drop_default_go_sdk() {
+  python3 - "$1" <<'PY' || _die "rules_go's MODULE.bazel no longer declares go_default_sdk as expected"
+import sys
+path = sys.argv[1]
+text = open(path).read()
+tag = 'go_sdk.from_file(\n    name = "go_default_sdk",\n    go_mod = "//:go.mod",\n)\n'
+repo = '    "go_default_sdk",\n'
+if text.count(tag) != 1 or text.count(repo) != 1:
+    sys.exit(1)
+open(path, "w").write(text.replace(tag, "").replace(repo, ""))
+PY
+}
+
 # _provision_modules materializes every module the offline graph overrides and writes the rc.
 _provision_modules() {
   local key
@@ -155,6 +174,7 @@ _provision_modules() {
   while read -r name f; do file[$name]=$f; done <<< "$fetched"
 
   _unzip_module "${file[github.com/bazelbuild/rules_go]}" "$m/rules_go"
+  _drop_default_go_sdk "$m/rules_go/MODULE.bazel"
   _unzip_module "${file[github.com/bazelbuild/bazel-gazelle]}" "$m/gazelle"
   # go_deps reads gazelle's go.work, which uses ./v2; the proxy zip leaves that nested module out.
   _unzip_module "${file[github.com/bazel-contrib/bazel-gazelle/v2]}" "$m/gazelle/v2"
@@ -236,14 +256,18 @@ RC
   esac
 }
 
-# provision WORKSPACE_DIR: sets BAZEL_PREFIX, GO_SDK and OFFLINE_RC, provisioning what is missing.
-provision() {
-  WORKSPACE_DIR=$1
-  CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/grpcbench
+_check_host_tools() {
   local tool
   for tool in curl sha256sum unzip dpkg-deb python3 flock xargs; do
     command -v "$tool" >/dev/null 2>&1 || _die "provisioning needs '$tool' on the host (Debian: apt-get install $tool)"
   done
+}
+
+# provision WORKSPACE_DIR: sets BAZEL_PREFIX, GO_SDK and OFFLINE_RC, provisioning what is missing.
+provision() {
+  WORKSPACE_DIR=$1
+  CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/grpcbench
+  _check_host_tools
   mkdir -p "$CACHE"
   local t0=$SECONDS
   exec 9> "$CACHE/.provision.lock"
@@ -254,4 +278,61 @@ provision() {
   flock -u 9
   exec 9>&-
   if [ $((SECONDS - t0)) -gt 1 ]; then _log "provisioned in $((SECONDS - t0)) s (cache: $CACHE)"; fi
+}
+
+# ---- the lint phase's tools (tools/lint/lint) -----------------------------------------------------
+
+# _provision_buildifier: buildifier built from the Go module version tools/lint/buildifier pins
+# (its go.sum checks every module), into lint/buildifier-<key>/; sets BUILDIFIER.
+_provision_buildifier() {
+  local mod=$WORKSPACE_DIR/tools/lint/buildifier key dir proxy
+  key=$( { cat "$mod/go.mod" "$mod/go.sum"; echo "$GO_SDK"; } | _key)
+  dir=$CACHE/lint/buildifier-$key
+  # shellcheck disable=SC2034 # read by tools/lint/lint, which sources this file
+  BUILDIFIER=$dir/buildifier
+  [ -f "$dir/.complete" ] && return
+  _log "building buildifier from its Go module"
+  proxy=$(go_proxy) || _die "no Go module proxy configured (set GOPROXY)"
+  rm -rf "$dir" "$dir.tmp" && mkdir -p "$dir.tmp"
+  (cd "$mod" && env GOMODCACHE="$CACHE/gomod" GOFLAGS=-mod=readonly GOTOOLCHAIN=local GOWORK=off \
+    GOPROXY="$proxy" CGO_ENABLED=0 "$GO_SDK/bin/go" build -trimpath -o "$dir.tmp/buildifier" \
+    github.com/bazelbuild/buildtools/buildifier) || _die "building buildifier failed"
+  mv "$dir.tmp" "$dir" && touch "$dir/.complete"
+}
+
+# _provision_shellcheck: Debian's shellcheck and the libraries it links (artifacts.lock, set
+# "shellcheck"), unpacked into lint/shellcheck-<key>/; sets SHELLCHECK_ROOT. It runs on the
+# host's libc (glibc >= 2.34), as the amd64 SBCL does.
+_provision_shellcheck() {
+  local lines key dir debs deb
+  lines=$(_lock_lines deb shellcheck)
+  [ -n "$lines" ] || _die "artifacts.lock pins no shellcheck set"
+  key=$(_key <<< "$lines")
+  dir=$CACHE/lint/shellcheck-$key
+  # shellcheck disable=SC2034 # read by tools/lint/lint, which sources this file
+  SHELLCHECK_ROOT=$dir
+  [ -f "$dir/.complete" ] && return
+  _log "fetching ShellCheck"
+  debs=$(_fetch_set deb shellcheck | awk '{print $2}') || exit 1
+  rm -rf "$dir" "$dir.tmp" && mkdir -p "$dir.tmp"
+  for deb in $debs; do
+    dpkg-deb -x "$deb" "$dir.tmp" || _die "unpacking $deb failed"
+  done
+  mv "$dir.tmp" "$dir" && touch "$dir/.complete"
+}
+
+# provision_lint_tools WORKSPACE_DIR: sets GO_SDK, BUILDIFIER and SHELLCHECK_ROOT, provisioning
+# what is missing, under provision's lock (two runs sharing a cache never build into one place).
+provision_lint_tools() {
+  WORKSPACE_DIR=$1
+  CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/grpcbench
+  _check_host_tools
+  mkdir -p "$CACHE/lint"
+  exec 9> "$CACHE/.provision.lock"
+  flock 9
+  _provision_go_sdk
+  _provision_buildifier
+  _provision_shellcheck
+  flock -u 9
+  exec 9>&-
 }
