@@ -34,9 +34,20 @@ func (p *Process) Threads() (int, error) {
 	return int(n), err
 }
 
-// OpenFiles is the number of file descriptors the server has open,
-// connections included (Linux only).
-func (p *Process) OpenFiles() (int, error) {
-	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.PID()))
-	return len(entries), err
+// OpenSockets is the number of sockets the server has open: its
+// connections, listeners and any other socket (Linux only).
+func (p *Process) OpenSockets() (int, error) {
+	dir := fmt.Sprintf("/proc/%d/fd", p.PID())
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		// A descriptor closed meanwhile has no link: it is not counted.
+		if target, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(target, "socket:") {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -165,7 +165,7 @@ func interleave(ctx context.Context, sessions []*session, s scenario) []schema.R
 			c := cells[i]
 			if perTurn {
 				c.connect(ctx)
-				defer c.awaitServerClosed()
+				defer c.awaitServerClosed(ctx)
 				defer c.disconnect()
 			}
 			c.measure(ctx, 1, harness.TurnLabel(c.name, round, reps))
@@ -188,12 +188,12 @@ type cell struct {
 	op     harness.Op
 	close  []func()
 	warmed bool
-	// fdBaseline is the started server's open descriptors before the
-	// cell first connected (0: not known).
-	fdBaseline int
-	reps       []harness.Rep
-	rss        []float64
-	err        error // the first failure; nothing more is measured after it
+	// socketBaseline is the started server's open sockets before the
+	// cell's connections were last opened (-1: not known).
+	socketBaseline int
+	reps           []harness.Rep
+	rss            []float64
+	err            error // the first failure; nothing more is measured after it
 }
 
 // newCell is scenario s against the session's server, not yet connected.
@@ -201,7 +201,7 @@ type cell struct {
 // gone) is kept in the cell and becomes its result: the run goes on with
 // the next scenario.
 func (ss *session) newCell(ctx context.Context, s scenario) *cell {
-	c := &cell{ss: ss, s: s, name: s.name(ss.impl), params: ss.params(s)}
+	c := &cell{ss: ss, s: s, name: s.name(ss.impl), params: ss.params(s), socketBaseline: -1}
 	if c.err = ctx.Err(); c.err != nil {
 		c.err = fmt.Errorf("not run: %w", c.err)
 		return c
@@ -224,12 +224,13 @@ func (c *cell) connect(ctx context.Context) {
 	ss, s := c.ss, c.s
 	first := c.op == nil
 	if ss.server != nil {
-		if c.err = ss.server.ExitedEarly(); c.err != nil {
+		if err := ss.server.ExitedEarly(); err != nil {
+			c.err = fmt.Errorf("not run: %w", err)
 			return
 		}
-		if first {
-			c.fdBaseline, _ = ss.server.OpenFiles()
-		}
+	}
+	if n, ok := ss.serverSockets(); ok {
+		c.socketBaseline = n
 	}
 	clients, closeConns, err := dial(ctx, ss.addr, s.clients, ss.cfg.conns)
 	if err != nil {
