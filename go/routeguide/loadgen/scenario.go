@@ -148,7 +148,7 @@ func interleave(ctx context.Context, sessions []*session, s scenario) []schema.R
 	perTurn := len(sessions) > 1 && s.total > 0
 	cells := make([]*cell, len(sessions))
 	for i, ss := range sessions {
-		cells[i] = ss.newCell(ctx, s)
+		cells[i] = ss.newCell(s)
 		if perTurn {
 			cells[i].params["connections"] = "per turn"
 		}
@@ -197,32 +197,25 @@ type cell struct {
 }
 
 // newCell is scenario s against the session's server, not yet connected.
-// A failure before the first connection (the run cancelled, the server
-// gone) is kept in the cell and becomes its result: the run goes on with
-// the next scenario.
-func (ss *session) newCell(ctx context.Context, s scenario) *cell {
-	c := &cell{ss: ss, s: s, name: s.name(ss.impl), params: ss.params(s), socketBaseline: -1}
-	if c.err = ctx.Err(); c.err != nil {
-		c.err = fmt.Errorf("not run: %w", c.err)
-		return c
-	}
-	if ss.server != nil {
-		if c.err = ss.server.ExitedEarly(); c.err != nil {
-			c.err = fmt.Errorf("not run: %w", c.err)
-		}
-	}
-	return c
+func (ss *session) newCell(s scenario) *cell {
+	return &cell{ss: ss, s: s, name: s.name(ss.impl), params: ss.params(s), socketBaseline: -1}
 }
 
 // connect opens the cell's client connections (and idle connections) to
-// the session's server; the next repetition warms up first. A failure is
-// kept in the cell, which then measures nothing more.
+// the session's server; the next repetition warms up first. A failure (the
+// run cancelled, the server gone, a connection refused) is kept in the cell,
+// which then measures nothing more and reports it: the run goes on with the
+// next scenario.
 func (c *cell) connect(ctx context.Context) {
 	if c.err != nil {
 		return
 	}
 	ss, s := c.ss, c.s
 	first := c.op == nil
+	if err := ctx.Err(); err != nil {
+		c.err = fmt.Errorf("not run: %w", err)
+		return
+	}
 	if ss.server != nil {
 		if err := ss.server.ExitedEarly(); err != nil {
 			c.err = fmt.Errorf("not run: %w", err)
