@@ -7,6 +7,7 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+	corepb "google.golang.org/grpc/interop/grpc_testing/core"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/protobuf/proto"
@@ -75,6 +76,14 @@ func TestPrintedFilesCompileToTheUpstreamDescriptors(t *testing.T) {
 		{"INTEROP_EMPTY_DESCRIPTOR_SET", testpb.File_grpc_testing_empty_proto, "grpc/testing/empty.proto"},
 		{"INTEROP_MESSAGES_DESCRIPTOR_SET", testpb.File_grpc_testing_messages_proto, "grpc/testing/messages.proto"},
 		{"INTEROP_TEST_DESCRIPTOR_SET", testpb.File_grpc_testing_test_proto, "grpc/testing/test.proto"},
+		{"QPS_CORE_STATS_DESCRIPTOR_SET", corepb.File_grpc_core_stats_proto, "grpc/core/stats.proto"},
+		{"QPS_PAYLOADS_DESCRIPTOR_SET", testpb.File_grpc_testing_payloads_proto, "grpc/testing/payloads.proto"},
+		{"QPS_STATS_DESCRIPTOR_SET", testpb.File_grpc_testing_stats_proto, "grpc/testing/stats.proto"},
+		{"QPS_CONTROL_DESCRIPTOR_SET", testpb.File_grpc_testing_control_proto, "grpc/testing/control.proto"},
+		{"QPS_BENCHMARK_SERVICE_DESCRIPTOR_SET", testpb.File_grpc_testing_benchmark_service_proto,
+			"grpc/testing/benchmark_service.proto"},
+		{"QPS_WORKER_SERVICE_DESCRIPTOR_SET", testpb.File_grpc_testing_worker_service_proto,
+			"grpc/testing/worker_service.proto"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rel := os.Getenv(c.env)
