@@ -21,20 +21,39 @@ import (
 )
 
 var (
-	goWorker = flag.String("go_worker", "", "rlocation of grpc-go's qps worker")
-	driver   = flag.String("driver", "", "rlocation of //go/qps/cmd/driver")
+	goWorker   = flag.String("go_worker", "", "rlocation of grpc-go's qps worker")
+	lispWorker = flag.String("lisp_worker", "", "rlocation of //lisp/qps:worker")
+	driver     = flag.String("driver", "", "rlocation of //go/qps/cmd/driver")
 )
 
-// startWorker starts a qps worker on a free loopback port and returns it
-// with its driver address.
-func startWorker(t *testing.T, name, rlocation string) (*serverproc.Process, string) {
+// A worker implementation: how to start it on a given driver port.
+type workerKind struct {
+	name      string
+	rlocation *string
+	argv      func(path, port string) []string
+}
+
+var (
+	goKind = workerKind{"go", goWorker, func(path, port string) []string {
+		return []string{path, "--driver_port=" + port}
+	}}
+	// The Lisp worker listens on all interfaces unless told otherwise, as
+	// gRPC's workers do; tests keep it on loopback.
+	lispKind = workerKind{"lisp", lispWorker, func(path, port string) []string {
+		return []string{path, "-driver_port", port, "-host", "127.0.0.1"}
+	}}
+)
+
+// startKind starts a worker of kind k on a free loopback port and returns
+// it with its driver address.
+func startKind(t *testing.T, name string, k workerKind) (*serverproc.Process, string) {
 	t.Helper()
-	if rlocation == "" {
-		t.Skip("-go_worker is not set; run under `tools/bazel test //go/qps:qps_test`")
+	if *k.rlocation == "" {
+		t.Skipf("the %s worker's rlocation is not set; run under `tools/bazel test //go/qps:qps_test`", k.name)
 	}
 	p := serverproc.StartListeningForTest(t, name, func(port string) []string {
-		return []string{runfile.Path(rlocation), "--driver_port=" + port}
-	}, 30*time.Second, 5*time.Second)
+		return k.argv(runfile.Path(*k.rlocation), port)
+	}, 60*time.Second, 5*time.Second)
 	return p, p.Addr()
 }
 
@@ -87,8 +106,8 @@ func runDriver(t *testing.T, timeout time.Duration, workers []string, args ...st
 // The driver runs gRPC's standard scenarios against grpc-go's own qps
 // workers, each in its own process, and computes a coherent result.
 func TestDriverRunsGrpcGoWorkers(t *testing.T) {
-	server, serverAddr := startWorker(t, "server worker", *goWorker)
-	_, clientAddr := startWorker(t, "client worker", *goWorker)
+	server, serverAddr := startKind(t, "server worker", goKind)
+	_, clientAddr := startKind(t, "client worker", goKind)
 	for _, c := range []struct {
 		name, rpcType                  string
 		channels, outstanding, payload int
@@ -100,48 +119,7 @@ func TestDriverRunsGrpcGoWorkers(t *testing.T) {
 			const seconds = 2
 			run := runDriver(t, time.Minute, []string{serverAddr, clientAddr},
 				"--scenarios_json="+scenario(c.name, c.rpcType, c.channels, c.outstanding, c.payload, seconds))
-			if run.err != nil || run.result == nil {
-				t.Fatalf("driver failed: %v", run.err)
-			}
-			r, s := run.result, run.result.Summary
-			if len(r.ClientStats) != 1 || len(r.ServerStats) != 1 || len(r.ServerCores) != 1 {
-				t.Fatalf("%d client and %d server statistics, %d core counts; want 1 each", len(r.ClientStats), len(r.ServerStats), len(r.ServerCores))
-			}
-			for _, ok := range append(r.ClientSuccess, r.ServerSuccess...) {
-				if !ok {
-					t.Errorf("a worker did not end cleanly: client %v server %v", r.ClientSuccess, r.ServerSuccess)
-				}
-			}
-			// The client was sent to the server worker's benchmark server,
-			// on the host of the server worker's address.
-			targets := r.Scenario.GetClientConfig().GetServerTargets()
-			host, port, _ := net.SplitHostPort(targets[0])
-			if len(targets) != 1 || host != "127.0.0.1" || port == "" || targets[0] == serverAddr {
-				t.Errorf("server targets %v; want the server worker's benchmark port on 127.0.0.1", targets)
-			}
-			cs := r.ClientStats[0]
-			if cs.TimeElapsed < seconds*0.9 || cs.TimeElapsed > seconds*2 {
-				t.Errorf("the client measured %.2f s; the scenario says %d", cs.TimeElapsed, seconds)
-			}
-			calls := r.Latencies.GetCount()
-			if calls < 100 || calls != cs.Latencies.GetCount() {
-				t.Errorf("%v calls merged, the client reported %v; want the same, and at least 100", calls, cs.Latencies.GetCount())
-			}
-			if want := calls / cs.TimeElapsed; s.Qps < want*0.999 || s.Qps > want*1.001 {
-				t.Errorf("qps %v, want calls/elapsed = %v", s.Qps, want)
-			}
-			if want := s.Qps / float64(r.ServerCores[0]); s.QpsPerServerCore < want*0.999 || s.QpsPerServerCore > want*1.001 {
-				t.Errorf("qps per server core %v, want %v", s.QpsPerServerCore, want)
-			}
-			if !(0 < s.Latency_50 && s.Latency_50 <= s.Latency_90 && s.Latency_90 <= s.Latency_99 && s.Latency_99 <= s.Latency_999) {
-				t.Errorf("latency percentiles out of order: %v %v %v %v", s.Latency_50, s.Latency_90, s.Latency_99, s.Latency_999)
-			}
-			if s.ServerUserTime+s.ServerSystemTime <= 0 || s.ClientUserTime+s.ClientSystemTime <= 0 {
-				t.Errorf("no CPU time: server %v+%v%%, client %v+%v%%", s.ServerUserTime, s.ServerSystemTime, s.ClientUserTime, s.ClientSystemTime)
-			}
-			if !strings.Contains(run.stdout, "QPS: ") || !strings.Contains(run.stdout, "latencies (50/90/95/99/99.9%-ile)") {
-				t.Errorf("stdout lacks the summary:\n%s", run.stdout)
-			}
+			checkResult(t, run, serverAddr, seconds)
 		})
 	}
 	if err := server.ExitedEarly(); err != nil {
@@ -152,8 +130,8 @@ func TestDriverRunsGrpcGoWorkers(t *testing.T) {
 // A client worker that dies in the middle of the measurement fails the run
 // plainly and promptly, and leaves the server worker able to serve the next.
 func TestDriverReportsAWorkerThatDies(t *testing.T) {
-	_, serverAddr := startWorker(t, "server worker", *goWorker)
-	client, clientAddr := startWorker(t, "client worker", *goWorker)
+	_, serverAddr := startKind(t, "server worker", goKind)
+	client, clientAddr := startKind(t, "client worker", goKind)
 	go func() {
 		time.Sleep(2 * time.Second) // inside the 6 s measurement
 		client.Stop()
@@ -170,15 +148,15 @@ func TestDriverReportsAWorkerThatDies(t *testing.T) {
 	if elapsed := time.Since(started); elapsed > 25*time.Second {
 		t.Errorf("the driver took %v to notice", elapsed)
 	}
-	_, otherClient := startWorker(t, "second client worker", *goWorker)
+	_, otherClient := startKind(t, "second client worker", goKind)
 	if again := runDriver(t, time.Minute, []string{serverAddr, otherClient}, "--scenarios_json="+scenario("again", "UNARY", 1, 1, 0, 1)); again.err != nil {
 		t.Errorf("the server worker could not run a second scenario: %v", again.err)
 	}
 }
 
 func TestQuitStopsTheWorkers(t *testing.T) {
-	a, addrA := startWorker(t, "worker a", *goWorker)
-	b, addrB := startWorker(t, "worker b", *goWorker)
+	a, addrA := startKind(t, "worker a", goKind)
+	b, addrB := startKind(t, "worker b", goKind)
 	if run := runDriver(t, 30*time.Second, []string{addrA, addrB}, "--quit"); run.err != nil {
 		t.Fatalf("--quit: %v", run.err)
 	}
@@ -214,4 +192,54 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// checkResult checks that a run succeeded and that its result hangs
+// together: one client and one server reported, both ended cleanly, the
+// client went to the server worker's benchmark port, measured about the
+// scenario's seconds, and the summary is the arithmetic of the statistics.
+func checkResult(t *testing.T, run driverRun, serverAddr string, seconds float64) {
+	t.Helper()
+	if run.err != nil || run.result == nil {
+		t.Fatalf("driver failed: %v", run.err)
+	}
+	r, s := run.result, run.result.Summary
+	if len(r.ClientStats) != 1 || len(r.ServerStats) != 1 || len(r.ServerCores) != 1 {
+		t.Fatalf("%d client and %d server statistics, %d core counts; want 1 each", len(r.ClientStats), len(r.ServerStats), len(r.ServerCores))
+	}
+	for _, ok := range append(r.ClientSuccess, r.ServerSuccess...) {
+		if !ok {
+			t.Errorf("a worker did not end cleanly: client %v server %v", r.ClientSuccess, r.ServerSuccess)
+		}
+	}
+	// The client was sent to the server worker's benchmark server,
+	// on the host of the server worker's address.
+	targets := r.Scenario.GetClientConfig().GetServerTargets()
+	host, port, _ := net.SplitHostPort(targets[0])
+	if len(targets) != 1 || host != "127.0.0.1" || port == "" || targets[0] == serverAddr {
+		t.Errorf("server targets %v; want the server worker's benchmark port on 127.0.0.1", targets)
+	}
+	cs := r.ClientStats[0]
+	if cs.TimeElapsed < seconds*0.9 || cs.TimeElapsed > seconds*2 {
+		t.Errorf("the client measured %.2f s; the scenario says %v", cs.TimeElapsed, seconds)
+	}
+	calls := r.Latencies.GetCount()
+	if calls < 100 || calls != cs.Latencies.GetCount() {
+		t.Errorf("%v calls merged, the client reported %v; want the same, and at least 100", calls, cs.Latencies.GetCount())
+	}
+	if want := calls / cs.TimeElapsed; s.Qps < want*0.999 || s.Qps > want*1.001 {
+		t.Errorf("qps %v, want calls/elapsed = %v", s.Qps, want)
+	}
+	if want := s.Qps / float64(r.ServerCores[0]); s.QpsPerServerCore < want*0.999 || s.QpsPerServerCore > want*1.001 {
+		t.Errorf("qps per server core %v, want %v", s.QpsPerServerCore, want)
+	}
+	if !(0 < s.Latency_50 && s.Latency_50 <= s.Latency_90 && s.Latency_90 <= s.Latency_99 && s.Latency_99 <= s.Latency_999) {
+		t.Errorf("latency percentiles out of order: %v %v %v %v", s.Latency_50, s.Latency_90, s.Latency_99, s.Latency_999)
+	}
+	if s.ServerUserTime+s.ServerSystemTime <= 0 || s.ClientUserTime+s.ClientSystemTime <= 0 {
+		t.Errorf("no CPU time: server %v+%v%%, client %v+%v%%", s.ServerUserTime, s.ServerSystemTime, s.ClientUserTime, s.ClientSystemTime)
+	}
+	if !strings.Contains(run.stdout, "QPS: ") || !strings.Contains(run.stdout, "latencies (50/90/95/99/99.9%-ile)") {
+		t.Errorf("stdout lacks the summary:\n%s", run.stdout)
+	}
 }

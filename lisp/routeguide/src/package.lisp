@@ -5,7 +5,7 @@
 ;;;; under ASDF.
 
 (defpackage #:routeguide
-  (:use #:cl #:cmdline #:routeguide.proto)
+  (:use #:cl #:cmdline #:cpus #:routeguide.proto)
   (:documentation "The RouteGuide service on clgrpc, behaving like go/routeguide/service.")
   (:export #:make-service #:register-service #:load-features #:default-features
            #:start-server #:server-main #:client-main #:run-client #:route #:parse-json))

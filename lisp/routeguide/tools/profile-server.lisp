@@ -19,6 +19,7 @@
 
 (asdf:load-asd (merge-pathnames "../../clgrpc/clgrpc.asd" *here*))
 (asdf:load-asd (merge-pathnames "../../cmdline/cmdline.asd" *here*))
+(asdf:load-asd (merge-pathnames "../../cpus/cpus.asd" *here*))
 (asdf:load-asd (merge-pathnames "../routeguide.asd" *here*))
 ;; Compile quietly: the report is the output that matters.
 (let ((*compile-verbose* nil) (*compile-print* nil))

@@ -1,0 +1,67 @@
+;;;; grpc.testing.BenchmarkService, the service a benchmark server runs and
+;;;; a benchmark client loads, answering as gRPC's own benchmark servers do:
+;;;; each response carries a payload of the size its request asks for.
+;;;;
+;;;;   UnaryCall            one response per request
+;;;;   StreamingCall        ping-pong: a response for each request
+;;;;   StreamingFromClient  every request read, then one response
+;;;;   StreamingFromServer  one request, then responses until the client
+;;;;                        ends the call
+;;;;   StreamingBothWays    a response for each request, as StreamingCall
+
+(in-package #:qps)
+
+(defvar *zero-bodies* (make-hash-table :synchronized t)
+  "Payload bodies by size, shared: a response's body is only read, and a
+benchmark asks for one or two sizes, so each is made once.")
+
+(defun zero-body (size)
+  (or (gethash size *zero-bodies*)
+      (setf (gethash size *zero-bodies*)
+            (make-array size :element-type '(unsigned-byte 8) :initial-element 0))))
+
+(defun response-for (request)
+  "The SimpleResponse to REQUEST: a COMPRESSABLE payload of its
+response_size zero octets."
+  (let ((size (simple-request-response-size request))
+        (type (simple-request-response-type request)))
+    (unless (member type '(:compressable 0))
+      (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+invalid-argument+
+                                    "response_type ~A is not supported" (enum-name type)))
+    (unless (<= 0 size (* 64 1024 1024))
+      (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+invalid-argument+
+                                    "response_size ~D is not from 0 to 64 MiB" size))
+    (make-simple-response :payload (make-payload :type :compressable :body (zero-body size)))))
+
+(defun unary-call (request call)
+  (declare (ignore call))
+  (response-for request))
+
+(defun ping-pong (call)
+  (loop for request = (clgrpc.grpc:call-recv call)
+        while request
+        do (clgrpc.grpc:call-send call (response-for request))))
+
+(defun streaming-from-client (call)
+  (let ((last nil))
+    (loop for request = (clgrpc.grpc:call-recv call)
+          while request
+          do (setf last request))
+    (if last
+        (response-for last)
+        (make-simple-response))))
+
+(defun streaming-from-server (request call)
+  "Responses until the client cancels the call or the server stops; either
+makes CALL-SEND signal, which ends the handler."
+  (let ((response (response-for request)))
+    (loop (clgrpc.grpc:call-send call response))))
+
+(defun register-benchmark-handlers (server)
+  "Serve grpc.testing.BenchmarkService on the clgrpc SERVER."
+  (register-benchmark-service server
+                              :unary-call #'unary-call
+                              :streaming-call #'ping-pong
+                              :streaming-from-client #'streaming-from-client
+                              :streaming-from-server #'streaming-from-server
+                              :streaming-both-ways #'ping-pong))

@@ -1,0 +1,89 @@
+;;;; gRPC's log-bucket latency histogram, the one grpc.testing.HistogramData
+;;;; carries: bucket 0 holds [0, m) and bucket n holds [m^n, m^(n+1)), where
+;;;; m = 1 + resolution, with enough buckets to reach max_possible.  The
+;;;; driver merges every client's histogram bucket by bucket, so a worker
+;;;; must bin exactly as gRPC's C++ and Go workers do.
+
+(in-package #:qps)
+
+(defconstant +max-histogram-buckets+ 100000
+  "More buckets than a 1% histogram up to an hour in nanoseconds needs; a
+configuration asking for more would cost each client thread that much
+memory, and is refused.")
+
+(defstruct (latency-histogram (:constructor %make-latency-histogram))
+  (log-multiplier 0d0 :type double-float)
+  (buckets nil :type (simple-array (unsigned-byte 32) (*)))
+  (min-seen 0d0 :type double-float)
+  (max-seen 0d0 :type double-float)
+  (max-possible 0d0 :type double-float)
+  (sum 0d0 :type double-float)
+  (sum-of-squares 0d0 :type double-float)
+  (count 0 :type (integer 0)))
+
+(defun histogram-bucket-count (resolution max-possible)
+  "The number of buckets of a histogram with these parameters, as gRPC
+computes it."
+  (1+ (floor (log (float max-possible 1d0)) (log (+ 1d0 resolution)))))
+
+(defun make-latency-histogram (resolution max-possible)
+  "An empty histogram.  RESOLUTION and MAX-POSSIBLE must have been checked
+(see CHECK-HISTOGRAM-PARAMS)."
+  (let ((resolution (float resolution 1d0))
+        (max-possible (float max-possible 1d0)))
+    (%make-latency-histogram
+     :log-multiplier (log (+ 1d0 resolution))
+     :buckets (make-array (histogram-bucket-count resolution max-possible)
+                          :element-type '(unsigned-byte 32) :initial-element 0)
+     :min-seen max-possible :max-seen 0d0 :max-possible max-possible)))
+
+(defun histogram-add (h value)
+  "Record VALUE (nanoseconds).  Values below 1 count in bucket 0 and values
+beyond max_possible in the last bucket, as in gRPC's histogram."
+  (declare (type latency-histogram h))
+  (let* ((x (float value 1d0))
+         (buckets (latency-histogram-buckets h))
+         (i (min (1- (length buckets))
+                 (floor (log (max 1d0 (min x (latency-histogram-max-possible h))))
+                        (latency-histogram-log-multiplier h)))))
+    (incf (latency-histogram-sum h) x)
+    (incf (latency-histogram-sum-of-squares h) (* x x))
+    (incf (latency-histogram-count h))
+    (setf (latency-histogram-min-seen h) (min x (latency-histogram-min-seen h))
+          (latency-histogram-max-seen h) (max x (latency-histogram-max-seen h)))
+    (setf (aref buckets i) (min #xFFFFFFFF (1+ (aref buckets i))))
+    h))
+
+(defun histogram-merge (into from)
+  "Add FROM's values to INTO (histograms of the same parameters)."
+  (let ((a (latency-histogram-buckets into))
+        (b (latency-histogram-buckets from)))
+    (assert (= (length a) (length b)))
+    (dotimes (i (length a))
+      (setf (aref a i) (min #xFFFFFFFF (+ (aref a i) (aref b i)))))
+    (incf (latency-histogram-sum into) (latency-histogram-sum from))
+    (incf (latency-histogram-sum-of-squares into) (latency-histogram-sum-of-squares from))
+    (incf (latency-histogram-count into) (latency-histogram-count from))
+    (setf (latency-histogram-min-seen into) (min (latency-histogram-min-seen into)
+                                                 (latency-histogram-min-seen from))
+          (latency-histogram-max-seen into) (max (latency-histogram-max-seen into)
+                                                 (latency-histogram-max-seen from)))
+    into))
+
+(defun histogram-clear (h)
+  (fill (latency-histogram-buckets h) 0)
+  (setf (latency-histogram-sum h) 0d0
+        (latency-histogram-sum-of-squares h) 0d0
+        (latency-histogram-count h) 0
+        (latency-histogram-min-seen h) (latency-histogram-max-possible h)
+        (latency-histogram-max-seen h) 0d0)
+  h)
+
+(defun histogram-data (h)
+  "H as a grpc.testing.HistogramData message."
+  (make-histogram-data :bucket (coerce (latency-histogram-buckets h) 'list)
+                       :min-seen (latency-histogram-min-seen h)
+                       :max-seen (latency-histogram-max-seen h)
+                       :sum (latency-histogram-sum h)
+                       :sum-of-squares (latency-histogram-sum-of-squares h)
+                       :count (float (latency-histogram-count h) 1d0)))
