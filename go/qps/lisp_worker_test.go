@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +20,9 @@ import (
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
 )
 
 // grpc-go's worker and the Lisp worker serve each other: every pairing of
@@ -403,4 +407,45 @@ func firstCPU(t *testing.T, m map[string]string) int {
 		t.Fatalf("CPU list %q: %v", list, err)
 	}
 	return n
+}
+
+// A driver that goes away in the middle of a run (killed, or its host
+// lost) leaves no benchmark running: the Lisp workers stop their server
+// and their client's calls when their streams end, and serve the next
+// driver.
+func TestLispWorkersOutliveTheirDriver(t *testing.T) {
+	if *driver == "" {
+		t.Skip("-driver is not set; run under `tools/bazel test //go/qps:qps_test`")
+	}
+	_, serverAddr := startKind(t, "lisp server worker", lispKind)
+	client, clientAddr := startKind(t, "lisp client worker", lispKind)
+	idleThreads := len(threadCPUs(t, client.PID()))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, runfile.Path(*driver), "--scenarios_json="+scenario("abandoned", "STREAMING", 4, 8, 0, 30))
+	cmd.Env = append(os.Environ(), "QPS_WORKERS="+serverAddr+","+clientAddr)
+	cmd.Stderr = serverproc.TestLog(t, "driver")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the client's 32 call threads run, then kill the driver.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(threadCPUs(t, client.PID())) < idleThreads+32 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the client worker never started its calls (%d threads)", len(threadCPUs(t, client.PID())))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	for n := len(threadCPUs(t, client.PID())); n > idleThreads+4; n = len(threadCPUs(t, client.PID())) {
+		if time.Now().After(deadline.Add(15 * time.Second)) {
+			t.Fatalf("the client worker still has %d threads (%d when idle) long after its driver died", n, idleThreads)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	run := runDriver(t, time.Minute, []string{serverAddr, clientAddr}, "--scenarios_json="+scenario("next", "UNARY", 1, 1, 0, 1))
+	checkResult(t, run, serverAddr, 1)
 }
