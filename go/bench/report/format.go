@@ -165,12 +165,20 @@ var metricLabels = map[string]string{
 	// The connection-scale suite's own (go/routeguide/loadgen).
 	schema.MetricServerRSS:        "Server RSS",
 	schema.MetricServerRSSPerConn: "Server RSS per connection",
+	// gRPC's benchmark protocol (go/qps).
+	schema.MetricQPSPerServerCore:  "QPS per server core",
+	schema.MetricServerUtilisation: "Server utilisation",
+	schema.MetricClientUtilisation: "Client utilisation",
 }
 
 // shareMetrics are ratio metrics that are a share of time, printed as
 // percentages: the host's CPU pressure (cri-bench) is 0.98 of the wall time,
 // "98%", not "0.98x".
-var shareMetrics = map[string]bool{schema.MetricCPUPressure: true}
+var shareMetrics = map[string]bool{
+	schema.MetricCPUPressure:       true,
+	schema.MetricServerUtilisation: true,
+	schema.MetricClientUtilisation: true,
+}
 
 // FormatMetric formats a metric's median as tables show it: shares as
 // percentages, everything else by its unit.

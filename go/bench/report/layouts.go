@@ -259,6 +259,51 @@ var BuiltinLayouts = map[string]Layout{
 		},
 	},
 
+	// gRPC's standard scenarios through the qps workers (go/qps/bench).
+	// Parameters: scenario, payload, server, client (go|lisp), rpc_type,
+	// channels, outstanding, and bottleneck (client|server|neither).
+	"qps": {
+		Title: "gRPC's benchmark scenarios, through the qps workers",
+		Sections: []Section{
+			PivotTable{
+				Title: "QPS per server core", GroupBy: []string{"payload", "client"},
+				Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricQPSPerServerCore, Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			},
+			PivotTable{
+				Title: "Server utilisation (CPU time over wall time and the server's cores)", GroupBy: []string{"payload", "client"},
+				Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricServerUtilisation, Names: implNames,
+			},
+			PivotTable{
+				Title: "Client utilisation (CPU time over wall time and the client's cores)", GroupBy: []string{"payload", "client"},
+				Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricClientUtilisation, Names: implNames,
+			},
+			PivotTable{
+				Title: "Latency p99", GroupBy: []string{"payload", "client"},
+				Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricLatencyP99, Names: implNames,
+			},
+			Goal{
+				Title: "Goal",
+				Statement: "In every scenario, the Lisp server's qps per server core is at least the Go " +
+					"server's. Only cells whose server was the bottleneck (at least 90% of its cores " +
+					"busy, its client less) are judged: a figure a saturated client set, or one neither " +
+					"side was pushed to, says nothing about the server.",
+				GroupBy:    []string{"scenario", "payload", "client"},
+				Vary:       []string{"server"},
+				Baseline:   "go",
+				Config:     map[string]string{"server": "lisp"},
+				Names:      implNames,
+				Limits:     []RatioLimit{{Metric: schema.MetricQPSPerServerCore, Min: 1}},
+				Bottleneck: "bottleneck",
+				Context:    Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricServerCPUPerOp),
+			},
+		},
+	},
+
 	// Kubernetes content types (go/kcpbench). Parameters: benchmark
 	// (WithClientCM and WithClientRBAC against kcp, SerializationCM/encode
 	// etc. for the micro-benchmark), content_type. JSON is the baseline.

@@ -44,7 +44,18 @@ type Goal struct {
 	// per_chunk=16); other configurations are not shown. Without it, every
 	// configuration of every group must meet the goal.
 	Config map[string]string
+	// Bottleneck, when set, names the parameter in which a suite records
+	// what limited each cell ("server", "client", "neither"). A goal about
+	// servers judges a cell only when the server limited both it and its
+	// baseline: a figure that a saturated client set, or one that no side
+	// was pushed to, says nothing about the server. Other cells are shown
+	// with their ratios and marked "not judged", with what limited them.
+	Bottleneck string
 }
+
+// bottleneckServer is the Bottleneck parameter's value for a cell the server
+// limited.
+const bottleneckServer = "server"
 
 // RatioLimit bounds one metric of a configuration relative to the
 // baseline's: at most Max times it, or at least Min times it (0: no bound).
@@ -93,6 +104,7 @@ type goalVerdict struct {
 	group, config string
 	cells         []string
 	decision      Decision
+	why           string // what kept a cell from being judged
 }
 
 func (s Goal) Render(d *Dataset, p *Page) {
@@ -125,6 +137,7 @@ func (s Goal) Render(d *Dataset, p *Page) {
 			}
 			v := s.verdict(*cols[0].Row, *c.Row)
 			v.group, v.config = g.Label, c.Name
+			s.markUnjudged(&v, *cols[0].Row, *c.Row)
 			rows = append(rows, v)
 		}
 	}
@@ -137,6 +150,19 @@ func (s Goal) Render(d *Dataset, p *Page) {
 	}
 	p.Table(s.table(rows))
 	p.Text(s.summary(rows))
+}
+
+// markUnjudged sets a verdict to NotJudged when Bottleneck says that the
+// server did not limit the cell or its baseline, and records why.
+func (s Goal) markUnjudged(v *goalVerdict, base, r Row) {
+	if s.Bottleneck == "" {
+		return
+	}
+	b, x := base.Param(s.Bottleneck), r.Param(s.Bottleneck)
+	if b != bottleneckServer || x != bottleneckServer {
+		v.decision = NotJudged
+		v.why = fmt.Sprintf("%s: %s-bound, %s: %s-bound", displayName(s.Names, s.Baseline), b, v.config, x)
+	}
 }
 
 // judges reports whether the goal judges a configuration: Config's, or
@@ -196,7 +222,11 @@ func (s Goal) table(rows []goalVerdict) Table {
 		}
 		row = append(row, v.config)
 		row = append(row, v.cells...)
-		row = append(row, goalCell(v.decision))
+		cell := goalCell(v.decision)
+		if v.why != "" {
+			cell += " (" + v.why + ")"
+		}
+		row = append(row, cell)
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -217,19 +247,33 @@ func (s Goal) summary(rows []goalVerdict) string {
 		limits[i] = l.String()
 	}
 	goal := "of " + displayName(s.Names, s.Baseline) + "'s: " + strings.Join(limits, ", ")
-	overall := Met
+	overall, judged := Met, 0
 	byDecision := map[Decision][]string{}
 	for _, v := range rows {
-		overall = overall.and(v.decision)
 		name := strings.TrimPrefix(v.group+": "+v.config, ": ")
 		byDecision[v.decision] = append(byDecision[v.decision], name)
+		if v.decision == NotJudged {
+			continue
+		}
+		overall = overall.and(v.decision)
+		judged++
+	}
+	if judged == 0 {
+		overall = NotDecided // nothing the goal is about was measured
 	}
 	line := fmt.Sprintf("**Goal %s** (%s)", overall, goal)
+	unjudged := ""
+	if names := byDecision[NotJudged]; len(names) > 0 {
+		unjudged = fmt.Sprintf(" %d of %d cells not judged, the server not their bottleneck: %s.",
+			len(names), len(rows), strings.Join(names, "; "))
+	}
 	switch {
-	case overall == Met && len(rows) == 1:
-		return line + " by " + byDecision[Met][0] + "."
+	case overall == Met && judged == 1:
+		return line + " by " + byDecision[Met][0] + "." + unjudged
+	case overall == Met && unjudged == "":
+		return fmt.Sprintf("%s in all %d cells.", line, judged)
 	case overall == Met:
-		return fmt.Sprintf("%s in all %d cells.", line, len(rows))
+		return fmt.Sprintf("%s in all %d judged cells.%s", line, judged, unjudged)
 	}
 	var parts []string
 	for _, d := range []Decision{NotMet, NotDecided} {
@@ -237,5 +281,8 @@ func (s Goal) summary(rows []goalVerdict) string {
 			parts = append(parts, fmt.Sprintf("%s in %d of %d cells: %s", d, len(names), len(rows), strings.Join(names, "; ")))
 		}
 	}
-	return line + ": " + strings.Join(parts, "; ") + "."
+	if len(parts) == 0 {
+		parts = append(parts, "no cell could be judged")
+	}
+	return line + ": " + strings.Join(parts, "; ") + "." + unjudged
 }

@@ -100,3 +100,24 @@ func TestGoalIn(t *testing.T) {
 		t.Errorf("a scenario outside In was judged:\n%s", md)
 	}
 }
+
+// With Bottleneck, a cell is judged only when the server limited it and its
+// baseline: a cell a saturated client set shows its ratio, "not judged" and
+// why, and takes no part in the verdict, even when its ratio would miss.
+func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
+	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}, Bottleneck: "bottleneck"}
+	row := func(method string, containers int, latency float64, bottleneck string) Row {
+		r := goalRow(method, 0, around(latency), around(1))
+		r.Parameters["containers"], r.Parameters["bottleneck"] = containers, bottleneck
+		return r
+	}
+	md := renderGoal(g,
+		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
+		row("list", 32, 100, "server"), row("stream", 32, 200, "client"))
+	wantAll(t, md, "| containers=1024 | stream | 0.60x (met, p=",
+		"| containers=32 | stream | 2.00x (not met, p=", "| not judged (list: server-bound, stream: client-bound) |",
+		"**Goal met** (", "1 of 2 cells not judged, the server not their bottleneck: containers=32: stream.")
+	md = renderGoal(g, row("list", 32, 100, "neither"), row("stream", 32, 60, "server"))
+	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided**", "no cell could be judged")
+}

@@ -85,8 +85,11 @@ func columnCell(r Row, metric, unit string) string {
 	if !ok {
 		return missing
 	}
-	switch unit {
-	case schema.UnitNsPerOp, schema.UnitBytesPerOp, schema.UnitAllocsPerOp, schema.UnitReqPerSec, schema.UnitMsgPerSec, schema.UnitCount:
+	switch {
+	case shareMetrics[metric]:
+		return FormatPercent(m.Median) + spread(m)
+	case unit == schema.UnitNsPerOp, unit == schema.UnitBytesPerOp, unit == schema.UnitAllocsPerOp,
+		unit == schema.UnitReqPerSec, unit == schema.UnitMsgPerSec, unit == schema.UnitCount:
 		return FormatNumber(m.Median) + spread(m)
 	}
 	return FormatValue(m.Median, unit) + spread(m)

@@ -53,6 +53,10 @@ const (
 	NotDecided Decision = iota
 	Met
 	NotMet
+	// NotJudged: the cell's figures were set by something other than what
+	// the goal is about (a saturated load generator, a server never
+	// pushed), so they are shown and not judged.
+	NotJudged
 )
 
 func (d Decision) String() string {
@@ -61,6 +65,8 @@ func (d Decision) String() string {
 		return "met"
 	case NotMet:
 		return "not met"
+	case NotJudged:
+		return "not judged"
 	}
 	return "not decided"
 }

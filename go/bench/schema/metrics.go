@@ -37,4 +37,10 @@ const (
 	MetricServerBytesPerOp  = "server_bytes_per_op"  // the server's bytes allocated per operation (CRI, from its debug service)
 	MetricServerAllocsPerOp = "server_allocs_per_op" // the server's allocations per operation (CRI)
 	MetricEncodedBytes      = "encoded_bytes"        // an object's encoded size (Kubernetes content types)
+	// gRPC's benchmark protocol (go/qps): qps over the cores the server
+	// was given, as gRPC's driver reports it, and each side's CPU time
+	// over its wall time and cores, which says which side set the figure.
+	MetricQPSPerServerCore  = "qps_per_server_core"
+	MetricServerUtilisation = "server_utilisation"
+	MetricClientUtilisation = "client_utilisation"
 )

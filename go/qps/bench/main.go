@@ -1,0 +1,299 @@
+// Command qpsbench measures gRPC's standard benchmark scenarios through
+// gRPC's own protocol: qps workers (grpc-go's and clgrpc's) run the
+// benchmark server and client, and //go/qps/driver runs each scenario
+// against them. Every {server, client} pairing of the workers given is
+// measured, the servers of one client in turns, repetition by repetition,
+// on one machine with the server workers on one CPU set and the client
+// workers (and this process) on another.
+//
+//	qpsbench -go_worker PATH -lisp_worker PATH -scenarios unary_ping_pong -payloads 0,1024 -duration 1s -reps 6
+//
+// Each cell reports the harness's metrics plus gRPC's qps per server core
+// and each side's utilisation, and names its bottleneck: the client when
+// the client was saturated, the server when it was, else neither. Only
+// server-bound cells say anything about servers; the report judges no
+// other.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/go/qps/driver"
+)
+
+const (
+	suite = "qps"
+	pkg   = "github.com/grpcbench/grpcbench/go/qps/bench"
+)
+
+type config struct {
+	flags      harness.Flags
+	workers    map[string]string // implementation -> worker binary
+	servers    []string
+	clients    []string
+	shapes     []shape
+	payloads   []int
+	duration   time.Duration
+	cpus       string
+	cpuSets    [2]cpuset.Set // server, client; empty: unpinned
+	unpinnedBy string
+}
+
+func parseFlags(args []string, out io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("qpsbench", flag.ContinueOnError)
+	fs.SetOutput(out)
+	cfg := &config{flags: harness.Flags{Reps: 6}, workers: map[string]string{}}
+	cfg.flags.Warmup.Duration = time.Second
+	cfg.flags.Register(fs)
+	var goWorker, lispWorker, servers, clients, scenarios, payloads string
+	fs.StringVar(&goWorker, "go_worker", "", "`path` of grpc-go's qps worker (//go/qps:worker)")
+	fs.StringVar(&lispWorker, "lisp_worker", "", "`path` of the Lisp qps worker (//lisp/qps:worker)")
+	fs.StringVar(&servers, "servers", "go,lisp", "server workers, in the order of the report's columns: go, lisp")
+	fs.StringVar(&clients, "clients", "go,lisp", "client workers: go, lisp")
+	fs.StringVar(&scenarios, "scenarios", "unary_ping_pong,streaming_ping_pong,unary_qps_unconstrained,streaming_qps_unconstrained",
+		"gRPC's standard scenarios to run, comma-separated")
+	fs.StringVar(&payloads, "payloads", "0,1024", "request and response payload `sizes` in octets, comma-separated")
+	fs.DurationVar(&cfg.duration, "duration", time.Second, "measured time per repetition, in whole seconds (gRPC's scenarios count seconds)")
+	fs.StringVar(&cfg.cpus, "cpus", "auto", "CPU placement: auto (server workers on the first half of the usable CPUs, client workers and this driver on the rest), off, or SERVER/CLIENT CPU lists such as 0/1")
+	if err := cfg.flags.Parse(fs, args); err != nil {
+		return nil, err
+	}
+	fail := func(format string, a ...any) (*config, error) {
+		err := fmt.Errorf(format, a...)
+		fmt.Fprintln(out, err)
+		fs.Usage()
+		return nil, err
+	}
+	paths := map[string]string{"go": goWorker, "lisp": lispWorker}
+	var err error
+	if cfg.servers, err = implementations(servers, paths); err != nil {
+		return fail("-servers: %v", err)
+	}
+	if cfg.clients, err = implementations(clients, paths); err != nil {
+		return fail("-clients: %v", err)
+	}
+	for _, impl := range append(append([]string{}, cfg.servers...), cfg.clients...) {
+		cfg.workers[impl] = paths[impl]
+	}
+	for _, name := range splitList(scenarios) {
+		s, err := shapeNamed(name)
+		if err != nil {
+			return fail("-scenarios: %v", err)
+		}
+		cfg.shapes = append(cfg.shapes, s)
+	}
+	for _, p := range splitList(payloads) {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 4<<20 {
+			return fail("-payloads: %q is not a size from 0 to 4 MiB", p)
+		}
+		cfg.payloads = append(cfg.payloads, n)
+	}
+	if len(cfg.shapes) == 0 || len(cfg.payloads) == 0 {
+		return fail("-scenarios and -payloads must name at least one each")
+	}
+	if cfg.duration < time.Second || cfg.duration%time.Second != 0 {
+		return fail("-duration %v: whole seconds, at least 1", cfg.duration)
+	}
+	if w := cfg.flags.Warmup; w.Ops > 0 || w.Duration%time.Second != 0 {
+		return fail("-warmup %v: whole seconds (gRPC's scenarios warm up for a time, not a count)", w)
+	}
+	if cfg.cpuSets, cfg.unpinnedBy, err = placement(cfg.cpus); err != nil {
+		return fail("-cpus: %v", err)
+	}
+	return cfg, nil
+}
+
+func implementations(list string, paths map[string]string) ([]string, error) {
+	var out []string
+	for _, impl := range splitList(list) {
+		path, known := paths[impl]
+		switch {
+		case !known:
+			return nil, fmt.Errorf("%q is not go or lisp", impl)
+		case path == "":
+			return nil, fmt.Errorf("%s needs -%s_worker", impl, impl)
+		}
+		out = append(out, impl)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("none given")
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// placement gives the server workers and the client workers CPU sets of
+// their own: auto splits the usable CPUs in two halves.
+func placement(spec string) (sets [2]cpuset.Set, unpinnedBy string, err error) {
+	switch spec {
+	case "off":
+		return sets, "-cpus off", nil
+	case "auto":
+		usable, err := cpuset.Usable()
+		if err != nil {
+			return sets, err.Error(), nil
+		}
+		server, client, ok := cpuset.Split(usable)
+		if !ok {
+			return sets, fmt.Sprintf("one usable CPU (%s)", usable), nil
+		}
+		return [2]cpuset.Set{server, client}, "", nil
+	}
+	srv, cli, ok := strings.Cut(spec, "/")
+	if !ok {
+		return sets, "", fmt.Errorf("want auto, off or SERVER/CLIENT CPU lists such as 0/1, got %q", spec)
+	}
+	for i, part := range []string{srv, cli} {
+		if sets[i], err = cpuset.Parse(part); err != nil {
+			return sets, "", err
+		}
+	}
+	if sets[0].Overlaps(sets[1]) {
+		return sets, "", fmt.Errorf("the server CPUs %s and the client CPUs %s overlap", sets[0], sets[1])
+	}
+	return sets, "", nil
+}
+
+// workerArgv is how each implementation's worker is told its driver port:
+// the Lisp worker also keeps its benchmark servers on loopback.
+func workerArgv(impl, path, port string) []string {
+	if impl == "lisp" {
+		return []string{path, "-driver_port", port, "-host", "127.0.0.1"}
+	}
+	return []string{path, "--driver_port=" + port}
+}
+
+func startWorker(impl, path string, cpus cpuset.Set, log io.Writer) (*serverproc.Process, error) {
+	return serverproc.StartListeningOn(serverproc.Spec{
+		ReadyTimeout: time.Minute, StopGrace: 5 * time.Second, Log: log,
+		Check: serverproc.CheckLoopback, CPUs: cpus,
+	}, func(port string) []string { return workerArgv(impl, path, port) })
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(harness.ExitOK)
+		}
+		os.Exit(harness.ExitUsage)
+	}
+	ctx, stop := harness.SignalContext()
+	defer stop()
+	os.Exit(run(ctx, cfg, os.Stdout, harness.SharedLog(os.Stderr)))
+}
+
+func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
+	file := &schema.File{Schema: schema.Version, Suite: suite, Environment: cfg.flags.Environment()}
+	extra := file.Environment.Extra
+	clientCores := runtime.NumCPU()
+	if len(cfg.cpuSets[1]) > 0 {
+		// This process drives the workers from the clients' CPUs, so that
+		// the servers' CPUs run nothing but the server.
+		if err := cpuset.PinProcess(cfg.cpuSets[1]); err != nil {
+			cfg.cpuSets, cfg.unpinnedBy = [2]cpuset.Set{}, err.Error()
+		}
+	}
+	if len(cfg.cpuSets[1]) > 0 {
+		extra[schema.ExtraServerCPUs], extra[schema.ExtraClientCPUs] = cfg.cpuSets[0].String(), cfg.cpuSets[1].String()
+		clientCores = len(cfg.cpuSets[1])
+	} else {
+		extra[schema.ExtraCPUs] = "unpinned: " + cfg.unpinnedBy
+	}
+
+	serverAddr, clientAddr := map[string]string{}, map[string]string{}
+	for role, impls := range map[string][]string{"server": cfg.servers, "client": cfg.clients} {
+		cpus, addrs := cfg.cpuSets[0], serverAddr
+		if role == "client" {
+			cpus, addrs = cfg.cpuSets[1], clientAddr
+		}
+		for _, impl := range impls {
+			p, err := startWorker(impl, cfg.workers[impl], cpus, log)
+			if err != nil {
+				fmt.Fprintf(log, "[%s] starting the %s %s worker: %v\n", suite, impl, role, err)
+				return harness.ExitFailed
+			}
+			defer p.Stop()
+			addrs[impl] = p.Addr()
+		}
+	}
+
+	warmup := int(cfg.flags.Warmup.Duration / time.Second)
+	measured := int(cfg.duration / time.Second)
+	reps := cfg.flags.Reps
+	for _, sh := range cfg.shapes {
+		for _, payload := range cfg.payloads {
+			for _, client := range cfg.clients {
+				sc := sh.scenario(payload, warmup, measured)
+				ms := make([][]measurement, len(cfg.servers))
+				errs := make([]error, len(cfg.servers))
+				harness.InTurns(len(cfg.servers), reps, func(i, round int) {
+					server := cfg.servers[i]
+					if errs[i] != nil || ctx.Err() != nil {
+						return
+					}
+					label := harness.TurnLabel(fmt.Sprintf("%s/server=%s/client=%s", sc.Name, server, client), round, reps)
+					fmt.Fprintf(log, "[%s] %s\n", suite, label)
+					r, err := driver.Run(ctx, sc, driver.Options{
+						Workers: []string{serverAddr[server], clientAddr[client]}, SetupTimeout: 30 * time.Second,
+					})
+					if err != nil {
+						errs[i] = fmt.Errorf("%s: %w", label, err)
+						return
+					}
+					ms[i] = append(ms[i], measure(r, clientCores))
+				})
+				for i, server := range cfg.servers {
+					file.Results = append(file.Results, cellResult(sh, payload, server, client, ms[i], errs[i], ctx.Err()))
+				}
+			}
+		}
+	}
+	return cfg.flags.Finish(stdout, log, file, pkg, "")
+}
+
+func cellResult(sh shape, payload int, server, client string, ms []measurement, err, cancelled error) schema.Result {
+	name := fmt.Sprintf("%s/payload=%d/server=%s/client=%s", sh.name, payload, server, client)
+	params := map[string]any{
+		"scenario": sh.name, "payload": payload, "server": server, "client": client,
+		"rpc_type": sh.rpc.String(), "channels": int(sh.channels), "outstanding": int(sh.outstanding),
+	}
+	if err == nil && cancelled != nil {
+		err = cancelled
+	}
+	reps := make([]harness.Rep, len(ms))
+	for i, m := range ms {
+		reps[i] = m.rep
+	}
+	if len(ms) > 0 {
+		params["bottleneck"] = bottleneck(ms)
+	}
+	res := harness.Result(name, params, reps, err)
+	if len(ms) > 0 {
+		res.Metrics = append(res.Metrics, extraMetrics(ms)...)
+	}
+	return res
+}
