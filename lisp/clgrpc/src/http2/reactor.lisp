@@ -442,10 +442,17 @@ with its last stream."
           (let ((fd (clgrpc.net:epoll-event-fd events i))
                 (flags (clgrpc.net:epoll-event-flags events i)))
             (if (= fd wakefd)
+                ;; Drain first, then clear the flag.  The other order loses
+                ;; wakeups for good: a post between the two would see no
+                ;; signal pending, signal, and have its signal drained with
+                ;; the flag left set, so that no thread signalled again and
+                ;; every later post waited for the sweep's timeout.  In this
+                ;; order a post in between finds the flag still set and
+                ;; relies on RUN-POSTED, which the loop runs next.
                 (progn
+                  (clgrpc.net:eventfd-drain wakefd)
                   (sb-thread:with-mutex ((reactor-lock reactor))
-                    (setf (reactor-wake-pending reactor) nil))
-                  (clgrpc.net:eventfd-drain wakefd))
+                    (setf (reactor-wake-pending reactor) nil)))
                 (let ((conn (gethash fd table)))
                   (when conn
                     (with-connection-guard (conn)
