@@ -58,12 +58,15 @@ func startKind(t *testing.T, name string, k workerKind) (*serverproc.Process, st
 }
 
 // scenario is a short standard scenario: one server, one client, closed
-// loop, 1 s of warm-up and benchmarkSeconds of measurement.
+// loop, 1 s of warm-up and benchmarkSeconds of measurement, with the
+// channel argument every one of gRPC's standard scenarios carries.
 func scenario(name, rpcType string, channels, outstanding, payload, benchmarkSeconds int) string {
 	return fmt.Sprintf(`{"scenarios": [{"name": %q, "warmup_seconds": 1, "benchmark_seconds": %d,
   "num_servers": 1, "num_clients": 1,
-  "server_config": {"server_type": "ASYNC_SERVER", "async_server_threads": 1},
+  "server_config": {"server_type": "ASYNC_SERVER", "async_server_threads": 1,
+    "channel_args": [{"name": "grpc.optimization_target", "str_value": "throughput"}]},
   "client_config": {"client_type": "ASYNC_CLIENT", "outstanding_rpcs_per_channel": %d, "client_channels": %d,
+    "channel_args": [{"name": "grpc.optimization_target", "str_value": "throughput"}],
     "async_client_threads": 1, "rpc_type": %q, "load_params": {"closed_loop": {}},
     "payload_config": {"simple_params": {"req_size": %d, "resp_size": %d}},
     "histogram_params": {"resolution": 0.01, "max_possible": 60000000000}}}]}`,

@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -12,9 +14,19 @@ import (
 
 // ParseScenarios reads gRPC's scenario JSON: a grpc.testing.Scenarios
 // object, {"scenarios": [...]}, with field names in either proto or JSON
-// spelling. An unknown field is an error, not ignored: a misspelt option
-// would otherwise run a different benchmark than the file says.
+// spelling. "scenarios" may also be a single object, as gRPC's
+// loadtest_config.py writes it into LoadTests (gRPC's C++ driver reads a
+// lone value as a list of one). An unknown field is an error, not ignored:
+// a misspelt option would otherwise run a different benchmark than the
+// file says.
 func ParseScenarios(data []byte) (*testpb.Scenarios, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err == nil {
+		if one, ok := top["scenarios"]; ok && len(bytes.TrimSpace(one)) > 0 && bytes.TrimSpace(one)[0] == '{' {
+			top["scenarios"] = append(append([]byte{'['}, one...), ']')
+			data, _ = json.Marshal(top)
+		}
+	}
 	var out testpb.Scenarios
 	if err := protojson.Unmarshal(data, &out); err != nil {
 		return nil, fmt.Errorf("scenarios: %w", err)

@@ -31,6 +31,18 @@ func TestParseScenariosReadsGrpcsFormat(t *testing.T) {
 	}
 }
 
+// test-infra's LoadTests carry one scenario as an object, not a list.
+func TestParseScenariosTakesALoneScenario(t *testing.T) {
+	s, err := ParseScenarios([]byte(`{"scenarios": {"name": "one", "num_servers": 1,
+	  "client_config": {"channel_args": [{"name": "grpc.optimization_target", "str_value": "latency"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Scenarios) != 1 || s.Scenarios[0].Name != "one" || s.Scenarios[0].ClientConfig.ChannelArgs[0].GetStrValue() != "latency" {
+		t.Errorf("parsed %v", s)
+	}
+}
+
 func TestParseScenariosRefusesUnknownFieldsAndNothing(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"scenarios": [{"name": "x", "benchmark_secnds": 3}]}`: "benchmark_secnds",

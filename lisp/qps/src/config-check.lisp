@@ -11,11 +11,12 @@
 ;;;;
 ;;;; Accepted without effect, and logged: client_type and server_type
 ;;;; (SYNC, ASYNC and CALLBACK name gRPC C++'s APIs; clgrpc has one way to
-;;;; run calls), and async_client_threads, async_server_threads and
-;;;; threads_per_cq (gRPC C++'s completion-queue threads; clgrpc has none).
+;;;; run calls), async_client_threads, async_server_threads and
+;;;; threads_per_cq (gRPC C++'s completion-queue threads; clgrpc has none),
+;;;; and the channel argument grpc.optimization_target (a C-core hint).
 ;;;;
 ;;;; Refused: security_params (no TLS yet), byte-buffer and complex
-;;;; payloads, the generic server, channel_args, other_client_api,
+;;;; payloads, the generic server, other channel_args, other_client_api,
 ;;;; other_server_api, resource_quota_size, use_coalesce_api, median
 ;;;; latency collection, and more than one client or server process.
 
@@ -64,11 +65,21 @@ there is none)."
          (invalid "payload_config.complex_params" "complex payloads are not supported"))
         (t (values 0 0))))
 
+(defparameter +hint-channel-args+ '("grpc.optimization_target")
+  "Channel arguments that only hint at gRPC C-core's tuning (gRPC's standard
+scenarios set grpc.optimization_target); clgrpc has nothing to tune by them.")
+
+(defun check-channel-args (prefix args)
+  (dolist (arg args)
+    (let ((name (channel-arg-name arg)))
+      (if (member name +hint-channel-args+ :test #'string=)
+          (note-inapplicable "channel argument" name)
+          (invalid (format nil "~A.channel_args" prefix) "~S is not supported" name)))))
+
 (defun check-common (prefix &key security-params channel-args other-api processes)
   (when security-params
     (invalid (format nil "~A.security_params" prefix) "TLS is not supported by clgrpc"))
-  (when channel-args
-    (invalid (format nil "~A.channel_args" prefix) "channel arguments are not supported"))
+  (check-channel-args prefix channel-args)
   (when (plusp (length other-api))
     (invalid (format nil "~A.other_~A_api" prefix (if (string= prefix "server_config") "server" "client"))
              "~S is not supported" other-api))
