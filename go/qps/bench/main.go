@@ -32,6 +32,7 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	"github.com/grpcbench/grpcbench/go/qps/driver"
+	"github.com/grpcbench/grpcbench/go/qps/scenarios"
 )
 
 const (
@@ -44,7 +45,7 @@ type config struct {
 	workers    map[string]string // implementation -> worker binary
 	servers    []string
 	clients    []string
-	shapes     []shape
+	shapes     []scenarios.Shape
 	payloads   []int
 	duration   time.Duration
 	cpus       string
@@ -58,12 +59,12 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	cfg := &config{flags: harness.Flags{Reps: 6}, workers: map[string]string{}}
 	cfg.flags.Warmup.Duration = time.Second
 	cfg.flags.Register(fs)
-	var goWorker, lispWorker, servers, clients, scenarios, payloads string
+	var goWorker, lispWorker, servers, clients, scenarioList, payloads string
 	fs.StringVar(&goWorker, "go_worker", "", "`path` of grpc-go's qps worker (//go/qps:worker)")
 	fs.StringVar(&lispWorker, "lisp_worker", "", "`path` of the Lisp qps worker (//lisp/qps:worker)")
 	fs.StringVar(&servers, "servers", "go,lisp", "server workers, in the order of the report's columns: go, lisp")
 	fs.StringVar(&clients, "clients", "go,lisp", "client workers: go, lisp")
-	fs.StringVar(&scenarios, "scenarios", "unary_ping_pong,streaming_ping_pong,unary_qps_unconstrained,streaming_qps_unconstrained",
+	fs.StringVar(&scenarioList, "scenarios", "unary_ping_pong,streaming_ping_pong,unary_qps_unconstrained,streaming_qps_unconstrained",
 		"gRPC's standard scenarios to run, comma-separated")
 	fs.StringVar(&payloads, "payloads", "0,1024", "request and response payload `sizes` in octets, comma-separated")
 	fs.DurationVar(&cfg.duration, "duration", time.Second, "measured time per repetition, in whole seconds (gRPC's scenarios count seconds)")
@@ -88,8 +89,8 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	for _, impl := range append(append([]string{}, cfg.servers...), cfg.clients...) {
 		cfg.workers[impl] = paths[impl]
 	}
-	for _, name := range splitList(scenarios) {
-		s, err := shapeNamed(name)
+	for _, name := range splitList(scenarioList) {
+		s, err := scenarios.Named(name)
 		if err != nil {
 			return fail("-scenarios: %v", err)
 		}
@@ -247,7 +248,7 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 	for _, sh := range cfg.shapes {
 		for _, payload := range cfg.payloads {
 			for _, client := range cfg.clients {
-				sc := sh.scenario(payload, warmup, measured)
+				sc := sh.Scenario(payload, warmup, measured)
 				ms := make([][]measurement, len(cfg.servers))
 				errs := make([]error, len(cfg.servers))
 				harness.InTurns(len(cfg.servers), reps, func(i, round int) {
@@ -275,11 +276,11 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 	return cfg.flags.Finish(stdout, log, file, pkg, "")
 }
 
-func cellResult(sh shape, payload int, server, client string, ms []measurement, err, cancelled error) schema.Result {
-	name := fmt.Sprintf("%s/payload=%d/server=%s/client=%s", sh.name, payload, server, client)
+func cellResult(sh scenarios.Shape, payload int, server, client string, ms []measurement, err, cancelled error) schema.Result {
+	name := fmt.Sprintf("%s/payload=%d/server=%s/client=%s", sh.Name, payload, server, client)
 	params := map[string]any{
-		"scenario": sh.name, "payload": payload, "server": server, "client": client,
-		"rpc_type": sh.rpc.String(), "channels": int(sh.channels), "outstanding": int(sh.outstanding),
+		"scenario": sh.Name, "payload": payload, "server": server, "client": client,
+		"rpc_type": sh.RPC.String(), "channels": int(sh.Channels), "outstanding": int(sh.Outstanding),
 	}
 	if err == nil && cancelled != nil {
 		err = cancelled

@@ -1,4 +1,8 @@
-package main
+// Package scenarios holds gRPC's standard benchmark scenarios as this
+// repository runs them: the benchmark suite (go/qps/bench) measures them and
+// go/qps/loadtest writes them into grpc/test-infra LoadTests, so a cluster
+// runs exactly what the suite measured.
+package scenarios
 
 import (
 	"fmt"
@@ -7,44 +11,45 @@ import (
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 )
 
-// shape is one of gRPC's standard benchmark scenarios, without its
+// Shape is one of gRPC's standard benchmark scenarios, without its
 // payload: the RPC type and how many calls are in flight.
-type shape struct {
-	name                  string
-	rpc                   testpb.RpcType
-	channels, outstanding int32
+type Shape struct {
+	Name                  string
+	RPC                   testpb.RpcType
+	Channels, Outstanding int32
 }
 
-// shapes are gRPC's standard scenarios (tools/run_tests/performance in
+// Shapes are gRPC's standard scenarios (tools/run_tests/performance in
 // gRPC's repository names them LANG_protobuf_async_*): ping-pong, one call
 // at a time on one channel, measures latency; "qps unconstrained" keeps
 // many calls in flight on many channels, to find the most a server does.
 // gRPC runs the latter at 64 channels of 100 calls on large machines; on
 // the 2-core machines this repository measures on, 16 of 16 (256 calls)
 // already keep a one-core server busy.
-var shapes = []shape{
+var Shapes = []Shape{
 	{"unary_ping_pong", testpb.RpcType_UNARY, 1, 1},
 	{"streaming_ping_pong", testpb.RpcType_STREAMING, 1, 1},
 	{"unary_qps_unconstrained", testpb.RpcType_UNARY, 16, 16},
 	{"streaming_qps_unconstrained", testpb.RpcType_STREAMING, 16, 16},
 }
 
-func shapeNamed(name string) (shape, error) {
+// Named is the shape called name.
+func Named(name string) (Shape, error) {
 	var names []string
-	for _, s := range shapes {
-		if s.name == name {
+	for _, s := range Shapes {
+		if s.Name == name {
 			return s, nil
 		}
-		names = append(names, s.name)
+		names = append(names, s.Name)
 	}
-	return shape{}, fmt.Errorf("no scenario %q; the scenarios are %s", name, strings.Join(names, ", "))
+	return Shape{}, fmt.Errorf("no scenario %q; the scenarios are %s", name, strings.Join(names, ", "))
 }
 
-// scenario is the shape as a gRPC scenario: closed loop, payload octets
+// Scenario is the shape as a gRPC scenario: closed loop, payload octets
 // each way, the standard histogram, and the given warm-up and measurement.
-func (s shape) scenario(payload, warmupSeconds, benchmarkSeconds int) *testpb.Scenario {
+func (s Shape) Scenario(payload, warmupSeconds, benchmarkSeconds int) *testpb.Scenario {
 	return &testpb.Scenario{
-		Name:             fmt.Sprintf("%s/payload=%d", s.name, payload),
+		Name:             fmt.Sprintf("%s/payload=%d", s.Name, payload),
 		NumServers:       1,
 		NumClients:       1,
 		WarmupSeconds:    int32(warmupSeconds),
@@ -52,9 +57,9 @@ func (s shape) scenario(payload, warmupSeconds, benchmarkSeconds int) *testpb.Sc
 		ServerConfig:     &testpb.ServerConfig{ServerType: testpb.ServerType_ASYNC_SERVER},
 		ClientConfig: &testpb.ClientConfig{
 			ClientType:                testpb.ClientType_ASYNC_CLIENT,
-			OutstandingRpcsPerChannel: s.outstanding,
-			ClientChannels:            s.channels,
-			RpcType:                   s.rpc,
+			OutstandingRpcsPerChannel: s.Outstanding,
+			ClientChannels:            s.Channels,
+			RpcType:                   s.RPC,
 			LoadParams:                &testpb.LoadParams{Load: &testpb.LoadParams_ClosedLoop{ClosedLoop: &testpb.ClosedLoopParams{}}},
 			PayloadConfig: &testpb.PayloadConfig{Payload: &testpb.PayloadConfig_SimpleParams{
 				SimpleParams: &testpb.SimpleProtoParams{ReqSize: int32(payload), RespSize: int32(payload)}}},
