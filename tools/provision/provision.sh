@@ -94,6 +94,20 @@ _unzip_module() {
   find "$2" -type f \( -name '*.sh' -o -name '*.bash' \) -exec chmod +x {} +
 }
 
+# _go_module_download DIR MODULE VERSION SUM: fetches one module through the Go proxy (GOPROXY and
+# GOMODCACHE as the caller exports them), running `go` in DIR (outside any module), checks its h1:
+# hash against SUM (the go.sum form `go mod download -json` prints) and prints its directory in the
+# module cache. The download is refused if the hash differs.
+_go_module_download() {
+  local json dir sum
+  json=$(cd "$1" && go mod download -json "$2@$3") || _die "go mod download $2@$3 failed"
+  dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<< "$json")
+  sum=$(sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p' <<< "$json")
+  [ "$sum" = "$4" ] || _die "$2@$3 has hash $sum, the lock pins $4"
+  [ -d "$dir" ] || _die "go mod download $2@$3 gave no directory"
+  printf '%s\n' "$dir"
+}
+
 _provision_bazel() {
   local key
   key=$( { _lock_lines deb bazel; cat "$_provision_dir/relocate_bazel.sh" "$_provision_dir/rewrite_jar_manifests.py"; } | _key)
