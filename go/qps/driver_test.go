@@ -157,6 +157,26 @@ func TestDriverReportsAWorkerThatDies(t *testing.T) {
 	}
 }
 
+// A worker that cannot be reached fails the run within the setup timeout,
+// naming it, instead of hanging the driver.
+func TestDriverGivesUpOnAnUnreachableWorker(t *testing.T) {
+	_, serverAddr := startKind(t, "server worker", goKind)
+	port, err := serverproc.FreeLoopbackPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := fmt.Sprintf("127.0.0.1:%d", port)
+	started := time.Now()
+	run := runDriver(t, time.Minute, []string{serverAddr, nobody}, "--setup_timeout=3s",
+		"--scenarios_json="+scenario("nobody", "UNARY", 1, 1, 0, 1))
+	if exitCode(run.err) != 1 || !strings.Contains(run.stderr, "worker "+nobody+": not reachable") {
+		t.Errorf("exit %d, stderr %q; want 1 and the unreachable worker named", exitCode(run.err), run.stderr)
+	}
+	if elapsed := time.Since(started); elapsed > 20*time.Second {
+		t.Errorf("the driver took %v to give up, with a 3 s setup timeout", elapsed)
+	}
+}
+
 func TestQuitStopsTheWorkers(t *testing.T) {
 	a, addrA := startKind(t, "worker a", goKind)
 	b, addrB := startKind(t, "worker b", goKind)
@@ -223,7 +243,10 @@ func checkResult(t *testing.T, run driverRun, serverAddr string, seconds float64
 		t.Errorf("server targets %v; want the server worker's benchmark port on 127.0.0.1", targets)
 	}
 	cs := r.ClientStats[0]
-	if cs.TimeElapsed < seconds*0.9 || cs.TimeElapsed > seconds*2 {
+	// The interval runs from the client's handling of the start mark to its
+	// handling of the final one; on a busy machine a worker may take a
+	// while to answer either, so only a gross mismatch counts.
+	if cs.TimeElapsed < seconds*0.25 || cs.TimeElapsed > seconds*2 {
 		t.Errorf("the client measured %.2f s; the scenario says %v", cs.TimeElapsed, seconds)
 	}
 	calls := r.Latencies.GetCount()

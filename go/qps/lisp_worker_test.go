@@ -170,6 +170,15 @@ func TestLispWorkerRefusesWhatItCannotHonour(t *testing.T) {
 		"client_config.client_processes":            func(c *testpb.ClientConfig) { c.ClientProcesses = 2 },
 		"client_config.client_type":                 func(c *testpb.ClientConfig) { c.ClientType = testpb.ClientType_OTHER_CLIENT },
 		"client_config.core_list":                   func(c *testpb.ClientConfig) { c.CoreList = []int32{1000} },
+		"max_possible >= 1": func(c *testpb.ClientConfig) {
+			c.HistogramParams = &testpb.HistogramParams{Resolution: 0.01, MaxPossible: 0.5}
+		},
+		"client_config.payload_config.simple_params.req_size": func(c *testpb.ClientConfig) {
+			c.PayloadConfig = &testpb.PayloadConfig{Payload: &testpb.PayloadConfig_SimpleParams{SimpleParams: &testpb.SimpleProtoParams{ReqSize: 5 << 20}}}
+		},
+		"less than once an hour": func(c *testpb.ClientConfig) {
+			c.LoadParams = &testpb.LoadParams{Load: &testpb.LoadParams_Poisson{Poisson: &testpb.PoissonParams{OfferedLoad: 1e-6}}}
+		},
 	} {
 		t.Run(field, func(t *testing.T) {
 			config := validClientConfig("127.0.0.1:1")

@@ -46,10 +46,11 @@ type Goal struct {
 	Config map[string]string
 	// Bottleneck, when set, names the parameter in which a suite records
 	// what limited each cell ("server", "client", "neither"). A goal about
-	// servers judges a cell only when the server limited both it and its
-	// baseline: a figure that a saturated client set, or one that no side
-	// was pushed to, says nothing about the server. Other cells are shown
-	// with their ratios and marked "not judged", with what limited them.
+	// servers' capacity judges a cell only when the servers limited it and
+	// its baseline, or when the verdict holds anyway (see markUnjudged): a
+	// figure that a saturated client set, or one that no side was pushed
+	// to, says nothing about the server. Other cells are shown with their
+	// ratios and marked "not judged", with what limited them.
 	Bottleneck string
 }
 
@@ -153,16 +154,27 @@ func (s Goal) Render(d *Dataset, p *Page) {
 }
 
 // markUnjudged sets a verdict to NotJudged when Bottleneck says that the
-// server did not limit the cell or its baseline, and records why.
+// server did not limit the cell or its baseline, and records why. A verdict
+// that holds whatever the bottleneck stays: a failed cell is not met; a
+// configuration at its capacity that already misses a bound is not met,
+// however much the baseline, short of its own capacity, understates; and a
+// baseline at its capacity that a figure understating the configuration
+// already meets is met. (So Bottleneck suits limits on a capacity, such as
+// qps per server core, where a side short of its bottleneck only shows
+// less than it can do.)
 func (s Goal) markUnjudged(v *goalVerdict, base, r Row) {
-	if s.Bottleneck == "" {
+	if s.Bottleneck == "" || base.Status != schema.StatusOK || r.Status != schema.StatusOK {
 		return
 	}
 	b, x := base.Param(s.Bottleneck), r.Param(s.Bottleneck)
-	if b != bottleneckServer || x != bottleneckServer {
-		v.decision = NotJudged
-		v.why = fmt.Sprintf("%s: %s-bound, %s: %s-bound", displayName(s.Names, s.Baseline), b, v.config, x)
+	switch {
+	case b == bottleneckServer && x == bottleneckServer,
+		x == bottleneckServer && v.decision == NotMet,
+		b == bottleneckServer && v.decision == Met:
+		return
 	}
+	v.decision = NotJudged
+	v.why = fmt.Sprintf("%s: %s-bound, %s: %s-bound", displayName(s.Names, s.Baseline), b, v.config, x)
 }
 
 // judges reports whether the goal judges a configuration: Config's, or

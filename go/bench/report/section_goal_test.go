@@ -121,3 +121,30 @@ func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
 	md = renderGoal(g, row("list", 32, 100, "neither"), row("stream", 32, 60, "server"))
 	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided**", "no cell could be judged")
 }
+
+// Bottleneck never hides a failure, and keeps verdicts that hold whatever
+// limited the cell: a configuration at capacity below the bound, or a
+// baseline at capacity already matched.
+func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
+	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Limits: []RatioLimit{{Metric: "latency_p50", Min: 1}}, Bottleneck: "bottleneck"}
+	row := func(method string, containers int, v float64, bottleneck string) Row {
+		r := goalRow(method, 0, around(v), around(1))
+		r.Parameters["containers"] = containers
+		if bottleneck != "" {
+			r.Parameters["bottleneck"] = bottleneck
+		}
+		return r
+	}
+	failed := row("stream", 32, 1, "")
+	failed.Status = schema.StatusError
+	md := renderGoal(g,
+		row("list", 1024, 100, "client"), row("stream", 1024, 50, "server"), // at capacity, below: not met
+		row("list", 64, 100, "server"), row("stream", 64, 150, "client"), // baseline at capacity, matched: met
+		row("list", 32, 100, "server"), failed) // a failure is not met
+	wantAll(t, md, "| containers=1024 | stream | 0.50x (not met, p=", "| containers=64 | stream | 1.50x (met, p=",
+		"| containers=32 | stream | — | not met |", "**Goal not met**")
+	if strings.Contains(md, "not judged") {
+		t.Errorf("a certain verdict or a failure was left unjudged:\n%s", md)
+	}
+}

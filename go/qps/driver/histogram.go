@@ -41,13 +41,14 @@ func NewHistogram(p *testpb.HistogramParams) (*Histogram, error) {
 	if maxPossible == 0 {
 		maxPossible = defaultMaxPossible
 	}
-	if resolution < 0 || maxPossible <= resolution || math.IsInf(maxPossible, 0) || math.IsNaN(resolution) {
-		return nil, fmt.Errorf("histogram_params: resolution %v and max_possible %v are not a histogram (need resolution > 0 and max_possible > resolution)",
+	// The comparisons are written so that NaN fails them.
+	if !(resolution > 0 && maxPossible >= 1 && maxPossible > resolution) || math.IsInf(maxPossible, 0) || math.IsInf(resolution, 0) {
+		return nil, fmt.Errorf("histogram_params: resolution %v and max_possible %v are not a histogram (need resolution > 0 and max_possible >= 1)",
 			p.GetResolution(), p.GetMaxPossible())
 	}
 	h := &Histogram{multiplier: 1 + resolution, logMultiplier: math.Log(1 + resolution), minSeen: maxPossible}
 	n := int(math.Log(maxPossible)/h.logMultiplier) + 1
-	if n > 100_000_000 {
+	if n < 1 || n > 100_000_000 {
 		return nil, fmt.Errorf("histogram_params: %d buckets are too many", n)
 	}
 	h.buckets = make([]uint32, n)
@@ -65,13 +66,22 @@ func (h *Histogram) Merge(d *testpb.HistogramData) error {
 		return fmt.Errorf("a histogram of %d buckets cannot merge into one of %d: the worker binned with other histogram_params",
 			len(d.Bucket), len(h.buckets))
 	}
+	var inBuckets float64
+	for _, c := range d.Bucket {
+		inBuckets += float64(c)
+	}
+	if inBuckets != d.Count {
+		return fmt.Errorf("a histogram of %v values holds %v in its buckets: the worker's histogram is inconsistent", d.Count, inBuckets)
+	}
 	h.sum += d.Sum
 	h.sumOfSquares += d.SumOfSquares
 	h.count += d.Count
 	h.minSeen = math.Min(h.minSeen, d.MinSeen)
 	h.maxSeen = math.Max(h.maxSeen, d.MaxSeen)
 	for i, c := range d.Bucket {
-		h.buckets[i] += c
+		// Saturating: a bucket past 2^32-1 values stays full rather than
+		// wrapping to a small count.
+		h.buckets[i] = uint32(min(uint64(h.buckets[i])+uint64(c), math.MaxUint32))
 	}
 	return nil
 }
@@ -104,6 +114,9 @@ func (h *Histogram) thresholdForCountBelow(below float64) float64 {
 		if soFar >= below {
 			break
 		}
+	}
+	if lower == len(h.buckets) {
+		return h.maxSeen // saturated buckets hold fewer than count
 	}
 	if soFar == below {
 		// Exactly at a bucket's end: the threshold lies halfway across the

@@ -109,6 +109,16 @@ func TestMergeRefusesOtherParameters(t *testing.T) {
 	}
 }
 
+// A worker whose count disagrees with its buckets is refused, not merged
+// into percentiles that read past the end.
+func TestMergeRefusesInconsistentData(t *testing.T) {
+	d := grpcGoWorkerHistogram(standardParams, []int64{100, 200})
+	d.Count = 3
+	if err := newStandard(t).Merge(d); err == nil || !strings.Contains(err.Error(), "inconsistent") {
+		t.Errorf("merging a histogram of 3 values with 2 in its buckets: %v", err)
+	}
+}
+
 func TestDefaultsAndBadParameters(t *testing.T) {
 	h, err := NewHistogram(nil)
 	if err != nil {
@@ -117,7 +127,8 @@ func TestDefaultsAndBadParameters(t *testing.T) {
 	if want := len(newStandard(t).buckets); len(h.buckets) != want {
 		t.Errorf("defaults give %d buckets, want gRPC's %d", len(h.buckets), want)
 	}
-	for _, p := range []*testpb.HistogramParams{{Resolution: -1, MaxPossible: 10}, {Resolution: 0.5, MaxPossible: 0.1}} {
+	for _, p := range []*testpb.HistogramParams{{Resolution: -1, MaxPossible: 10}, {Resolution: 0.5, MaxPossible: 0.1},
+		{Resolution: 0.01, MaxPossible: 0.5}, {Resolution: 0.01, MaxPossible: math.NaN()}, {Resolution: math.NaN(), MaxPossible: 10}} {
 		if _, err := NewHistogram(p); err == nil {
 			t.Errorf("NewHistogram(%v) succeeded", p)
 		}

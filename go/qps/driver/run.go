@@ -18,6 +18,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
@@ -95,6 +96,13 @@ func Run(ctx context.Context, sc *testpb.Scenario, opts Options) (*testpb.Scenar
 			clients[i-numServers] = w
 		}
 	}
+	// Every worker must be reachable before anything starts: a stream
+	// opened to a worker that never answers would wait for it for ever.
+	for _, w := range append(append([]*worker{}, servers...), clients...) {
+		if err := awaitReady(ctx, w, opts.SetupTimeout); err != nil {
+			return nil, err
+		}
+	}
 
 	clientConfig := proto.Clone(sc.ClientConfig).(*testpb.ClientConfig)
 	for i, s := range servers {
@@ -155,24 +163,33 @@ func Run(ctx context.Context, sc *testpb.Scenario, opts Options) (*testpb.Scenar
 	}
 	end := time.Now()
 
-	// The final marks. The clients' go out first, and they are read before
-	// the servers stop, so that no client call is cut short inside the
-	// measurement; but in a server-streaming scenario the clients' calls end
-	// only when the servers end them, so the servers get their mark (and
-	// stop after it) before the clients' final statistics are read, as in
-	// gRPC's driver.
+	// The final marks go out to clients and servers together, so that both
+	// sides' intervals end at the same moment; only then does anything
+	// stop. Whichever side leads the calls stops first, so that the other
+	// is not left waiting for a message that will never come: the servers
+	// of a server-streaming scenario (their streams are half-closed with
+	// the mark, as gRPC's driver does), the clients of every other.
 	result := &testpb.ScenarioResult{Scenario: proto.Clone(sc).(*testpb.Scenario)}
 	result.Scenario.ClientConfig = clientConfig
 	serversFirst := clientConfig.RpcType == testpb.RpcType_STREAMING_FROM_SERVER
 	if err := sendClientMarks(clients); err != nil {
 		return nil, err
 	}
+	if err := sendServerMarks(servers); err != nil {
+		return nil, err
+	}
 	if serversFirst {
-		if err := sendServerMarks(servers); err != nil {
-			return nil, err
+		for _, s := range servers {
+			if err := s.server.CloseSend(); err != nil {
+				return nil, fmt.Errorf("server worker %s: closing its stream: %w", s.addr, err)
+			}
 		}
 	}
 	clientStats, err := readClientStats(ctx, clients, opts.SetupTimeout)
+	if err != nil {
+		return nil, err
+	}
+	serverStats, err := readServerStats(ctx, servers, opts.SetupTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -186,25 +203,16 @@ func Run(ctx context.Context, sc *testpb.Scenario, opts Options) (*testpb.Scenar
 		}
 		result.ClientStats = append(result.ClientStats, st.GetStats())
 	}
+	for _, st := range serverStats {
+		result.ServerStats = append(result.ServerStats, st.GetStats())
+		result.ServerCores = append(result.ServerCores, st.Cores)
+	}
 	for _, c := range clients {
 		ok, err := closeStream(ctx, c.addr, c.client, opts.SetupTimeout)
 		result.ClientSuccess = append(result.ClientSuccess, ok)
 		if err != nil {
 			return nil, err
 		}
-	}
-	if !serversFirst {
-		if err := sendServerMarks(servers); err != nil {
-			return nil, err
-		}
-	}
-	serverStats, err := readServerStats(ctx, servers, opts.SetupTimeout)
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range serverStats {
-		result.ServerStats = append(result.ServerStats, st.GetStats())
-		result.ServerCores = append(result.ServerCores, st.Cores)
 	}
 	for _, s := range servers {
 		ok, err := closeStream(ctx, s.addr, s.server, opts.SetupTimeout)
@@ -251,6 +259,22 @@ func checkScenario(sc *testpb.Scenario) error {
 		return fmt.Errorf("scenario %q: client_config.server_targets is set; the driver fills it in from the server workers", sc.Name)
 	}
 	return nil
+}
+
+// awaitReady waits until the connection to w is ready, for at most timeout.
+func awaitReady(ctx context.Context, w *worker, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	w.conn.Connect()
+	for {
+		state := w.conn.GetState()
+		if state == connectivity.Ready {
+			return nil
+		}
+		if !w.conn.WaitForStateChange(ctx, state) {
+			return fmt.Errorf("worker %s: not reachable within %v (connection %s)", w.addr, timeout, state)
+		}
+	}
 }
 
 func startServer(ctx context.Context, w *worker, config *testpb.ServerConfig, timeout time.Duration) (*testpb.ServerStatus, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -79,7 +80,14 @@ type options struct {
 // newLoadTest is the LoadTest that runs scenario sc with server and client
 // workers of the given implementations.
 func newLoadTest(sc *testpb.Scenario, server, client string, o options) (LoadTest, error) {
-	scenarios, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(&testpb.Scenarios{Scenarios: []*testpb.Scenario{sc}})
+	// {"scenarios": {...}}, one scenario as an object, not a list: the form
+	// gRPC's generator writes, and the only one test-infra's controller
+	// reads (it sets scenarios.server_config.port before the driver runs).
+	one, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(sc)
+	if err != nil {
+		return LoadTest{}, err
+	}
+	scenarios, err := json.Marshal(map[string]json.RawMessage{"scenarios": compactJSON(one)})
 	if err != nil {
 		return LoadTest{}, err
 	}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/grpcbench/grpcbench/go/qps/driver"
 )
 
 var images = []string{"-go_image=grpcbench/qps-worker-go:1", "-lisp_image=grpcbench/qps-worker-lisp:1"}
@@ -67,6 +70,16 @@ func TestEveryCellIsALoadTest(t *testing.T) {
 		}
 		if !strings.Contains(lt.Spec.ScenariosJSON, `"benchmark_seconds":30`) || !strings.Contains(lt.Spec.ScenariosJSON, `"warmup_seconds":5`) {
 			t.Errorf("%s: scenarios %s", lt.Metadata.Name, lt.Spec.ScenariosJSON)
+		}
+		// test-infra's controller reads the scenario as one object under
+		// "scenarios" (kubehelpers.UpdateConfigMapWithServerPort) and sets
+		// its server port; our driver reads it back as a list of one.
+		var asController map[string]map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(lt.Spec.ScenariosJSON), &asController); err != nil || asController["scenarios"]["server_config"] == nil {
+			t.Errorf("%s: test-infra's controller cannot read its scenarios (%v): %s", lt.Metadata.Name, err, lt.Spec.ScenariosJSON)
+		}
+		if s, err := driver.ParseScenarios([]byte(lt.Spec.ScenariosJSON)); err != nil || len(s.Scenarios) != 1 {
+			t.Errorf("%s: the driver cannot read its scenarios: %v", lt.Metadata.Name, err)
 		}
 	}
 	one := renderArgs(t, "-servers=lisp", "-clients=go", "-scenarios=unary_ping_pong", "-payloads=0", "-driver_image=grpcbench/driver:1")

@@ -61,11 +61,13 @@ gone costs retries at a bounded rate instead of a spinning thread."
                              clgrpc.grpc:+unavailable+)))
     (sleep 0.01)))
 
-(defun make-pacer (plan slots)
+(defun make-pacer (client plan slots)
   "A function that returns once the next call of this thread is due: at
 once for a closed loop; for Poisson load, after an exponentially
 distributed interval with mean SLOTS / offered_load seconds, counted from
-when the last one was due, so that a slow call does not lower the load."
+when the last one was due, so that a slow call does not lower the load.
+It waits in slices of at most 50 ms, and returns at once when the client
+stops."
   (if (eq (getf plan :load) :closed-loop)
       (lambda ())
       (let ((random (make-random-state t))
@@ -73,9 +75,9 @@ when the last one was due, so that a slow call does not lower the load."
             (due (now-ns)))
         (lambda ()
           (incf due (round (* mean-ns (- (log (- 1d0 (random 1d0 random)))))))
-          (let ((wait (- due (now-ns))))
-            (when (plusp wait)
-              (sleep (/ wait 1d9))))))))
+          (loop for wait = (- due (now-ns))
+                while (and (plusp wait) (not (stopping-p client)))
+                do (sleep (min 0.05d0 (/ wait 1d9))))))))
 
 (defun make-request (plan)
   (make-simple-request :response-type :compressable
@@ -153,10 +155,9 @@ stream is done: open another) or the client stops."
                        (setf last now))
                      t)))))
 
-(defun run-call-slot (client slot)
+(defun run-call-slot (client slot request)
   (let* ((plan (benchmark-client-plan client))
-         (request (make-request plan))
-         (pace (make-pacer plan (length (benchmark-client-slots client))))
+         (pace (make-pacer client plan (length (benchmark-client-slots client))))
          (per-stream (getf plan :messages-per-stream)))
     (ecase (getf plan :rpc-type)
       (:unary (unary-loop client slot request pace))
@@ -167,30 +168,39 @@ stream is done: open another) or the client stops."
 (defun start-benchmark-client (config worker-cpus)
   "Start a client as CONFIG (a ClientConfig) says.  With core_list or
 core_limit, the whole worker process is bound to those CPUs until the
-client stops."
+client stops.  If starting fails part-way, what was started is stopped
+again, and the worker's CPUs restored."
   (let* ((plan (check-client-config config worker-cpus))
          (cpus (getf plan :cpus))
-         (targets (getf plan :targets)))
+         (targets (getf plan :targets))
+         (client (%make-benchmark-client :plan plan :pinned (and cpus t)))
+         (started nil))
     (when cpus
       (unless (pin-process cpus)
-        (invalid "client_config.core_list" "cannot bind this worker to CPUs ~A" (format-cpu-list cpus))))
-    (let* ((channels (loop for i below (getf plan :channels)
-                           for (host . port) = (nth (mod i (length targets)) targets)
-                           collect (clgrpc.grpc:make-channel host port)))
-           (client (%make-benchmark-client
-                    :plan plan :channels channels :pinned (and cpus t)
-                    :slots (loop for channel in channels
-                                 append (loop repeat (getf plan :outstanding)
-                                              collect (make-call-slot
-                                                       channel (make-latency-histogram
-                                                                (getf plan :resolution)
-                                                                (getf plan :max-possible))))))))
-      (dolist (slot (benchmark-client-slots client))
-        (let ((slot slot))
-          (setf (call-slot-thread slot)
-                (sb-thread:make-thread (lambda () (run-call-slot client slot))
-                                       :name "qps client call"))))
-      client)))
+        (invalid (if (client-config-core-list config) "client_config.core_list" "client_config.core_limit")
+                 "cannot bind this worker to CPUs ~A" (format-cpu-list cpus))))
+    (unwind-protect
+         (let ((request (make-request plan)))  ; one, shared: only read
+           (setf (benchmark-client-channels client)
+                 (loop for i below (getf plan :channels)
+                       for (host . port) = (nth (mod i (length targets)) targets)
+                       collect (clgrpc.grpc:make-channel host port))
+                 (benchmark-client-slots client)
+                 (loop for channel in (benchmark-client-channels client)
+                       append (loop repeat (getf plan :outstanding)
+                                    collect (make-call-slot
+                                             channel (make-latency-histogram
+                                                      (getf plan :resolution)
+                                                      (getf plan :max-possible))))))
+           (dolist (slot (benchmark-client-slots client))
+             (let ((slot slot))
+               (setf (call-slot-thread slot)
+                     (sb-thread:make-thread (lambda () (run-call-slot client slot request))
+                                            :name "qps client call"))))
+           (setf started t)
+           client)
+      (unless started
+        (stop-benchmark-client client worker-cpus)))))
 
 (defun benchmark-client-stats (client reset)
   "ClientStats since the last reset; with RESET, a new interval starts."
@@ -219,13 +229,19 @@ client stops."
 
 (defun stop-benchmark-client (client worker-cpus)
   "Stop every call thread: closing the channels fails the calls in flight,
-and each thread sees the client stopping.  A thread that has not ended 10
-seconds later is left to end by itself (reported)."
+and each thread sees the client stopping.  Threads still running 10
+seconds later (all of them together) are left to end by themselves, and
+reported."
   (setf (benchmark-client-stopping client) t)
   (mapc #'clgrpc.grpc:channel-close (benchmark-client-channels client))
-  (let ((stuck (loop for slot in (benchmark-client-slots client)
-                     count (eq :timeout (sb-thread:join-thread (call-slot-thread slot)
-                                                               :default :timeout :timeout 10)))))
+  (let* ((deadline (+ (get-internal-real-time) (* 10 internal-time-units-per-second)))
+         (stuck (loop for slot in (benchmark-client-slots client)
+                      for thread = (call-slot-thread slot)
+                      count (and thread
+                                 (eq :timeout (sb-thread:join-thread
+                                               thread :default :timeout
+                                                      :timeout (max 0 (/ (- deadline (get-internal-real-time))
+                                                                         internal-time-units-per-second))))))))
     (when (plusp stuck)
       (format *error-output* "qps worker: ~D client call threads did not stop within 10 s~%" stuck)))
   (when (benchmark-client-pinned client)

@@ -19,17 +19,23 @@ whole worker process is bound to those CPUs until the server stops."
          (port (if (plusp (getf plan :port)) (getf plan :port) default-port)))
     (when cpus
       (unless (pin-process cpus)
-        (invalid "server_config.core_list" "cannot bind this worker to CPUs ~A" (format-cpu-list cpus))))
-    (let ((server (clgrpc.grpc:make-server)))
-      (register-benchmark-handlers server)
-      (handler-case
-          (%make-benchmark-server :server server
-                                  :port (clgrpc.grpc:server-start server :host host :port port)
-                                  :cores (length (or cpus worker-cpus)))
-        (error (e)
-          (when cpus (pin-process worker-cpus))
-          (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+unavailable+
-                                        "cannot serve on ~A:~D: ~A" host port e))))))
+        (invalid (if (server-config-core-list config) "server_config.core_list" "server_config.core_limit")
+                 "cannot bind this worker to CPUs ~A" (format-cpu-list cpus))))
+    (let ((started nil))
+      (unwind-protect
+           (let ((server (clgrpc.grpc:make-server)))
+             (register-benchmark-handlers server)
+             (prog1 (%make-benchmark-server
+                     :server server
+                     :port (handler-case (clgrpc.grpc:server-start server :host host :port port)
+                             (error (e)
+                               (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+unavailable+
+                                                             "cannot serve on ~A:~D: ~A" host port e)))
+                     :cores (length (or cpus worker-cpus)))
+               (setf started t)))
+        ;; Whatever failed, the worker gets its own CPUs back.
+        (when (and cpus (not started))
+          (pin-process worker-cpus))))))
 
 (defun benchmark-server-stats (s reset)
   "ServerStats since the last reset; with RESET, a new interval starts."

@@ -11,14 +11,20 @@
 
 (in-package #:qps)
 
+(defconstant +cached-sizes+ 8
+  "How many payload sizes the worker keeps made: a benchmark asks for one or
+two, and a peer asking for every size in turn must not grow the heap.")
+
 (defvar *zero-bodies* (make-hash-table :synchronized t)
-  "Payload bodies by size, shared: a response's body is only read, and a
-benchmark asks for one or two sizes, so each is made once.")
+  "Payload bodies by size, shared (a body is only read), at most
++CACHED-SIZES+ of them.")
 
 (defun zero-body (size)
   (or (gethash size *zero-bodies*)
-      (setf (gethash size *zero-bodies*)
-            (make-array size :element-type '(unsigned-byte 8) :initial-element 0))))
+      (let ((body (make-array size :element-type '(unsigned-byte 8) :initial-element 0)))
+        (when (< (hash-table-count *zero-bodies*) +cached-sizes+)
+          (setf (gethash size *zero-bodies*) body))
+        body)))
 
 (defun response-for (request)
   "The SimpleResponse to REQUEST: a COMPRESSABLE payload of its
@@ -28,9 +34,9 @@ response_size zero octets."
     (unless (member type '(:compressable 0))
       (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+invalid-argument+
                                     "response_type ~A is not supported" (enum-name type)))
-    (unless (<= 0 size (* 64 1024 1024))
+    (unless (<= 0 size +max-payload+)
       (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+invalid-argument+
-                                    "response_size ~D is not from 0 to 64 MiB" size))
+                                    "response_size ~D is not from 0 to ~D" size +max-payload+))
     (make-simple-response :payload (make-payload :type :compressable :body (zero-body size)))))
 
 (defun unary-call (request call)

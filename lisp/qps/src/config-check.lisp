@@ -35,35 +35,46 @@ outstanding_rpcs_per_channel): each has a thread of its own.")
 STREAMING_FROM_CLIENT (an unknown number as itself)."
   (if (keywordp value) (substitute #\_ #\- (symbol-name value)) (princ-to-string value)))
 
+(defconstant +max-payload+ (- 4194304 1024)
+  "The largest payload a benchmark may ask for: what fits, with its framing,
+in the 4 MiB that clgrpc and grpc-go receive by default.  A larger one would
+make every call fail, a benchmark of nothing but errors.")
+
 (defun check-histogram-params (params)
   "(values resolution max-possible), gRPC's defaults for zeros."
   (let ((resolution (if params (histogram-params-resolution params) 0d0))
         (max-possible (if params (histogram-params-max-possible params) 0d0)))
     (when (zerop resolution) (setf resolution 0.01d0))
     (when (zerop max-possible) (setf max-possible 60d9))
-    (unless (and (< 0 resolution) (< resolution max-possible) (< max-possible 1d300))
-      (invalid "histogram_params" "resolution ~A and max_possible ~A are not a histogram" resolution max-possible))
+    ;; Written so that a NaN fails the test; max_possible below 1 would
+    ;; leave no bucket.
+    (unless (and (< 0 resolution 1d3) (<= 1 max-possible) (< resolution max-possible) (< max-possible 1d300))
+      (invalid "client_config.histogram_params" "resolution ~A and max_possible ~A are not a histogram (need resolution > 0 and max_possible >= 1)"
+               resolution max-possible))
     (let ((n (histogram-bucket-count resolution max-possible)))
       (when (> n +max-histogram-buckets+)
-        (invalid "histogram_params" "~D buckets; this worker keeps at most ~D" n +max-histogram-buckets+)))
+        (invalid "client_config.histogram_params" "~D buckets; this worker keeps at most ~D" n +max-histogram-buckets+)))
     (values resolution max-possible)))
 
-(defun check-payload-config (config)
+(defun check-payload-config (prefix config)
   "(values request-size response-size) of a simple payload (0 and 0 when
 there is none)."
-  (cond ((null config) (values 0 0))
-        ((payload-config-simple-params config)
-         (let* ((p (payload-config-simple-params config))
-                (req (simple-proto-params-req-size p))
-                (resp (simple-proto-params-resp-size p)))
-           (when (or (minusp req) (minusp resp))
-             (invalid "payload_config.simple_params" "negative sizes ~D and ~D" req resp))
-           (values req resp)))
-        ((payload-config-bytebuf-params config)
-         (invalid "payload_config.bytebuf_params" "byte-buffer payloads are not supported"))
-        ((payload-config-complex-params config)
-         (invalid "payload_config.complex_params" "complex payloads are not supported"))
-        (t (values 0 0))))
+  (flet ((field (name) (format nil "~A.payload_config.~A" prefix name)))
+    (cond ((null config) (values 0 0))
+          ((payload-config-simple-params config)
+           (let* ((p (payload-config-simple-params config))
+                  (req (simple-proto-params-req-size p))
+                  (resp (simple-proto-params-resp-size p)))
+             (loop for (name size) in (list (list "req_size" req) (list "resp_size" resp))
+                   unless (<= 0 size +max-payload+)
+                     do (invalid (field (format nil "simple_params.~A" name))
+                                 "~D octets; from 0 to ~D" size +max-payload+))
+             (values req resp)))
+          ((payload-config-bytebuf-params config)
+           (invalid (field "bytebuf_params") "byte-buffer payloads are not supported"))
+          ((payload-config-complex-params config)
+           (invalid (field "complex_params") "complex payloads are not supported"))
+          (t (values 0 0)))))
 
 (defparameter +hint-channel-args+ '("grpc.optimization_target")
   "Channel arguments that only hint at gRPC C-core's tuning (gRPC's standard
@@ -125,7 +136,7 @@ INVALID_ARGUMENT for what this worker does not support."
                 :channel-args (server-config-channel-args config)
                 :other-api (server-config-other-server-api config)
                 :processes (server-config-server-processes config))
-  (check-payload-config (server-config-payload-config config))
+  (check-payload-config "server_config" (server-config-payload-config config))
   (unless (zerop (server-config-resource-quota-size config))
     (invalid "server_config.resource_quota_size" "resource quotas are not supported"))
   (let ((port (server-config-port config)))
@@ -143,7 +154,7 @@ INVALID_ARGUMENT for what this worker does not support."
         ((and params (load-params-poisson params))
          (let ((load (poisson-params-offered-load (load-params-poisson params))))
            (unless (and (realp load) (< 0 load 1d9))
-             (invalid "client_config.load_params.poisson.offered_load" "~A; need more than 0" load))
+             (invalid "client_config.load_params.poisson.offered_load" "~A; need more than 0 and less than 1e9" load))
            (values :poisson (float load 1d0))))
         (t (invalid "client_config.load_params" "neither closed_loop nor poisson"))))
 
@@ -197,8 +208,12 @@ worker does not support: :targets, :rpc-type, :channels, :outstanding,
     (note-inapplicable "async_client_threads" (client-config-async-client-threads config))
     (note-inapplicable "threads_per_cq" (client-config-threads-per-cq config))
     (multiple-value-bind (load offered-load) (check-load-params (client-config-load-params config))
+      (when (and offered-load (> (/ (* channels outstanding) offered-load) 3600))
+        (invalid "client_config.load_params.poisson.offered_load"
+                 "~A calls a second over ~D calls in flight: each would start less than once an hour"
+                 offered-load (* channels outstanding)))
       (multiple-value-bind (request-size response-size)
-          (check-payload-config (client-config-payload-config config))
+          (check-payload-config "client_config" (client-config-payload-config config))
         (multiple-value-bind (resolution max-possible)
             (check-histogram-params (client-config-histogram-params config))
           (list :targets (check-targets (client-config-server-targets config))

@@ -90,7 +90,9 @@ names a port."
                              :run-client (lambda (call) (run-client worker call))
                              :core-count (lambda (request call)
                                            (declare (ignore request call))
-                                           (make-core-response :cores (length (usable-cpus))))
+                                           ;; The worker's own CPUs, not those a
+                                           ;; running benchmark has bound it to.
+                                           (make-core-response :cores (length (worker-cpus worker))))
                              :quit-worker (lambda (request call)
                                             (declare (ignore request call))
                                             (log-line "quitting, as the driver asks")

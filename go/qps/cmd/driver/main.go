@@ -46,7 +46,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs := flag.NewFlagSet("driver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := &flags{}
-	fs.StringVar(&f.scenariosFile, "scenarios_file", "", "JSON `file` of a grpc.testing.Scenarios object: {\"scenarios\": [...]}")
+	fs.StringVar(&f.scenariosFile, "scenarios_file", "", "JSON `file` of a grpc.testing.Scenarios object: {\"scenarios\": [...]} (default $SCENARIOS_FILE)")
 	fs.StringVar(&f.scenariosJSON, "scenarios_json", "", "the same JSON, given inline")
 	fs.BoolVar(&f.quit, "quit", false, "tell every worker to quit, and run nothing")
 	fs.StringVar(&f.resultFile, "scenario_result_file", "", "`file` for the last scenario's grpc.testing.ScenarioResult, as JSON")
@@ -64,6 +64,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	// grpc/test-infra's driver pods name the scenario file in
+	// $SCENARIOS_FILE; a driver image of ours reads it from there.
+	if f.scenariosFile == "" && f.scenariosJSON == "" && !f.quit {
+		f.scenariosFile = os.Getenv("SCENARIOS_FILE")
 	}
 	given := 0
 	for _, set := range []bool{f.scenariosFile != "", f.scenariosJSON != "", f.quit} {
