@@ -23,7 +23,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -89,22 +88,8 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	for _, impl := range append(append([]string{}, cfg.servers...), cfg.clients...) {
 		cfg.workers[impl] = paths[impl]
 	}
-	for _, name := range splitList(scenarioList) {
-		s, err := scenarios.Named(name)
-		if err != nil {
-			return fail("-scenarios: %v", err)
-		}
-		cfg.shapes = append(cfg.shapes, s)
-	}
-	for _, p := range splitList(payloads) {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || n > 4<<20 {
-			return fail("-payloads: %q is not a size from 0 to 4 MiB", p)
-		}
-		cfg.payloads = append(cfg.payloads, n)
-	}
-	if len(cfg.shapes) == 0 || len(cfg.payloads) == 0 {
-		return fail("-scenarios and -payloads must name at least one each")
+	if cfg.shapes, cfg.payloads, err = scenarios.ParseSelection(scenarioList, payloads); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.duration < time.Second || cfg.duration%time.Second != 0 {
 		return fail("-duration %v: whole seconds, at least 1", cfg.duration)
@@ -120,7 +105,7 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 
 func implementations(list string, paths map[string]string) ([]string, error) {
 	var out []string
-	for _, impl := range splitList(list) {
+	for _, impl := range scenarios.SplitList(list) {
 		path, known := paths[impl]
 		switch {
 		case !known:
@@ -134,16 +119,6 @@ func implementations(list string, paths map[string]string) ([]string, error) {
 		return nil, errors.New("none given")
 	}
 	return out, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // placement gives the server workers and the client workers CPU sets of

@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"sigs.k8s.io/yaml"
 
@@ -72,7 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		text string
 		dst  *[]string
 	}{{"-servers", servers, &cfg.servers}, {"-clients", clients, &cfg.clients}} {
-		for _, impl := range splitList(list.text) {
+		for _, impl := range scenarios.SplitList(list.text) {
 			ref, known := images[impl]
 			if !known {
 				return fail("%s: %q is not go or lisp", list.flag, impl)
@@ -87,23 +85,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return fail("%s names no worker", list.flag)
 		}
 	}
-	for _, name := range splitList(names) {
-		s, err := scenarios.Named(name)
-		if err != nil {
-			return fail("-scenarios: %v", err)
-		}
-		cfg.shapes = append(cfg.shapes, s)
-	}
-	for _, p := range splitList(payloads) {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || n > 4<<20 {
-			return fail("-payloads: %q is not a size from 0 to 4 MiB", p)
-		}
-		cfg.payloads = append(cfg.payloads, n)
+	var err error
+	if cfg.shapes, cfg.payloads, err = scenarios.ParseSelection(names, payloads); err != nil {
+		return fail("%v", err)
 	}
 	switch {
-	case len(cfg.shapes) == 0 || len(cfg.payloads) == 0:
-		return fail("-scenarios and -payloads must name at least one each")
 	case cfg.warmup < 0 || cfg.benchmark < 1:
 		return fail("-warmup_seconds must be at least 0 and -benchmark_seconds at least 1")
 	case timeout < cfg.warmup+cfg.benchmark || ttl < timeout || ttl > 1<<31-1:
@@ -111,16 +97,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	cfg.opts.timeoutSeconds, cfg.opts.ttlSeconds = int32(timeout), int32(ttl)
 	return cfg, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 func main() {

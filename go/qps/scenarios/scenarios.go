@@ -6,6 +6,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	testpb "google.golang.org/grpc/interop/grpc_testing"
@@ -67,3 +68,46 @@ func (s Shape) Scenario(payload, warmupSeconds, benchmarkSeconds int) *testpb.Sc
 		},
 	}
 }
+
+// SplitList splits a comma-separated flag value, dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ParseSelection reads the -scenarios and -payloads flags that the suite
+// and the LoadTest generator share: shape names, and payload sizes in
+// octets (at most 4 MiB less 1 KiB, what a receiver accepts by default).
+// Each must name at least one.
+func ParseSelection(names, payloads string) ([]Shape, []int, error) {
+	var shapes []Shape
+	for _, name := range SplitList(names) {
+		s, err := Named(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-scenarios: %w", err)
+		}
+		shapes = append(shapes, s)
+	}
+	var sizes []int
+	for _, p := range SplitList(payloads) {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > MaxPayload {
+			return nil, nil, fmt.Errorf("-payloads: %q is not a size from 0 to %d", p, MaxPayload)
+		}
+		sizes = append(sizes, n)
+	}
+	if len(shapes) == 0 || len(sizes) == 0 {
+		return nil, nil, fmt.Errorf("-scenarios and -payloads must name at least one each")
+	}
+	return shapes, sizes, nil
+}
+
+// MaxPayload is the largest payload a scenario may carry each way: what
+// fits, with its framing, in the 4 MiB that gRPC receivers accept by
+// default (the Lisp worker refuses more).
+const MaxPayload = 4<<20 - 1024
