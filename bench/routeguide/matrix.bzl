@@ -8,11 +8,17 @@ SERVERS = {
     "lisp": "//lisp/routeguide:server",
 }
 
-# The load generators, one per client implementation; both take the same flags and write the same
-# results, the client recorded in the parameter "client".
+# The load generator: it starts the servers, measures, and computes and writes every result, whichever
+# client makes the calls.
+LOADGEN = "//go/routeguide/loadgen"
+
+# The clients, as the extra tools the load generator gets for each: none for grpc-go in its own
+# process; for the Lisp client, the program that makes the calls with clgrpc, which the load
+# generator starts on its CPUs and drives over a pipe. The client is recorded in the parameter
+# "client".
 CLIENTS = {
-    "go": "//go/routeguide/loadgen",
-    "lisp": "//lisp/routeguide:loadgen",
+    "go": {},
+    "lisp": {"//lisp/routeguide:loadgen": "-lisp_client"},
 }
 
 def _cell(name, server, client):
@@ -45,12 +51,14 @@ def routeguide_matrix(name, args, **kwargs):
       **kwargs: common attributes (tags, visibility).
     """
     first, rival = SERVERS.keys()
-    for client, loadgen in CLIENTS.items():
+    for client, client_tools in CLIENTS.items():
+        tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"}
+        tools.update(client_tools)
         benchmark(
             name = _interleaved(name, client),
             args = args + ["-impl=" + first, "-rival_impl=" + rival],
-            binary = loadgen,
-            tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"},
+            binary = LOADGEN,
+            tools = tools,
             **kwargs
         )
 
@@ -88,7 +96,7 @@ def routeguide_tuned(name, args, **kwargs):
                 "-impl=%s_tuned" % server,
                 "-server_args=" + " ".join(server_args),
             ],
-            binary = CLIENTS["go"],
+            binary = LOADGEN,
             tools = {SERVERS[server]: "-server"},
             **kwargs
         )

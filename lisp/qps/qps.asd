@@ -14,11 +14,10 @@
 (defsystem "qps"
   :description "A qps worker on clgrpc: grpc.testing.WorkerService and BenchmarkService."
   :license "Apache-2.0"
-  :depends-on ("clgrpc" "cmdline" "cpus" "qps/proto")
+  :depends-on ("clgrpc" "cmdline" "cpus" "latency-histogram" "qps/proto")
   :serial t
   :pathname "src/"
   :components ((:file "package")
-               (:file "latency-histogram")
                (:file "usage")
                (:file "config-check")
                (:file "benchmark-service")

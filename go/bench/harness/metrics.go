@@ -38,22 +38,25 @@ var metricDefs = []metricDef{
 }
 
 // Metrics turns repetitions into schema metrics, one value per repetition
-// each. Server CPU appears only when every repetition measured it, and
+// each. Server CPU and allocations per operation appear only when every
+// repetition measured them, and
 // messages/s only when the operations carried more than one message each,
 // so unary suites do not report a copy of req/s.
 func Metrics(reps []Rep) []schema.Metric {
 	if len(reps) == 0 {
 		return nil
 	}
-	hasServer, streams := true, false
+	hasServer, hasAllocs, streams := true, true, false
 	for _, r := range reps {
 		hasServer = hasServer && r.HasServerCPU
+		hasAllocs = hasAllocs && !r.AllocsUnmeasured
 		streams = streams || r.Msgs > r.Ops
 	}
 	var out []schema.Metric
 	for _, d := range metricDefs {
 		serverMetric := d.name == schema.MetricServerCPU || d.name == schema.MetricServerCPUPerOp
-		if (serverMetric && !hasServer) || (d.name == schema.MetricMsgPerSec && !streams) {
+		if (serverMetric && !hasServer) || (d.name == schema.MetricMsgPerSec && !streams) ||
+			(d.name == schema.MetricAllocsPerOp && !hasAllocs) {
 			continue
 		}
 		values := make([]float64, len(reps))

@@ -20,8 +20,11 @@ type Rep struct {
 	FirstError string
 
 	// AllocBytes and Allocs are heap allocation deltas of this process
-	// (runtime.MemStats TotalAlloc and Mallocs) over the repetition.
+	// (runtime.MemStats TotalAlloc and Mallocs) over the repetition, or of
+	// an External client's process, which counts bytes but not allocations
+	// (AllocsUnmeasured).
 	AllocBytes, Allocs uint64
+	AllocsUnmeasured   bool
 
 	Latency Percentiles
 

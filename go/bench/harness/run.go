@@ -46,10 +46,18 @@ func (r *Runner) Run(ctx context.Context, op Op) ([]Rep, error) {
 	if err := r.warmUp(ctx, op, workers, prog); err != nil {
 		return nil, err
 	}
+	return r.repeat(prog, func(label string) (Rep, error) {
+		return r.measure(ctx, op, workers, merged, prog, label)
+	})
+}
+
+// repeat measures Plan.Reps repetitions with measure, printing progress and
+// calling AfterRep after each.
+func (r *Runner) repeat(prog *progress, measure func(label string) (Rep, error)) ([]Rep, error) {
 	reps := make([]Rep, 0, r.Plan.Reps)
 	for i := range r.Plan.Reps {
 		label := fmt.Sprintf("rep %d/%d", i+1, r.Plan.Reps)
-		rep, err := r.measure(ctx, op, workers, merged, prog, label)
+		rep, err := measure(label)
 		if err != nil {
 			return reps, fmt.Errorf("%s %s: %w", r.Scenario, label, err)
 		}

@@ -15,9 +15,11 @@ const (
 	ExtraBinarySHA256 = "binary_sha256"
 	// ExtraGOGC is the measuring Go process's GOGC ("off" when disabled).
 	ExtraGOGC = "gogc"
-	// ExtraClient names the load generator when it is not a Go one
-	// ("lisp"); a Go load generator is known by its Go version.
-	ExtraClient = "client"
+	// ExtraClient names the client that made the calls when it is not
+	// grpc-go in the measuring process ("lisp": the Lisp load generator,
+	// driven by the Go one), and ExtraClientSHA256 is its binary's SHA-256.
+	ExtraClient       = "client"
+	ExtraClientSHA256 = "client_sha256"
 	// ExtraServer names the server a load generator measured.
 	ExtraServer = "server"
 	// ExtraServerSHA256 is the SHA-256 of that server's binary.

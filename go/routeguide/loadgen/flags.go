@@ -64,6 +64,9 @@ type config struct {
 	// rival is a second server started beside the first (-rival), measured
 	// in the same scenarios, repetition by repetition in turn.
 	rival serverSpec
+	// lispClient is the Lisp load generator that makes the calls instead
+	// of this process (-lisp_client); empty for the Go client.
+	lispClient string
 }
 
 // serverSpec is a server to start: its label in the results, executable
@@ -119,6 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&totalConns, "total_conns", "", "comma `list` of total connection counts: each scenario adds idle HTTP/2 connections up to it and records the server's RSS per idle connection and CPU per request (the connscale suite)")
 	fs.StringVar(&cfg.cpus, "cpus", cpusAuto, "CPU `placement`: auto (with -server and 2 or more CPUs, the server on the first half and this load generator on the rest), off (both share every CPU), or SERVER/CLIENT CPU lists such as 0/1")
 	fs.Float64Var(&cfg.rate, "rate", 0, "if positive, an open loop: `requests/s` offered in all, on a fixed schedule, each latency measured from when its request was due (no coordinated omission); the clients bound how many are in flight")
+	fs.StringVar(&cfg.lispClient, "lisp_client", "", "make the calls with the Lisp RouteGuide client at this `executable` (//lisp/routeguide:loadgen), started on this load generator's CPUs, instead of with grpc-go in this process; this program still measures and computes every result, and names the scenarios .../client=lisp")
 	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
 
 	if err := cfg.bench.Parse(fs, args[1:]); err != nil {
@@ -157,6 +161,13 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 		if err := serverproc.CheckLoopback(cfg.addr); err != nil {
 			fail("-addr: %v", err)
 		}
+	}
+	if cfg.lispClient != "" {
+		path, err := exec.LookPath(cfg.lispClient)
+		if err != nil {
+			fail("-lisp_client: %v", err)
+		}
+		cfg.lispClient = path
 	}
 	if !implPattern.MatchString(cfg.impl) {
 		fail("-impl %q: want letters, digits, '_', '.' or '-' (it starts each scenario name)", cfg.impl)

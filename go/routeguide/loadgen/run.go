@@ -58,6 +58,22 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	if cfg.serverPath != "" {
 		env.Extra[schema.ExtraServerRuntime] = serverRuntime()
 	}
+	// The Lisp client, if it makes the calls, on the load generator's CPUs.
+	var lisp *lispClient
+	var err error
+	if cfg.lispClient != "" {
+		env.Extra[schema.ExtraClient] = "lisp"
+		env.Extra[schema.ExtraClientSHA256] = schema.FileSHA256(cfg.lispClient)
+		lisp, env.SBCLVersion, err = startLispClient(ctx, cfg.lispClient, place.client, log)
+		if err == nil {
+			defer func() {
+				if err := lisp.stop(); err != nil {
+					fmt.Fprintf(log, "[%s] %v\n", suite, err)
+				}
+			}()
+		}
+	}
+
 	place.record(env.Extra)
 	name := suite
 	switch {
@@ -70,14 +86,15 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	scenarios := cfg.scenarios()
 
 	// One session per server: the one at -addr, or each one started.
-	work, err := newWorkload(cfg.streamMsgs, newChatSpots())
+	work, workErr := newWorkload(cfg.streamMsgs, newChatSpots())
+	err = errors.Join(err, workErr)
 	specs := cfg.servers()
 	var sessions []*session
 	if len(specs) == 0 {
-		sessions = append(sessions, &session{cfg: cfg, impl: cfg.impl, addr: cfg.addr, work: work, progress: log, stallGrace: stallGrace})
+		sessions = append(sessions, &session{cfg: cfg, impl: cfg.impl, addr: cfg.addr, lisp: lisp, work: work, progress: log, stallGrace: stallGrace})
 	}
 	for _, spec := range specs {
-		sessions = append(sessions, &session{cfg: cfg, impl: spec.impl, work: work, progress: log, stallGrace: stallGrace})
+		sessions = append(sessions, &session{cfg: cfg, impl: spec.impl, lisp: lisp, work: work, progress: log, stallGrace: stallGrace})
 	}
 	if len(specs) > 0 {
 		// Deferred as well as done below, so that no path, a panic
@@ -102,7 +119,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 				if ss.work != nil {
 					params = ss.params(s)
 				}
-				file.Results = append(file.Results, harness.ErrorResult(s.name(ss.impl), params, err))
+				file.Results = append(file.Results, harness.ErrorResult(ss.scenarioName(s), params, err))
 			}
 		}
 		return file

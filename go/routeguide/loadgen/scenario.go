@@ -10,6 +10,7 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
 
 // suite is the results' suite name, which selects the report's
@@ -76,6 +77,7 @@ type session struct {
 	cfg      config
 	impl     string // the server's label: -impl, or -rival_impl
 	addr     string
+	lisp     *lispClient         // makes the calls when set (-lisp_client), shared by all sessions
 	server   *serverproc.Process // nil when measuring a running server (-addr)
 	cpu      harness.CPUSource   // the server's CPU, or nil
 	work     *workload
@@ -85,9 +87,26 @@ type session struct {
 	stallGrace time.Duration
 }
 
+// client names the client that makes the calls, "go" or "lisp".
+func (ss *session) client() string {
+	if ss.cfg.lispClient != "" {
+		return "lisp"
+	}
+	return "go"
+}
+
+// scenarioName is s.name, and "/client=lisp" after it when the Lisp client
+// makes the calls, so that one report can hold both clients' results.
+func (ss *session) scenarioName(s scenario) string {
+	if ss.client() == "lisp" {
+		return s.name(ss.impl) + "/client=lisp"
+	}
+	return s.name(ss.impl)
+}
+
 // params are the scenario's parameters in the results. impl (the server),
 // client, rpc and clients are what the report's "routeguide" layout pivots
-// on; the Lisp load generator (lisp/routeguide) records "client": "lisp".
+// on.
 func (ss *session) params(s scenario) map[string]any {
 	p := map[string]any{
 		"impl":        ss.impl,
@@ -96,7 +115,7 @@ func (ss *session) params(s scenario) map[string]any {
 		"duration":    ss.cfg.duration.String(),
 		"conns":       string(ss.cfg.conns),
 		"stream_msgs": ss.work.msgsPerCall(s.kind),
-		"client":      "go",
+		"client":      ss.client(),
 	}
 	if s.total > 0 {
 		p["total_conns"] = s.total
@@ -185,9 +204,13 @@ type cell struct {
 	s      scenario
 	name   string
 	params map[string]any
-	op     harness.Op
-	close  []func()
-	warmed bool
+	// connected is set once the cell's connections have opened; then op
+	// makes the calls, or ext with the Lisp client.
+	connected bool
+	op        harness.Op
+	ext       *lispCell
+	close     []func()
+	warmed    bool
 	// socketBaseline is the started server's open sockets before the
 	// cell's connections were last opened (-1: not known).
 	socketBaseline int
@@ -198,7 +221,7 @@ type cell struct {
 
 // newCell is scenario s against the session's server, not yet connected.
 func (ss *session) newCell(s scenario) *cell {
-	return &cell{ss: ss, s: s, name: s.name(ss.impl), params: ss.params(s), socketBaseline: -1}
+	return &cell{ss: ss, s: s, name: ss.scenarioName(s), params: ss.params(s), socketBaseline: -1}
 }
 
 // connect opens the cell's client connections (and idle connections) to
@@ -211,7 +234,7 @@ func (c *cell) connect(ctx context.Context) {
 		return
 	}
 	ss, s := c.ss, c.s
-	first := c.op == nil
+	first := !c.connected
 	if err := ctx.Err(); err != nil {
 		c.err = fmt.Errorf("not run: %w", err)
 		return
@@ -225,12 +248,30 @@ func (c *cell) connect(ctx context.Context) {
 	if n, ok := ss.serverSockets(); ok {
 		c.socketBaseline = n
 	}
-	clients, closeConns, err := dial(ctx, ss.addr, s.clients, ss.cfg.conns)
-	if err != nil {
-		c.err = err
-		return
+	var clients []pb.RouteGuideClient
+	if ss.lisp != nil {
+		// Each call is bounded within the stall grace, so that a server
+		// that never answers fails calls before the scenario is cancelled.
+		ext, err := ss.lisp.open(ctx, ss.addr, s, ss.cfg.conns, ss.cfg.streamMsgs, ss.stallGrace/2)
+		if err != nil {
+			c.err = err
+			return
+		}
+		c.ext = ext
+		c.close = append(c.close, func() {
+			if err := ext.close(); err != nil {
+				fmt.Fprintf(ss.progress, "[%s] %s: closing the Lisp client's connections: %v\n", suite, c.name, err)
+			}
+		})
+	} else {
+		conns, closeConns, err := dial(ctx, ss.addr, s.clients, ss.cfg.conns)
+		if err != nil {
+			c.err = err
+			return
+		}
+		clients = conns
+		c.close = append(c.close, closeConns)
 	}
-	c.close = append(c.close, closeConns)
 	if idle := s.total - s.clients; idle > 0 {
 		before, _ := ss.serverRSS()
 		closeIdle, err := openIdle(ctx, ss.addr, idle)
@@ -245,8 +286,10 @@ func (c *cell) connect(ctx context.Context) {
 				suite, c.name, idle, (after-before)/float64(idle)/1024)
 		}
 	}
-	c.op = newOp(s.kind, ss.work, clients)
-	c.warmed = false
+	if ss.lisp == nil {
+		c.op = newOp(s.kind, ss.work, clients)
+	}
+	c.connected, c.warmed = true, false
 }
 
 // disconnect closes the cell's connections, newest first.
@@ -284,7 +327,13 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 			}
 		}
 	}
-	reps, err := r.Run(runCtx, c.op)
+	var reps []harness.Rep
+	var err error
+	if c.ext != nil {
+		reps, err = r.RunExternal(runCtx, c.ext)
+	} else {
+		reps, err = r.Run(runCtx, c.op)
+	}
 	c.reps = append(c.reps, reps...)
 	// The budget ran out while the caller's context is alive: a call outlived
 	// the plan. Its error may be the context's or the call's own
@@ -303,7 +352,7 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 // result closes the cell's connections and returns its result.
 func (c *cell) result() schema.Result {
 	c.disconnect()
-	if c.op == nil { // never connected successfully
+	if !c.connected {
 		return harness.ErrorResult(c.name, c.params, c.err)
 	}
 	res := harness.Result(c.name, c.params, c.reps, c.err)

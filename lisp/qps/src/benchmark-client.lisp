@@ -50,6 +50,15 @@
     (histogram-add (call-slot-histogram slot) nanoseconds)
     (count-status slot clgrpc.grpc:+ok+)))
 
+(defun histogram-data (h)
+  "H as a grpc.testing.HistogramData message."
+  (make-histogram-data :bucket (coerce (latency-histogram-buckets h) 'list)
+                       :min-seen (latency-histogram-min-seen h)
+                       :max-seen (latency-histogram-max-seen h)
+                       :sum (latency-histogram-sum h)
+                       :sum-of-squares (latency-histogram-sum-of-squares h)
+                       :count (float (latency-histogram-count h) 1d0)))
+
 (defun record-failure (client slot condition)
   "Count a failed call, unless the client is stopping (its own shutdown
 fails the calls in flight), and pause a moment, so that a server that is

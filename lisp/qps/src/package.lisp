@@ -7,8 +7,8 @@
 ;;;; proto.lisp under ASDF.
 
 (defpackage #:qps
-  (:use #:cl #:cmdline #:cpus #:qps.proto)
+  (:use #:cl #:cmdline #:cpus #:latency-histogram #:qps.proto)
   (:documentation "A qps worker on clgrpc: WorkerService and BenchmarkService.")
   (:export #:worker-main #:start-worker #:stop-worker
-           #:make-latency-histogram #:histogram-add #:histogram-merge #:histogram-data
+           #:histogram-data
            #:register-benchmark-handlers #:check-client-config #:check-server-config))

@@ -1,7 +1,8 @@
 ;;;; A small strict JSON reader, enough for the feature database
-;;;; (go/routeguide/features/route_guide_db.json): objects become alists
-;;;; with string keys, arrays lists, numbers integers (or double-floats),
-;;;; true/false T and :FALSE, null :NULL.
+;;;; (go/routeguide/features/route_guide_db.json) and the load generator's
+;;;; commands: objects become alists with string keys, arrays lists,
+;;;; numbers integers (or double-floats), true/false T and :FALSE, null
+;;;; :NULL.  And a writer for the load generator's replies.
 
 (in-package #:routeguide)
 
@@ -55,6 +56,7 @@ trailing data."
              (num ()
                (let ((start pos))
                  (loop while (and (< pos n) (find (char string pos) "+-0123456789.eE")) do (incf pos))
+                 (when (= start pos) (fail "unexpected character"))
                  (let ((text (subseq string start pos)))
                    (if (every (lambda (c) (or (digit-char-p c) (char= c #\-))) text)
                        (parse-integer text)
@@ -84,3 +86,44 @@ trailing data."
       (prog1 (value)
         (skip-ws)
         (when (< pos n) (fail "trailing data"))))))
+
+(defun json-key (keyword)
+  (substitute #\_ #\- (string-downcase (symbol-name keyword))))
+
+(defun write-json (value stream)
+  "Plists with keyword keys are objects (keys in snake_case), other lists
+arrays, strings strings, reals numbers, T true."
+  (cond ((and (consp value) (keywordp (first value)))
+         (write-char #\{ stream)
+         (loop for (k v) on value by #'cddr
+               for first = t then nil
+               do (unless first (write-char #\, stream))
+                  (write-json-string (json-key k) stream)
+                  (write-char #\: stream)
+                  (write-json v stream))
+         (write-char #\} stream))
+        ((eq value t) (write-string "true" stream))
+        ((listp value)
+         (write-char #\[ stream)
+         (loop for v in value
+               for first = t then nil
+               do (unless first (write-char #\, stream))
+                  (write-json v stream))
+         (write-char #\] stream))
+        ((stringp value) (write-json-string value stream))
+        ((integerp value) (format stream "~D" value))
+        ((realp value)
+         (let ((*read-default-float-format* 'double-float))
+           (format stream "~F" (float value 1d0))))
+        (t (error "no JSON for ~S" value))))
+
+(defun write-json-string (string stream)
+  (write-char #\" stream)
+  (loop for c across string
+        do (case c
+             (#\" (write-string "\\\"" stream))
+             (#\\ (write-string "\\\\" stream))
+             (t (if (< (char-code c) 32)
+                    (format stream "\\u~4,'0X" (char-code c))
+                    (write-char c stream)))))
+  (write-char #\" stream))

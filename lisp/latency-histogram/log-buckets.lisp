@@ -4,7 +4,7 @@
 ;;;; driver merges every client's histogram bucket by bucket, so a worker
 ;;;; must bin exactly as gRPC's C++ and Go workers do.
 
-(in-package #:qps)
+(in-package #:latency-histogram)
 
 (defconstant +max-histogram-buckets+ 100000
   "More buckets than a 1% histogram up to an hour in nanoseconds needs; a
@@ -78,12 +78,3 @@ beyond max_possible in the last bucket, as in gRPC's histogram."
         (latency-histogram-min-seen h) (latency-histogram-max-possible h)
         (latency-histogram-max-seen h) 0d0)
   h)
-
-(defun histogram-data (h)
-  "H as a grpc.testing.HistogramData message."
-  (make-histogram-data :bucket (coerce (latency-histogram-buckets h) 'list)
-                       :min-seen (latency-histogram-min-seen h)
-                       :max-seen (latency-histogram-max-seen h)
-                       :sum (latency-histogram-sum h)
-                       :sum-of-squares (latency-histogram-sum-of-squares h)
-                       :count (float (latency-histogram-count h) 1d0)))

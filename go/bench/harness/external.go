@@ -1,0 +1,141 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// External is a client in another process, such as a load generator
+// written in another language, that makes a scenario's calls itself and
+// reports raw readings of each repetition. The Runner measures around it
+// what it measures around its own workers (the server's CPU, the host's
+// CPU pressure) and turns the readings into a Rep the same way, so that
+// every client's results are computed by this one harness.
+type External interface {
+	// WarmUp runs the unmeasured warm-up w (not zero).
+	WarmUp(ctx context.Context, w Warmup) error
+	// Measure runs one repetition of p's Duration, open-loop at p.Rate
+	// if that is positive.
+	Measure(ctx context.Context, p Plan) (ExternalRep, error)
+}
+
+// ExternalRep is what an External client observed in one repetition.
+type ExternalRep struct {
+	Wall time.Duration
+	// CPU is the client process's own CPU time over the repetition, read
+	// as this process reads its own (getrusage, every thread).
+	CPU               CPUTimes
+	Ops, Errors, Msgs int64
+	FirstError        string
+	// AllocBytes is what the client process allocated; it counts no
+	// allocations, so a Rep made from it has no allocs_per_op.
+	AllocBytes uint64
+	// Latency holds the latencies of the successful operations.
+	Latency LogBuckets
+}
+
+// LogBuckets is a latency histogram in gRPC's log-bucket form: with
+// m = 1 + Resolution, bucket 0 counts latencies below m nanoseconds and
+// bucket n > 0 those in [m^n, m^(n+1)). Counts maps bucket to count.
+type LogBuckets struct {
+	Resolution float64
+	Counts     map[int]int64
+}
+
+// maxLogBucket bounds a bucket index: a resolution of 0.001 reaches 10
+// minutes in about 27,000 buckets.
+const maxLogBucket = 1 << 20
+
+// record adds the latencies to h, each at its bucket's midpoint, which is
+// within Resolution/2 of the latency it stands for.
+func (b LogBuckets) record(h *hdrhistogram.Histogram) error {
+	if len(b.Counts) > 0 && !(b.Resolution > 0 && b.Resolution <= 0.1) {
+		return fmt.Errorf("latency buckets of resolution %g: want more than 0 and at most 0.1", b.Resolution)
+	}
+	m := 1 + b.Resolution
+	for i, n := range b.Counts {
+		if i < 0 || i > maxLogBucket || n < 0 {
+			return fmt.Errorf("latency bucket %d with count %d", i, n)
+		}
+		v := int64(1)
+		if i > 0 {
+			v = int64(math.Pow(m, float64(i)) * (1 + b.Resolution/2))
+		}
+		if err := h.RecordValues(min(max(v, minTrackedLatency), maxTrackedLatency), n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunExternal is Run for an External client: the plan's warm-up, then
+// Plan.Reps repetitions, each read as Run reads its own. Only
+// fixed-duration plans can be run this way.
+func (r *Runner) RunExternal(ctx context.Context, c External) ([]Rep, error) {
+	if err := r.Plan.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Scenario, err)
+	}
+	if r.Plan.Ops > 0 {
+		return nil, fmt.Errorf("%s: an external client runs fixed-duration repetitions only", r.Scenario)
+	}
+	prog := newProgress(r.Progress, r.ProgressInterval, fmt.Sprintf("[%s] %s", r.Suite, r.Scenario))
+	if !r.Plan.Warmup.IsZero() {
+		prog.force("warm-up %s", r.Plan.Warmup)
+		if err := c.WarmUp(ctx, r.Plan.Warmup); err != nil {
+			return nil, fmt.Errorf("%s warm-up: %w", r.Scenario, err)
+		}
+	}
+	merged := newLatencyHistogram()
+	return r.repeat(prog, func(string) (Rep, error) {
+		return r.measureExternal(ctx, c, merged)
+	})
+}
+
+// measureExternal runs one repetition of c, with the server's CPU and the
+// host's CPU stall read around it. Those readings also span the exchange
+// with c, in which neither side does work worth counting.
+func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhistogram.Histogram) (Rep, error) {
+	var server0 CPUTimes
+	var err error
+	if r.Server != nil {
+		if server0, err = r.Server.CPU(); err != nil {
+			return Rep{}, fmt.Errorf("server CPU: %w", err)
+		}
+	}
+	stall0 := readStall()
+	ext, err := c.Measure(ctx, r.Plan)
+	stall1 := readStall()
+	if err != nil {
+		return Rep{}, err
+	}
+	if ext.Wall <= 0 {
+		return Rep{}, errors.New("the client reported no wall time")
+	}
+	rep := Rep{
+		Wall: ext.Wall, ClientCPU: ext.CPU,
+		Ops: ext.Ops, Errors: ext.Errors, Msgs: ext.Msgs, FirstError: ext.FirstError,
+		AllocBytes: ext.AllocBytes, AllocsUnmeasured: true,
+	}
+	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, ext.Wall)
+	if r.Server != nil {
+		server1, err := r.Server.CPU()
+		if err != nil {
+			return Rep{}, fmt.Errorf("server CPU: %w", err)
+		}
+		rep.ServerCPU, rep.HasServerCPU = server1.Sub(server0), true
+	}
+	merged.Reset()
+	if err := ext.Latency.record(merged); err != nil {
+		return Rep{}, fmt.Errorf("the client's latencies: %w", err)
+	}
+	if n := merged.TotalCount(); n != ext.Ops {
+		return Rep{}, fmt.Errorf("the client reported %d successful operations but %d latencies", ext.Ops, n)
+	}
+	rep.Latency = percentilesOf(merged)
+	return rep, ctx.Err()
+}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+)
+
+// lispClient is the Lisp load generator (-lisp_client), a child process
+// that makes the calls of every cell with clgrpc's client while this
+// program does everything else: it starts and pins the process, measures
+// the server around each repetition, and computes and writes the results
+// from the raw readings the child reports. They speak JSON lines over the
+// child's stdin and stdout (lisp/routeguide/src/loadgen-agent.lisp): one
+// command, one reply.
+//
+// A pipe rather than gRPC's WorkerService, whose client configuration
+// describes BenchmarkService calls and cannot say "RecordRoute with ten
+// points": the child needs no port, answers only its parent, and ends when
+// its input does, so it cannot outlive this program by more than a call.
+type lispClient struct {
+	path string
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+
+	replies chan []byte   // one per line of the child's stdout; closed at its end
+	exited  chan struct{} // closed once the child has been waited for
+	waitErr error
+
+	mu       sync.Mutex // one exchange at a time
+	broken   error      // set once an exchange failed midway: the child is no longer in step
+	nextCell int
+}
+
+// How long the child may take to answer its first command (SBCL maps, and
+// may decompress, a core of tens of megabytes, under qemu for arm64), and
+// to close its connections and exit once its input ends.
+const (
+	lispClientReadyTimeout = 30 * time.Second
+	lispClientStopGrace    = 10 * time.Second
+)
+
+// maxReplyBytes bounds a reply line: a repetition's latencies are a few
+// thousand buckets of a dozen bytes each.
+const maxReplyBytes = 16 << 20
+
+// startLispClient starts the Lisp load generator at path on cpus (if not
+// empty), its stderr to log, and asks for its SBCL version, which also
+// proves that it answers.
+func startLispClient(ctx context.Context, path string, cpus cpuset.Set, log io.Writer) (*lispClient, string, error) {
+	return startLispClientWithin(ctx, path, cpus, log, lispClientReadyTimeout)
+}
+
+func startLispClientWithin(ctx context.Context, path string, cpus cpuset.Set, log io.Writer, ready time.Duration) (*lispClient, string, error) {
+	cmd := exec.Command(path)
+	cmd.Stderr = log
+	cmd.WaitDelay = time.Second
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	// An explicit pipe: Wait would close cmd.StdoutPipe's as soon as the
+	// child exits, possibly before its last reply has been read.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, "", err
+	}
+	cmd.Stdout = outW
+	if len(cpus) > 0 {
+		err = cpuset.WithThreadAffinity(cpus, cmd.Start)
+	} else {
+		err = cmd.Start()
+	}
+	outW.Close()
+	if err != nil {
+		outR.Close()
+		return nil, "", fmt.Errorf("starting the Lisp client %s: %w", path, err)
+	}
+	lc := &lispClient{path: path, cmd: cmd, in: in, replies: make(chan []byte, 1), exited: make(chan struct{})}
+	go func() {
+		lc.waitErr = cmd.Wait()
+		close(lc.exited)
+	}()
+	go lc.readReplies(outR)
+
+	var hello struct {
+		SBCLVersion string `json:"sbcl_version"`
+	}
+	readyCtx, cancel := context.WithTimeout(ctx, ready)
+	defer cancel()
+	if err := lc.exchange(readyCtx, map[string]any{"command": "version"}, &hello); err != nil {
+		lc.stop()
+		return nil, "", fmt.Errorf("the Lisp client %s: %w", path, err)
+	}
+	return lc, hello.SBCLVersion, nil
+}
+
+func (lc *lispClient) readReplies(r *os.File) {
+	defer r.Close()
+	defer close(lc.replies)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxReplyBytes)
+	for sc.Scan() {
+		lc.replies <- append([]byte(nil), sc.Bytes()...)
+	}
+}
+
+// exchange sends one command and decodes its reply into reply (nil: none
+// wanted). A reply {"error": why} becomes an error. If ctx ends first, the
+// child is killed: it cannot be interrupted midway, and nothing it says
+// after that could be matched to a command.
+func (lc *lispClient) exchange(ctx context.Context, command map[string]any, reply any) error {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.broken != nil {
+		return lc.broken
+	}
+	fail := func(err error) error {
+		lc.broken = fmt.Errorf("not run: the Lisp client failed earlier: %w", err)
+		lc.kill()
+		return err
+	}
+	line, err := json.Marshal(command)
+	if err != nil {
+		return err
+	}
+	if _, err := lc.in.Write(append(line, '\n')); err != nil {
+		return fail(lc.gone(fmt.Errorf("sending %s: %w", command["command"], err)))
+	}
+	var got []byte
+	select {
+	case r, ok := <-lc.replies:
+		if !ok {
+			return fail(lc.gone(fmt.Errorf("no reply to %s", command["command"])))
+		}
+		got = r
+	case <-ctx.Done():
+		return fail(fmt.Errorf("waiting for the reply to %s: %w", command["command"], ctx.Err()))
+	}
+	var status struct {
+		OK    bool   `json:"ok"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(got, &status); err != nil {
+		return fail(fmt.Errorf("reply to %s is not JSON: %w: %.200q", command["command"], err, got))
+	}
+	if !status.OK {
+		if status.Error == "" {
+			return fail(fmt.Errorf("reply to %s has neither ok nor error: %.200q", command["command"], got))
+		}
+		return errors.New(status.Error)
+	}
+	if reply != nil {
+		if err := json.Unmarshal(got, reply); err != nil {
+			return fail(fmt.Errorf("reply to %s: %w", command["command"], err))
+		}
+	}
+	return nil
+}
+
+// gone adds how the child ended to err, when it has.
+func (lc *lispClient) gone(err error) error {
+	select {
+	case <-lc.exited:
+		return fmt.Errorf("%w (the Lisp client exited: %v)", err, exitDescription(lc.waitErr))
+	case <-time.After(time.Second):
+		return err
+	}
+}
+
+func exitDescription(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+func (lc *lispClient) kill() {
+	lc.cmd.Process.Kill()
+}
+
+// stop ends the child's input, so that it closes its connections and
+// exits, and kills it if it has not within lispClientStopGrace.
+func (lc *lispClient) stop() error {
+	lc.in.Close()
+	select {
+	case <-lc.exited:
+		return nil
+	case <-time.After(lispClientStopGrace):
+		lc.kill()
+		<-lc.exited
+		return fmt.Errorf("the Lisp client did not exit within %v of the end of its input; killed it", lispClientStopGrace)
+	}
+}
+
+// lispCell is one cell's clients in the Lisp client: a harness.External.
+type lispCell struct {
+	lc *lispClient
+	id int
+}
+
+// open connects a cell's clients, each call bounded by callTimeout.
+func (lc *lispClient) open(ctx context.Context, addr string, s scenario, mode connMode, streamMsgs int, callTimeout time.Duration) (*lispCell, error) {
+	host, port, err := splitAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	lc.mu.Lock()
+	lc.nextCell++
+	id := lc.nextCell
+	lc.mu.Unlock()
+	err = lc.exchange(ctx, map[string]any{
+		"command": "open", "cell": id, "host": host, "port": port, "rpc": string(s.kind),
+		"clients": s.clients, "conns": string(mode), "stream_msgs": streamMsgs,
+		"call_timeout_ms": callTimeout.Milliseconds(),
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the Lisp client: %w", err)
+	}
+	return &lispCell{lc, id}, nil
+}
+
+func splitAddr(addr string) (string, int, error) {
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return "", 0, fmt.Errorf("port of %s: %w", addr, err)
+	}
+	return host, port, nil
+}
+
+// close closes the cell's connections; a failure is logged by the caller.
+func (c *lispCell) close() error {
+	return c.lc.exchange(context.Background(), map[string]any{"command": "close", "cell": c.id}, nil)
+}
+
+func (c *lispCell) WarmUp(ctx context.Context, w harness.Warmup) error {
+	cmd := map[string]any{"command": "warm_up", "cell": c.id}
+	if w.Ops > 0 {
+		cmd["ops"] = w.Ops
+	} else {
+		cmd["duration_ns"] = w.Duration.Nanoseconds()
+	}
+	return c.lc.exchange(ctx, cmd, nil)
+}
+
+// measureReply is a measure command's reply.
+type measureReply struct {
+	WallNs      int64  `json:"wall_ns"`
+	Ops         int64  `json:"ops"`
+	Errors      int64  `json:"errors"`
+	Msgs        int64  `json:"msgs"`
+	FirstError  string `json:"first_error"`
+	CPUUserNs   int64  `json:"cpu_user_ns"`
+	CPUSystemNs int64  `json:"cpu_system_ns"`
+	AllocBytes  uint64 `json:"alloc_bytes"`
+	Latency     struct {
+		Resolution float64    `json:"resolution"`
+		Buckets    [][2]int64 `json:"buckets"`
+	} `json:"latency"`
+}
+
+func (c *lispCell) Measure(ctx context.Context, p harness.Plan) (harness.ExternalRep, error) {
+	cmd := map[string]any{"command": "measure", "cell": c.id, "duration_ns": p.Duration.Nanoseconds()}
+	if p.Rate > 0 {
+		cmd["rate"] = p.Rate
+	}
+	var r measureReply
+	if err := c.lc.exchange(ctx, cmd, &r); err != nil {
+		return harness.ExternalRep{}, err
+	}
+	counts := make(map[int]int64, len(r.Latency.Buckets))
+	for _, b := range r.Latency.Buckets {
+		counts[int(b[0])] += b[1]
+	}
+	return harness.ExternalRep{
+		Wall: time.Duration(r.WallNs),
+		CPU:  harness.CPUTimes{User: time.Duration(r.CPUUserNs), System: time.Duration(r.CPUSystemNs)},
+		Ops:  r.Ops, Errors: r.Errors, Msgs: r.Msgs, FirstError: r.FirstError,
+		AllocBytes: r.AllocBytes,
+		Latency:    harness.LogBuckets{Resolution: r.Latency.Resolution, Counts: counts},
+	}, nil
+}
