@@ -106,7 +106,7 @@ elastic worker pool and a deadline scheduler.")
   (:documentation "TCP sockets on sb-bsd-sockets, with reads and writes done on
 the file descriptor so the hot path neither conses nor goes through streams.")
   (:export
-   #:tcp-listen #:tcp-accept #:tcp-connect #:connect-timeout #:socket-local-port #:socket-fd
+   #:tcp-listen #:tcp-accept #:tcp-connect #:connect-timeout #:connect-aborted #:socket-local-port #:socket-fd
    #:socket-close #:fd-read #:fd-write #:fd-write-some #:fd-shutdown #:fd-wait-readable
    #:fd-recv-some #:fd-close #:resolve-host #:raise-open-file-limit
    ;; epoll and eventfd (epoll.lisp)
@@ -216,7 +216,7 @@ kinds of method, and a client channel.")
    #:server-connection-count #:server-refused-connection-count
    #:register-service-descriptors #:server-service-names #:server-file-descriptors
    ;; client
-   #:channel #:make-channel #:channel-close
+   #:channel #:make-channel #:channel-close #:*connect-timeout*
    #:unary-call #:server-streaming-call #:client-streaming-call #:bidi-streaming-call))
 
 

@@ -404,6 +404,54 @@ listener, the port and a function that counts the streams seen."
       (dolist (s fillers) (when s (clgrpc.net:socket-close s)))
       (clgrpc.net:socket-close listener))))
 
+(defun call-with-hanging-connects (function)
+  "Call FUNCTION with the port of a listener whose backlog is full, so that
+a connect to it hangs: the kernel drops the SYNs it cannot queue."
+  (let* ((listener (clgrpc.net:tcp-listen "127.0.0.1" 0 :backlog 1))
+         (port (clgrpc.net:socket-local-port listener))
+         (fillers (loop repeat 8
+                        collect (handler-case (clgrpc.net:tcp-connect "127.0.0.1" port 0.2)
+                                  (error () nil)))))
+    (unwind-protect (funcall function port)
+      (dolist (s fillers) (when s (clgrpc.net:socket-close s)))
+      (clgrpc.net:socket-close listener))))
+
+(defun seconds-since (start)
+  (/ (- (get-internal-real-time) start) internal-time-units-per-second))
+
+(test connecting-without-a-deadline-gives-up
+  ;; A call with no deadline does not wait for the kernel's two minutes of
+  ;; SYN retries: one attempt is bounded as grpc-go bounds it, and failing
+  ;; it is UNAVAILABLE, not DEADLINE_EXCEEDED.
+  (call-with-hanging-connects
+   (lambda (port)
+     (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port))
+           (start (get-internal-real-time)))
+       (unwind-protect
+            (let ((status (let ((clgrpc.grpc:*connect-timeout* 0.5))
+                            (status-of (lambda () (unary ch "Echo" (bytes 1)))))))
+              (is (equal "UNAVAILABLE" (first status)) "~S" status)
+              (is (< (seconds-since start) 3) "the call took ~,2F s" (seconds-since start)))
+         (clgrpc.grpc:channel-close ch))))))
+
+(test closing-a-channel-ends-its-connect
+  ;; Closing a channel while a call connects (and another waits for that
+  ;; connection) fails both at once with UNAVAILABLE, instead of leaving
+  ;; them until the connect gives up.
+  (call-with-hanging-connects
+   (lambda (port)
+     (let* ((ch (clgrpc.grpc:make-channel "127.0.0.1" port))
+            (calls (loop repeat 2
+                         collect (sb-thread:make-thread
+                                  (lambda () (status-of (lambda () (unary ch "Echo" (bytes 1)))))))))
+       (sleep 0.3)
+       (let ((start (get-internal-real-time)))
+         (clgrpc.grpc:channel-close ch)
+         (dolist (thread calls)
+           (let ((status (sb-thread:join-thread thread :default '("hung") :timeout 5)))
+             (is (equal "UNAVAILABLE" (first status)) "~S" status)))
+         (is (< (seconds-since start) 2) "the calls ended ~,2F s after the close" (seconds-since start)))))))
+
 ;;; A reactor must never lose a wakeup: a thread that posts work for a
 ;;; connection (a handler's response, a client's request) signals the
 ;;; reactor's eventfd unless a signal is already pending.  If the reactor

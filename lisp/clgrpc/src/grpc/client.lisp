@@ -24,6 +24,11 @@
   (connection-options '() :type list)
   (closed nil))
 
+(defparameter *connect-timeout* 20
+  "Seconds one connection attempt may take when the call has no sooner
+deadline: grpc-go's minimum connect timeout.  The kernel would otherwise
+retry an unanswered SYN for about two minutes.")
+
 (defvar *client-limits*
   (clgrpc.http2:make-connection-limits :handshake-timeout nil :keepalive-time nil)
   "A client connection sends no keepalive pings (grpc-go's default).")
@@ -45,6 +50,10 @@
   "Close the channel's connection; calls in flight fail with UNAVAILABLE."
   (let ((conn (sb-thread:with-mutex ((channel-lock channel))
                 (setf (channel-closed channel) t)
+                ;; Calls waiting for a connection fail now; the one
+                ;; connecting abandons its attempt within a tenth of a
+                ;; second (CHANNEL-CONNECTION).
+                (sb-thread:condition-broadcast (channel-cv channel))
                 (shiftf (channel-conn channel) nil))))
     (when conn
       (clgrpc.http2:connection-close conn)
@@ -87,9 +96,17 @@ sent GOAWAY, so it closes once its last stream ends."
       (unwind-protect
            (let ((socket (handler-case
                              (clgrpc.net:tcp-connect (channel-host channel) (channel-port channel)
-                                                     (and deadline (max 0 (/ (- deadline (now-us)) 1d6))))
+                                                     (if deadline
+                                                         (min *connect-timeout*
+                                                              (max 0 (/ (- deadline (now-us)) 1d6)))
+                                                         *connect-timeout*)
+                                                     (lambda () (channel-closed channel)))
+                           (clgrpc.net:connect-aborted ()
+                             (raise-grpc-error +unavailable+ "channel closed"))
                            (error (e)
-                             (raise-grpc-error (if (typep e 'clgrpc.net:connect-timeout)
+                             ;; A timeout is the call's deadline only if it has passed.
+                             (raise-grpc-error (if (and (typep e 'clgrpc.net:connect-timeout)
+                                                        deadline (>= (now-us) deadline))
                                                    +deadline-exceeded+
                                                    +unavailable+)
                                                "cannot connect to ~A: ~A" (channel-authority channel) e)))))

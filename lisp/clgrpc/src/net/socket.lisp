@@ -74,24 +74,44 @@ Go's net/http and grpc-go do."
   (:report (lambda (c s) (format s "connecting to ~A:~D timed out"
                                  (slot-value c 'host) (slot-value c 'port)))))
 
-(defun tcp-connect (host port &optional timeout)
+(define-condition connect-aborted (error)
+  ((host :initarg :host) (port :initarg :port))
+  (:report (lambda (c s) (format s "connecting to ~A:~D was abandoned"
+                                 (slot-value c 'host) (slot-value c 'port)))))
+
+(defconstant +connect-poll-seconds+ 1/10
+  "How often a connect in progress asks whether to abandon it.")
+
+(defun tcp-connect (host port &optional timeout abort-p)
   "A connected socket to HOST:PORT with TCP_NODELAY set.  TIMEOUT (seconds,
-NIL for none) bounds the connect: past it this signals an error."
-  (let ((socket (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp)))
+NIL for none) bounds the connect: past it this signals CONNECT-TIMEOUT.
+ABORT-P, if given, is called while the connect is in progress, every
+tenth of a second: once it returns true, this signals CONNECT-ABORTED.
+The connect never blocks the thread beyond those bounds, however long the
+kernel would retry an unanswered SYN."
+  (let ((socket (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp))
+        (give-up (and timeout (+ (get-internal-real-time)
+                                 (ceiling (* (max timeout 0) internal-time-units-per-second))))))
     (handler-bind ((error (lambda (e) (declare (ignore e)) (sb-bsd-sockets:socket-close socket))))
-      (if (null timeout)
-          (sb-bsd-sockets:socket-connect socket (resolve-host host) port)
-          (progn
-            (setf (sb-bsd-sockets:non-blocking-mode socket) t)
-            (handler-case (sb-bsd-sockets:socket-connect socket (resolve-host host) port)
-              (sb-bsd-sockets:operation-in-progress ()
-                (unless (sb-sys:wait-until-fd-usable (sb-bsd-sockets:socket-file-descriptor socket)
-                                                     :output (max timeout 0.001))
-                  (error 'connect-timeout :host host :port port))
-                ;; Writable means connected or failed: only a connected
-                ;; socket has a peer.
-                (sb-bsd-sockets:socket-peername socket)))
-            (setf (sb-bsd-sockets:non-blocking-mode socket) nil)))
+      (setf (sb-bsd-sockets:non-blocking-mode socket) t)
+      (handler-case (sb-bsd-sockets:socket-connect socket (resolve-host host) port)
+        (sb-bsd-sockets:operation-in-progress ()
+          (loop
+            (let ((left (and give-up (/ (- give-up (get-internal-real-time))
+                                        internal-time-units-per-second))))
+              (when (and left (<= left 0))
+                (error 'connect-timeout :host host :port port))
+              (when (sb-sys:wait-until-fd-usable (sb-bsd-sockets:socket-file-descriptor socket) :output
+                                                 (float (if left (min left +connect-poll-seconds+)
+                                                            +connect-poll-seconds+)
+                                                        1d0))
+                (return))
+              (when (and abort-p (funcall abort-p))
+                (error 'connect-aborted :host host :port port))))
+          ;; Writable means connected or failed: only a connected socket
+          ;; has a peer.
+          (sb-bsd-sockets:socket-peername socket)))
+      (setf (sb-bsd-sockets:non-blocking-mode socket) nil)
       (setf (sb-bsd-sockets:sockopt-tcp-nodelay socket) t))
     socket))
 
