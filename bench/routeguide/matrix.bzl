@@ -24,7 +24,7 @@ CLIENTS = {
 def _cell(name, server, client):
     return "%s_%s_server_%s_client" % (name, server, client)
 
-# Each load generator measures both servers in one action, in turns repetition by repetition
+# Each client's benchmark measures both servers in one action, in turns repetition by repetition
 # (-rival), so that the two cells of a Lisp/Go ratio see the same machine at the same time.
 def _interleaved(name, client):
     return "%s_%s_servers_%s_client" % (name, "_and_".join(SERVERS.keys()), client)

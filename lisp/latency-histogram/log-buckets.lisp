@@ -19,7 +19,7 @@ memory, and is refused.")
   (max-possible 0d0 :type double-float)
   (sum 0d0 :type double-float)
   (sum-of-squares 0d0 :type double-float)
-  (count 0 :type (integer 0)))
+  (count 0 :type (unsigned-byte 62)))
 
 (defun histogram-bucket-count (resolution max-possible)
   "The number of buckets of a histogram with these parameters, as gRPC
@@ -27,8 +27,8 @@ computes it."
   (1+ (floor (log (float max-possible 1d0)) (log (+ 1d0 resolution)))))
 
 (defun make-latency-histogram (resolution max-possible)
-  "An empty histogram.  RESOLUTION and MAX-POSSIBLE must have been checked
-(see CHECK-HISTOGRAM-PARAMS)."
+  "An empty histogram.  RESOLUTION must be positive and MAX-POSSIBLE at
+least 1, with at most +MAX-HISTOGRAM-BUCKETS+ buckets between them."
   (let ((resolution (float resolution 1d0))
         (max-possible (float max-possible 1d0)))
     (%make-latency-histogram
@@ -38,14 +38,20 @@ computes it."
      :min-seen max-possible :max-seen 0d0 :max-possible max-possible)))
 
 (defun histogram-add (h value)
-  "Record VALUE (nanoseconds).  Values below 1 count in bucket 0 and values
-beyond max_possible in the last bucket, as in gRPC's histogram."
-  (declare (type latency-histogram h))
+  "Record VALUE (nanoseconds, not negative).  Values below 1 count in
+bucket 0 and values beyond max_possible in the last bucket, as in gRPC's
+histogram.  It runs once per call measured, so it is compiled to neither
+allocate nor dispatch."
+  (declare (type latency-histogram h) (type (integer 0 #.(ash 1 62)) value)
+           (optimize speed))
   (let* ((x (float value 1d0))
          (buckets (latency-histogram-buckets h))
+         (y (max 1d0 (min x (latency-histogram-max-possible h))))
+         ;; At most log(max_possible) / log(1 + resolution), which the
+         ;; bucket count bounds: a fixnum.
+         (q (/ (log (the (double-float 1d0) y)) (latency-histogram-log-multiplier h)))
          (i (min (1- (length buckets))
-                 (floor (log (max 1d0 (min x (latency-histogram-max-possible h))))
-                        (latency-histogram-log-multiplier h)))))
+                 (truncate (the (double-float 0d0 #.(float +max-histogram-buckets+ 1d0)) q)))))
     (incf (latency-histogram-sum h) x)
     (incf (latency-histogram-sum-of-squares h) (* x x))
     (incf (latency-histogram-count h))

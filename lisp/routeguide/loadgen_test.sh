@@ -65,8 +65,11 @@ grep -q 'the Lisp client /bin/true: no reply to version (the Lisp client exited:
 
 # The Lisp program alone: an answer to every line, errors included, and
 # exit 0 at the end of its input.
+deep=$(printf '[%.0s' {1..20000})
+long=$(printf 'x%.0s' {1..70000})
 replies=$(printf '%s\n' '{"command":"version"}' 'garbage' '[1,2]' '{"command":"fly"}' \
-  '{"command":"measure","cell":7,"duration_ns":1000}' \
+  '{"command":"measure","cell":7,"duration_ns":1000}' "$deep" "$long" '{"command":1.5.3}' \
+  '{"command":"start","cell":7}' \
   '{"command":"open","cell":1,"host":"127.0.0.1","port":1,"rpc":"unary","clients":1,"conns":"shared","stream_msgs":1,"call_timeout_ms":1000}' \
   '{"command":"open","cell":1,"host":"127.0.0.1","port":80,"rpc":"unary","clients":0,"conns":"shared","stream_msgs":1,"call_timeout_ms":1000}' |
   "$lisp_client" 2>"$tmp/agent.err") || fail "the Lisp client: exit $?: $(cat "$tmp/agent.err")"
@@ -75,7 +78,11 @@ want=(
   '{"ok":true,"sbcl_version":"SBCL '
   '{"error":"not JSON: JSON: unexpected character at offset 0"}'
   '{"error":"a command is a JSON object"}'
-  '{"error":"unknown command \"fly\" (want open, warm_up, measure, close or version)"}'
+  '{"error":"unknown command \"fly\" (want open, warm_up, measure, start, latencies, close or version)"}'
+  '{"error":"cell 7 is not open"}'
+  '{"error":"not JSON: JSON: nested too deeply at offset 65"}'
+  '{"error":"a command line longer than 65536 characters"}'
+  '{"error":"not JSON: JSON: expected , at offset 14"}'
   '{"error":"cell 7 is not open"}'
   '{"error":"connecting to 127.0.0.1:1: '
   '{"error":"field \"clients\": want a client count from 1 to 10000, got 0"}'

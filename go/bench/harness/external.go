@@ -16,27 +16,48 @@ import (
 // what it measures around its own workers (the server's CPU, the host's
 // CPU pressure) and turns the readings into a Rep the same way, so that
 // every client's results are computed by this one harness.
+//
+// A repetition takes three steps, so that the Runner's readings span the
+// operations only, as they do for its own workers: Prepare readies the
+// client (its garbage collected, its callers created and parked), Start
+// runs the operations and returns the client's readings, and Latencies
+// returns their latencies after the Runner has read the server.
 type External interface {
 	// WarmUp runs the unmeasured warm-up w (not zero).
 	WarmUp(ctx context.Context, w Warmup) error
-	// Measure runs one repetition of p's Duration, open-loop at p.Rate
-	// if that is positive.
-	Measure(ctx context.Context, p Plan) (ExternalRep, error)
+	// Prepare readies one repetition of p: p.Duration, open-loop at
+	// p.Rate if that is positive, at most p.MaxOps operations (0:
+	// DefaultMaxOps).
+	Prepare(ctx context.Context, p Plan) error
+	// Start runs the prepared repetition.
+	Start(ctx context.Context) (ExternalRep, error)
+	// Latencies are the latencies of the repetition last started.
+	Latencies(ctx context.Context) (LogBuckets, error)
 }
 
 // ExternalRep is what an External client observed in one repetition.
 type ExternalRep struct {
 	Wall time.Duration
 	// CPU is the client process's own CPU time over the repetition, read
-	// as this process reads its own (getrusage, every thread).
+	// as this process reads its own (getrusage, every thread) around its
+	// callers' release and return.
 	CPU               CPUTimes
 	Ops, Errors, Msgs int64
 	FirstError        string
 	// AllocBytes is what the client process allocated; it counts no
 	// allocations, so a Rep made from it has no allocs_per_op.
 	AllocBytes uint64
-	// Latency holds the latencies of the successful operations.
-	Latency LogBuckets
+}
+
+// check rejects readings no repetition can have.
+func (e ExternalRep) check() error {
+	switch {
+	case e.Wall <= 0:
+		return errors.New("the client reported no wall time")
+	case e.Ops < 0 || e.Errors < 0 || e.Msgs < 0 || e.CPU.User < 0 || e.CPU.System < 0:
+		return fmt.Errorf("the client reported negative readings: %+v", e)
+	}
+	return nil
 }
 
 // LogBuckets is a latency histogram in gRPC's log-bucket form: with
@@ -47,26 +68,29 @@ type LogBuckets struct {
 	Counts     map[int]int64
 }
 
-// maxLogBucket bounds a bucket index: a resolution of 0.001 reaches 10
-// minutes in about 27,000 buckets.
-const maxLogBucket = 1 << 20
-
 // record adds the latencies to h, each at its bucket's midpoint, which is
-// within Resolution/2 of the latency it stands for.
+// within Resolution/2 of the latency it stands for; beyond the tracked
+// range, at its end, as recordLatency clamps.
 func (b LogBuckets) record(h *hdrhistogram.Histogram) error {
 	if len(b.Counts) > 0 && !(b.Resolution > 0 && b.Resolution <= 0.1) {
 		return fmt.Errorf("latency buckets of resolution %g: want more than 0 and at most 0.1", b.Resolution)
 	}
 	m := 1 + b.Resolution
 	for i, n := range b.Counts {
-		if i < 0 || i > maxLogBucket || n < 0 {
+		if i < 0 || n < 0 {
 			return fmt.Errorf("latency bucket %d with count %d", i, n)
 		}
-		v := int64(1)
+		v := int64(minTrackedLatency)
 		if i > 0 {
-			v = int64(math.Pow(m, float64(i)) * (1 + b.Resolution/2))
+			// In floating point first: a bucket far out would overflow
+			// an int64.
+			f := math.Pow(m, float64(i)) * (1 + b.Resolution/2)
+			v = maxTrackedLatency
+			if f < float64(maxTrackedLatency) {
+				v = max(int64(f), minTrackedLatency)
+			}
 		}
-		if err := h.RecordValues(min(max(v, minTrackedLatency), maxTrackedLatency), n); err != nil {
+		if err := h.RecordValues(v, n); err != nil {
 			return err
 		}
 	}
@@ -97,9 +121,12 @@ func (r *Runner) RunExternal(ctx context.Context, c External) ([]Rep, error) {
 }
 
 // measureExternal runs one repetition of c, with the server's CPU and the
-// host's CPU stall read around it. Those readings also span the exchange
-// with c, in which neither side does work worth counting.
+// host's CPU stall read just around Start: the readings then also span the
+// command to start and the reply, a pipe's round trip each way.
 func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhistogram.Histogram) (Rep, error) {
+	if err := c.Prepare(ctx, r.Plan); err != nil {
+		return Rep{}, err
+	}
 	var server0 CPUTimes
 	var err error
 	if r.Server != nil {
@@ -108,13 +135,13 @@ func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhis
 		}
 	}
 	stall0 := readStall()
-	ext, err := c.Measure(ctx, r.Plan)
+	ext, err := c.Start(ctx)
 	stall1 := readStall()
 	if err != nil {
 		return Rep{}, err
 	}
-	if ext.Wall <= 0 {
-		return Rep{}, errors.New("the client reported no wall time")
+	if err := ext.check(); err != nil {
+		return Rep{}, err
 	}
 	rep := Rep{
 		Wall: ext.Wall, ClientCPU: ext.CPU,
@@ -129,8 +156,12 @@ func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhis
 		}
 		rep.ServerCPU, rep.HasServerCPU = server1.Sub(server0), true
 	}
+	latencies, err := c.Latencies(ctx)
+	if err != nil {
+		return Rep{}, err
+	}
 	merged.Reset()
-	if err := ext.Latency.record(merged); err != nil {
+	if err := latencies.record(merged); err != nil {
 		return Rep{}, fmt.Errorf("the client's latencies: %w", err)
 	}
 	if n := merged.TotalCount(); n != ext.Ops {

@@ -178,11 +178,14 @@ func measurementsTable(envs []schema.Environment) Table {
 		if e.MeasuredAt == "" {
 			continue
 		}
-		// The Lisp load generator records itself as client "lisp"; a Go
-		// one is known by its Go version.
+		// The Lisp client is recorded as client "lisp", with its binary's
+		// digest; grpc-go in the measuring binary is known by its Go version.
 		client := "Go (" + e.GoVersion + ")"
 		if e.Extra[schema.ExtraClient] == "lisp" {
 			client = "Lisp (" + e.SBCLVersion + ")"
+			if d := e.Extra[schema.ExtraClientSHA256]; d != "" {
+				client = "Lisp (" + e.SBCLVersion + ", " + shortDigest(d) + ")"
+			}
 		}
 		t.Rows = append(t.Rows, []string{
 			orMissing(e.Extra[schema.ExtraServer]), client, e.MeasuredAt,

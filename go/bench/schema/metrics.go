@@ -2,8 +2,7 @@ package schema
 
 // Metric names, in one place for the harness, every suite and the report.
 // Results files store them, so keep them stable: renaming one breaks
-// comparisons with stored results. The Lisp load generator
-// (lisp/routeguide) writes the harness's names too.
+// comparisons with stored results.
 const (
 	// What the harness (go/bench/harness) derives from every repetition.
 	MetricWallTime  = "wall_time"

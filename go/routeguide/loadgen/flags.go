@@ -22,6 +22,7 @@ import (
 const (
 	maxClients    = 10_000
 	maxStreamMsgs = 100_000
+	maxRate       = 1e9 // one call a nanosecond: the schedule's resolution
 )
 
 // connMode says how the clients of a scenario reach the server.
@@ -206,8 +207,8 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 			fail("-total_conns needs -conns per-client")
 		}
 	}
-	if cfg.rate < 0 {
-		fail("-rate must not be negative, got %g", cfg.rate)
+	if cfg.rate < 0 || cfg.rate > maxRate {
+		fail("-rate must be from 0 to %g calls/s, got %g", maxRate, cfg.rate)
 	}
 	if cfg.rate > 0 && totalConns != "" {
 		fail("-rate and -total_conns are separate suites; give one")

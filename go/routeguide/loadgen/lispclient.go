@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
@@ -29,13 +30,14 @@ import (
 // A pipe rather than gRPC's WorkerService, whose client configuration
 // describes BenchmarkService calls and cannot say "RecordRoute with ten
 // points": the child needs no port, answers only its parent, and ends when
-// its input does, so it cannot outlive this program by more than a call.
+// its input does, and the kernel kills it if this program dies first.
 type lispClient struct {
 	path string
 	cmd  *exec.Cmd
 	in   io.WriteCloser
 
 	replies chan []byte   // one per line of the child's stdout; closed at its end
+	readErr error         // why the replies ended early, once replies is closed
 	exited  chan struct{} // closed once the child has been waited for
 	waitErr error
 
@@ -45,12 +47,19 @@ type lispClient struct {
 }
 
 // How long the child may take to answer its first command (SBCL maps, and
-// may decompress, a core of tens of megabytes, under qemu for arm64), and
-// to close its connections and exit once its input ends.
+// may decompress, a core of tens of megabytes, under qemu for arm64), to
+// close a cell's connections, and to close them all and exit once its input
+// ends. lispClientMargin is what a command's reply may take beyond the
+// budget it is given: a collection, and a reply through a pipe.
 const (
 	lispClientReadyTimeout = 30 * time.Second
 	lispClientStopGrace    = 10 * time.Second
+	lispClientMargin       = 5 * time.Second
 )
+
+// errLispClientBroken marks the errors of commands that could not be sent
+// because an earlier exchange failed and the child was killed.
+var errLispClientBroken = errors.New("not run: the Lisp client failed earlier")
 
 // maxReplyBytes bounds a reply line: a repetition's latencies are a few
 // thousand buckets of a dozen bytes each.
@@ -67,6 +76,9 @@ func startLispClientWithin(ctx context.Context, path string, cpus cpuset.Set, lo
 	cmd := exec.Command(path)
 	cmd.Stderr = log
 	cmd.WaitDelay = time.Second
+	// If this program is killed (a Bazel timeout), so is the child, which
+	// would otherwise go on calling until its command ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, "", err
@@ -115,6 +127,7 @@ func (lc *lispClient) readReplies(r *os.File) {
 	for sc.Scan() {
 		lc.replies <- append([]byte(nil), sc.Bytes()...)
 	}
+	lc.readErr = sc.Err() // published by the close
 }
 
 // exchange sends one command and decodes its reply into reply (nil: none
@@ -128,7 +141,7 @@ func (lc *lispClient) exchange(ctx context.Context, command map[string]any, repl
 		return lc.broken
 	}
 	fail := func(err error) error {
-		lc.broken = fmt.Errorf("not run: the Lisp client failed earlier: %w", err)
+		lc.broken = fmt.Errorf("%w: %v", errLispClientBroken, err)
 		lc.kill()
 		return err
 	}
@@ -143,6 +156,9 @@ func (lc *lispClient) exchange(ctx context.Context, command map[string]any, repl
 	select {
 	case r, ok := <-lc.replies:
 		if !ok {
+			if lc.readErr != nil {
+				return fail(fmt.Errorf("reading the reply to %s: %w", command["command"], lc.readErr))
+			}
 			return fail(lc.gone(fmt.Errorf("no reply to %s", command["command"])))
 		}
 		got = r
@@ -221,6 +237,9 @@ func (lc *lispClient) open(ctx context.Context, addr string, s scenario, mode co
 	lc.nextCell++
 	id := lc.nextCell
 	lc.mu.Unlock()
+	// The child gives the connections connectTimeout, as dial does.
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout+lispClientMargin)
+	defer cancel()
 	err = lc.exchange(ctx, map[string]any{
 		"command": "open", "cell": id, "host": host, "port": port, "rpc": string(s.kind),
 		"clients": s.clients, "conns": string(mode), "stream_msgs": streamMsgs,
@@ -244,10 +263,31 @@ func splitAddr(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// close closes the cell's connections; a failure is logged by the caller.
+// close closes the cell's connections. Nothing is said when the child is
+// gone already: the cell's failure has said why.
 func (c *lispCell) close() error {
-	return c.lc.exchange(context.Background(), map[string]any{"command": "close", "cell": c.id}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), lispClientStopGrace)
+	defer cancel()
+	err := c.lc.exchange(ctx, map[string]any{"command": "close", "cell": c.id}, nil)
+	if errors.Is(err, errLispClientBroken) {
+		return nil
+	}
+	return err
 }
+
+// withBudget adds to cmd the time the child has for it: what ctx leaves,
+// less the margin its reply needs. The child then starts no call after it,
+// and cuts the calls in flight short at it, so that a server that never
+// answers fails the scenario without the child having to be killed.
+func withBudget(ctx context.Context, cmd map[string]any) map[string]any {
+	if deadline, ok := ctx.Deadline(); ok {
+		cmd["budget_ns"] = max(time.Until(deadline)-lispClientMargin, time.Millisecond).Nanoseconds()
+	}
+	return cmd
+}
+
+// errCutShort is the error of a command whose calls ran into its budget.
+var errCutShort = errors.New("the Lisp client's calls ran into the scenario's time budget; an RPC is probably stuck")
 
 func (c *lispCell) WarmUp(ctx context.Context, w harness.Warmup) error {
 	cmd := map[string]any{"command": "warm_up", "cell": c.id}
@@ -256,43 +296,72 @@ func (c *lispCell) WarmUp(ctx context.Context, w harness.Warmup) error {
 	} else {
 		cmd["duration_ns"] = w.Duration.Nanoseconds()
 	}
-	return c.lc.exchange(ctx, cmd, nil)
+	var r struct {
+		CutShort bool `json:"cut_short"`
+	}
+	if err := c.lc.exchange(ctx, withBudget(ctx, cmd), &r); err != nil {
+		return err
+	}
+	if r.CutShort {
+		return errCutShort
+	}
+	return nil
 }
 
-// measureReply is a measure command's reply.
-type measureReply struct {
+func (c *lispCell) Prepare(ctx context.Context, p harness.Plan) error {
+	maxOps := p.MaxOps
+	if maxOps <= 0 {
+		maxOps = harness.DefaultMaxOps
+	}
+	cmd := map[string]any{"command": "measure", "cell": c.id, "duration_ns": p.Duration.Nanoseconds(), "max_ops": maxOps}
+	if p.Rate > 0 {
+		cmd["rate"] = p.Rate
+	}
+	return c.lc.exchange(ctx, withBudget(ctx, cmd), nil)
+}
+
+// startReply is a start command's reply.
+type startReply struct {
 	WallNs      int64  `json:"wall_ns"`
 	Ops         int64  `json:"ops"`
 	Errors      int64  `json:"errors"`
 	Msgs        int64  `json:"msgs"`
 	FirstError  string `json:"first_error"`
+	CutShort    bool   `json:"cut_short"`
 	CPUUserNs   int64  `json:"cpu_user_ns"`
 	CPUSystemNs int64  `json:"cpu_system_ns"`
 	AllocBytes  uint64 `json:"alloc_bytes"`
-	Latency     struct {
-		Resolution float64    `json:"resolution"`
-		Buckets    [][2]int64 `json:"buckets"`
-	} `json:"latency"`
 }
 
-func (c *lispCell) Measure(ctx context.Context, p harness.Plan) (harness.ExternalRep, error) {
-	cmd := map[string]any{"command": "measure", "cell": c.id, "duration_ns": p.Duration.Nanoseconds()}
-	if p.Rate > 0 {
-		cmd["rate"] = p.Rate
-	}
-	var r measureReply
-	if err := c.lc.exchange(ctx, cmd, &r); err != nil {
+func (c *lispCell) Start(ctx context.Context) (harness.ExternalRep, error) {
+	var r startReply
+	if err := c.lc.exchange(ctx, map[string]any{"command": "start", "cell": c.id}, &r); err != nil {
 		return harness.ExternalRep{}, err
 	}
-	counts := make(map[int]int64, len(r.Latency.Buckets))
-	for _, b := range r.Latency.Buckets {
-		counts[int(b[0])] += b[1]
+	if r.CutShort {
+		return harness.ExternalRep{}, errCutShort
 	}
 	return harness.ExternalRep{
 		Wall: time.Duration(r.WallNs),
 		CPU:  harness.CPUTimes{User: time.Duration(r.CPUUserNs), System: time.Duration(r.CPUSystemNs)},
 		Ops:  r.Ops, Errors: r.Errors, Msgs: r.Msgs, FirstError: r.FirstError,
 		AllocBytes: r.AllocBytes,
-		Latency:    harness.LogBuckets{Resolution: r.Latency.Resolution, Counts: counts},
 	}, nil
+}
+
+func (c *lispCell) Latencies(ctx context.Context) (harness.LogBuckets, error) {
+	var r struct {
+		Latency struct {
+			Resolution float64    `json:"resolution"`
+			Buckets    [][2]int64 `json:"buckets"`
+		} `json:"latency"`
+	}
+	if err := c.lc.exchange(ctx, map[string]any{"command": "latencies", "cell": c.id}, &r); err != nil {
+		return harness.LogBuckets{}, err
+	}
+	counts := make(map[int]int64, len(r.Latency.Buckets))
+	for _, b := range r.Latency.Buckets {
+		counts[int(b[0])] += b[1]
+	}
+	return harness.LogBuckets{Resolution: r.Latency.Resolution, Counts: counts}, nil
 }

@@ -2,14 +2,24 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/go/routeguide/features"
+	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
 
 // fakeLispClient writes a shell script that plays the Lisp client's part
@@ -62,13 +72,15 @@ read line; exec sleep 60`)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := cell.Measure(ctx, harness.Plan{Duration: time.Millisecond}); err == nil ||
+	if err := cell.Prepare(ctx, harness.Plan{Duration: time.Millisecond}); err == nil ||
 		!strings.Contains(err.Error(), "waiting for the reply to measure") {
 		t.Fatalf("got %v, want the measure to time out", err)
 	}
-	if err := cell.WarmUp(context.Background(), harness.Warmup{Ops: 1}); err == nil ||
-		!strings.HasPrefix(err.Error(), "not run: the Lisp client failed earlier") {
+	if err := cell.WarmUp(context.Background(), harness.Warmup{Ops: 1}); !errors.Is(err, errLispClientBroken) {
 		t.Fatalf("after a stuck repetition: got %v, want every later command refused", err)
+	}
+	if err := cell.close(); err != nil {
+		t.Errorf("closing a cell of a client that is gone: %v, want nothing said", err)
 	}
 }
 
@@ -90,5 +102,68 @@ read line`)
 	}
 	if err := lc.stop(); err != nil {
 		t.Errorf("stop: %v", err)
+	}
+}
+
+// lispClientPath is the real Lisp client, which Bazel passes; plain `go
+// test` skips the tests that need it.
+var lispClientPath = flag.String("lisp_client", "", "rlocation of //lisp/routeguide:loadgen")
+
+func realLispClient(t *testing.T) *lispClient {
+	t.Helper()
+	if *lispClientPath == "" {
+		t.Skip("no -lisp_client (run under bazel test)")
+	}
+	lc, version, err := startLispClient(context.Background(), runfile.Path(*lispClientPath), nil, serverproc.TestLog(t, "lisp client"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lc.stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	if !strings.HasPrefix(version, "SBCL ") {
+		t.Errorf("version %q", version)
+	}
+	return lc
+}
+
+// A server that never answers fails its scenario within the stall grace,
+// as with the Go client, and the Lisp client, not killed, measures the next
+// scenario against a server that answers.
+func TestLispClientAgainstAStuckServerGivesUpInTime(t *testing.T) {
+	lc := realLispClient(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	pb.RegisterRouteGuideServer(srv, stuckServer{})
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+
+	cfg := config{impl: "go", duration: 100 * time.Millisecond, conns: perClient,
+		bench: harness.Flags{Reps: 2}, lispClient: *lispClientPath, streamMsgs: 10}
+	const grace = 8 * time.Second
+	stuck := &session{cfg: cfg, impl: "stuck", addr: lis.Addr().String(), lisp: lc, work: testWorkload(t, 10), stallGrace: grace}
+	start := time.Now()
+	res := interleave(testContext(t), []*session{stuck}, scenario{kind: unary, clients: 2})[0]
+	if res.Status != schema.StatusError || !strings.Contains(res.Error, "probably stuck") {
+		t.Errorf("result %s %q, want an error about a stuck RPC", res.Status, res.Error)
+	}
+	if res.Scenario != "stuck/unary/clients=2/client=lisp" || res.Parameters["client"] != "lisp" {
+		t.Errorf("scenario %q, parameters %v", res.Scenario, res.Parameters)
+	}
+	if d := time.Since(start); d > grace+2*time.Second {
+		t.Errorf("the stuck scenario took %v, more than its grace", d)
+	}
+
+	good := &session{cfg: cfg, impl: "go", addr: startTestServer(t, features.Default()), lisp: lc, work: testWorkload(t, 10), stallGrace: grace}
+	for _, kind := range []rpcKind{unary, serverStreaming, clientStreaming, bidiStreaming} {
+		res = interleave(testContext(t), []*session{good}, scenario{kind: kind, clients: 2})[0]
+		if res.Status != schema.StatusOK {
+			t.Errorf("%s after the stuck scenario: %s %q", kind, res.Status, res.Error)
+		}
 	}
 }

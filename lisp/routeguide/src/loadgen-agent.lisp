@@ -5,20 +5,34 @@
 ;;;; result.  This program only makes calls and reports raw readings.
 ;;;;
 ;;;; It reads one JSON object per line on stdin and answers each with one
-;;;; JSON object per line on stdout, {"ok":true,...} or {"error":"why"};
-;;;; it ends at end of input, closing every connection.  Commands:
+;;;; JSON object per line on stdout, {"ok":true,...} or {"error":"why"}
+;;;; (blank lines are skipped); it ends at end of input, closing every
+;;;; connection.  Commands:
 ;;;;
 ;;;;   {"command":"open","cell":1,"host":"127.0.0.1","port":5000,"rpc":"unary",
 ;;;;    "clients":10,"conns":"per-client","stream_msgs":10,"call_timeout_ms":15000}
 ;;;;       connect a scenario's clients (a cell), and check the server answers
-;;;;   {"command":"warm_up","cell":1,"ops":500}  or  {...,"duration_ns":1000000000}
-;;;;   {"command":"measure","cell":1,"duration_ns":5000000000,"rate":0}
-;;;;       one repetition; the reply has wall_ns, ops, errors, msgs,
-;;;;       first_error, cpu_user_ns, cpu_system_ns, alloc_bytes and latency
-;;;;       {resolution, max_possible_ns, count, buckets: [[index, count], ...]}
-;;;;       (gRPC's log buckets, the empty ones left out)
+;;;;   {"command":"warm_up","cell":1,"ops":500,"budget_ns":...}
+;;;;       or "duration_ns" instead of "ops"; the reply says "cut_short"
+;;;;       if calls were still due at the budget
+;;;;   {"command":"measure","cell":1,"duration_ns":5000000000,"rate":0,
+;;;;    "max_ops":100000000,"budget_ns":...}
+;;;;       prepare one repetition: a full collection, the threads parked
+;;;;   {"command":"start","cell":1}
+;;;;       run it; the reply has wall_ns, ops, errors, msgs, first_error,
+;;;;       cut_short, cpu_user_ns, cpu_system_ns and alloc_bytes
+;;;;   {"command":"latencies","cell":1}
+;;;;       its latencies: {resolution, max_possible_ns, count,
+;;;;       buckets: [[index, count], ...]} (gRPC's log buckets, the empty
+;;;;       ones left out)
 ;;;;   {"command":"close","cell":1}
 ;;;;   {"command":"version"}  -> {"ok":true,"sbcl_version":"SBCL 2.5.10"}
+;;;;
+;;;; A repetition takes three commands so that the parent reads the server's
+;;;; CPU time and the host's CPU stall just around the calls, as it does for
+;;;; its own client.  No call starts, nor outlives, a command's budget_ns:
+;;;; a server that never answers ends the command at its budget, reported
+;;;; as cut short, instead of holding this program.
 ;;;;
 ;;;; A pipe rather than gRPC's WorkerService, whose client configuration
 ;;;; describes BenchmarkService calls and has no place for RouteGuide's: the
@@ -29,6 +43,9 @@
 
 (defconstant +max-command-length+ 65536
   "Longer command lines are refused: the commands are a few hundred octets.")
+
+(defconstant +max-rate+ 1000000000
+  "Calls per second at most: one a nanosecond.")
 
 (defstruct (agent (:constructor make-agent ()))
   (cells (make-hash-table))             ; cell number -> CELL
@@ -83,28 +100,50 @@ two RouteChat calls of the run use one location."
                      :workload (agent-workload agent stream-msgs) :call-timeout (/ timeout-ms 1000)))
     (list :ok t)))
 
+(defun budget-field (command)
+  (optional-field command "budget_ns" (integer-in 1 most-positive-fixnum) "positive nanoseconds"))
+
 (defun command-warm-up (agent command)
   (let ((cell (agent-cell agent command))
         (ops (optional-field command "ops" (integer-in 1 most-positive-fixnum) "a positive count"))
         (duration-ns (optional-field command "duration_ns" (integer-in 1 most-positive-fixnum)
                                      "positive nanoseconds")))
     (unless (or ops duration-ns) (command-fail "warm_up needs ops or duration_ns"))
-    (cell-warm-up cell :ops ops :duration-ns duration-ns)
-    (list :ok t)))
+    (list :ok t :cut-short (if (cell-warm-up cell :ops ops :duration-ns duration-ns
+                                                   :budget-ns (budget-field command))
+                               t :false))))
 
 (defun command-measure (agent command)
-  (let* ((cell (agent-cell agent command))
-         (duration-ns (field command "duration_ns" (integer-in 1 most-positive-fixnum) "positive nanoseconds"))
-         (rate (or (optional-field command "rate" (lambda (r) (and (realp r) (not (minusp r))))
-                                   "calls per second, 0 for a closed loop")
-                   0))
-         (rep (cell-measure cell :duration-ns duration-ns :rate (and (plusp rate) rate))))
-    (list* :ok t :wall-ns (rep-wall-ns rep) :ops (rep-ops rep) :errors (rep-errors rep)
-           :msgs (rep-msgs rep)
-           (append (and (rep-first-error rep) (list :first-error (rep-first-error rep)))
-                   (list :cpu-user-ns (rep-cpu-user-ns rep) :cpu-system-ns (rep-cpu-system-ns rep)
-                         :alloc-bytes (rep-alloc-bytes rep)
-                         :latency (latency-json (rep-latency rep)))))))
+  (let ((cell (agent-cell agent command))
+        (duration-ns (field command "duration_ns" (integer-in 1 most-positive-fixnum) "positive nanoseconds"))
+        (rate (or (optional-field command "rate" (lambda (r) (and (realp r) (<= 0 r +max-rate+)))
+                                  (format nil "calls per second from 0 (a closed loop) to ~D" +max-rate+))
+                  0))
+        (max-ops (or (optional-field command "max_ops" (integer-in 1 most-positive-fixnum) "a positive count")
+                     most-positive-fixnum)))
+    (when (cell-prepared cell)
+      (command-fail "a repetition is prepared already: start it first"))
+    (cell-prepare cell :duration-ns duration-ns :rate (and (plusp rate) rate) :max-ops max-ops
+                       :budget-ns (budget-field command))
+    (list :ok t)))
+
+(defun command-start (agent command)
+  (let ((cell (agent-cell agent command)))
+    (unless (cell-prepared cell)
+      (command-fail "no repetition is prepared: send measure first"))
+    (let ((rep (cell-start cell)))
+      (list* :ok t :wall-ns (rep-wall-ns rep) :ops (rep-ops rep) :errors (rep-errors rep)
+             :msgs (rep-msgs rep)
+             (append (and (rep-first-error rep) (list :first-error (rep-first-error rep)))
+                     (list :cut-short (if (rep-cut-short rep) t :false)
+                           :cpu-user-ns (rep-cpu-user-ns rep) :cpu-system-ns (rep-cpu-system-ns rep)
+                           :alloc-bytes (rep-alloc-bytes rep)))))))
+
+(defun command-latencies (agent command)
+  (let ((cell (agent-cell agent command)))
+    (unless (cell-measured cell)
+      (command-fail "no repetition has run since the last warm-up or measure"))
+    (list :ok t :latency (latency-json (cell-latency cell)))))
 
 (defun latency-json (h)
   (list :resolution *latency-resolution* :max-possible-ns *latency-max-ns*
@@ -124,10 +163,10 @@ two RouteChat calls of the run use one location."
   (list :ok t :sbcl-version (format nil "~A ~A" (lisp-implementation-type) (lisp-implementation-version))))
 
 (defun answer (agent line)
-  "The reply to one command line, as a plist."
+  "The reply to one command line (or :TOO-LONG), as a plist."
   (handler-case
-      (let ((command (if (> (length line) +max-command-length+)
-                         (command-fail "a command of ~D characters; at most ~D" (length line) +max-command-length+)
+      (let ((command (if (eq line :too-long)
+                         (command-fail "a command line longer than ~D characters" +max-command-length+)
                          (handler-case (parse-json line)
                            (error (e) (command-fail "not JSON: ~A" e))))))
         (unless (and (listp command) (every (lambda (e) (and (consp e) (stringp (car e)))) command))
@@ -136,20 +175,37 @@ two RouteChat calls of the run use one location."
           (funcall (cond ((string= name "open") #'command-open)
                          ((string= name "warm_up") #'command-warm-up)
                          ((string= name "measure") #'command-measure)
+                         ((string= name "start") #'command-start)
+                         ((string= name "latencies") #'command-latencies)
                          ((string= name "close") #'command-close)
                          ((string= name "version") #'command-version)
-                         (t (command-fail "unknown command ~S (want open, warm_up, measure, close or version)"
+                         (t (command-fail "unknown command ~S (want open, warm_up, measure, start, ~
+                                           latencies, close or version)"
                                           name)))
                    agent command)))
-    (error (e) (list :error (princ-to-string e)))))
+    ;; A SERIOUS-CONDITION too: exhausting the stack or the heap fails the
+    ;; command, not the program.
+    (serious-condition (e) (list :error (princ-to-string e)))))
+
+(defun read-command-line (in)
+  "The next line of IN without its newline, :TOO-LONG for a line longer than
++MAX-COMMAND-LENGTH+ (read to its end, never held), or NIL at the end."
+  (let ((line (make-string-output-stream))
+        (length 0))
+    (loop for c = (read-char in nil)
+          do (cond ((null c) (return (and (plusp length) (get-output-stream-string line))))
+                   ((char= c #\Newline)
+                    (return (if (> length +max-command-length+) :too-long (get-output-stream-string line))))
+                   ((< length +max-command-length+) (write-char c line) (incf length))
+                   (t (setf length (1+ +max-command-length+)))))))
 
 (defun serve-commands (in out)
   "Answer the commands on IN until its end, then close every cell."
   (let ((agent (make-agent)))
     (unwind-protect
-         (loop for line = (read-line in nil)
+         (loop for line = (read-command-line in)
                while line
-               unless (zerop (length (string-trim '(#\Space #\Tab #\Return) line)))
+               unless (and (stringp line) (zerop (length (string-trim '(#\Space #\Tab #\Return) line))))
                  do (write-json (answer agent line) out)
                     (terpri out)
                     (finish-output out))

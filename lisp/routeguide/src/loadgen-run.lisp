@@ -23,26 +23,28 @@ ones count in the last bucket.")
   (multiple-value-bind (seconds nanoseconds) (sb-unix::clock-gettime 1) ; CLOCK_MONOTONIC
     (+ (* seconds 1000000000) nanoseconds)))
 
+;;; A repetition's raw readings.
 (defstruct (rep (:constructor make-rep ()))
   (wall-ns 0 :type integer)
   (ops 0 :type integer)
   (errors 0 :type integer)
   (msgs 0 :type integer)
   (first-error nil)
+  (cut-short nil)                       ; calls were still due or running at the time budget
   (cpu-user-ns 0 :type integer)
   (cpu-system-ns 0 :type integer)
-  (alloc-bytes 0 :type integer)         ; consed by this process
-  (latency nil))                        ; a LATENCY-HISTOGRAM
+  (alloc-bytes 0 :type integer))        ; consed by this process
 
 (defstruct (worker (:constructor make-worker (id channel)))
   id channel
   (ops 0 :type fixnum) (errors 0 :type fixnum) (msgs 0 :type fixnum)
   (first-error nil) (first-error-at 0)
+  (cut-short nil)
   (latency (latency-histogram:make-latency-histogram *latency-resolution* *latency-max-ns*)))
 
 (defun worker-reset (w)
   (setf (worker-ops w) 0 (worker-errors w) 0 (worker-msgs w) 0
-        (worker-first-error w) nil)
+        (worker-first-error w) nil (worker-cut-short w) nil)
   (latency-histogram:histogram-clear (worker-latency w)))
 
 (defun next-due (schedule deadline-ns)
@@ -56,52 +58,93 @@ until then; NIL once it falls at or after DEADLINE-NS."
         (when (plusp wait) (sleep (/ wait 1d9))))
       due)))
 
-(defun worker-loop (w op workload deadline-ns tickets &optional schedule)
-  "Call OP until DEADLINE-NS (NIL: none) or until TICKETS (a cons counter,
-or NIL) runs out; with SCHEDULE (see NEXT-DUE), each call waits until it
-is due, its latency counts from then, and calls due before the deadline
-all run.  Errors are counted, never raised; failed calls stay out of the
-latencies, as a fast rejection is no latency the service achieved."
-  (loop
-    (when (and deadline-ns (not schedule) (>= (now-ns) deadline-ns)) (return))
-    (when (and tickets (minusp (sb-ext:atomic-decf (car tickets)))) (return))
-    (let ((start (if schedule
-                     (or (next-due schedule deadline-ns) (return))
-                     (now-ns))))
-      (handler-case
-          (let ((msgs (funcall op (worker-channel w) workload)))
-            (latency-histogram:histogram-add (worker-latency w) (- (now-ns) start))
-            (incf (worker-ops w))
-            (incf (worker-msgs w) msgs))
-        (error (e)
-          (incf (worker-errors w))
-          (unless (worker-first-error w)
-            (setf (worker-first-error w) (princ-to-string e)
-                  (worker-first-error-at w) (now-ns))))))))
+(defun worker-loop (w op workload run)
+  "Call OP until the RUN's deadline (none: until its tickets run out); with
+its schedule (see NEXT-DUE), each call waits until it is due, its latency
+counts from then, and calls due before the deadline all run.  Each call
+takes a ticket, and none starts, nor outlives, the run's time budget
+\(give-up): what was cut short is marked.  Errors are counted, never
+raised; failed calls stay out of the latencies, as a fast rejection is no
+latency the service achieved."
+  (let ((deadline (run-deadline run))
+        (tickets (run-tickets run))
+        (schedule (run-schedule run))
+        (give-up (run-give-up run))
+        (call-timeout (run-call-timeout run)))
+    (loop
+      (when (and deadline (not schedule) (>= (now-ns) deadline)) (return))
+      (unless (plusp (sb-ext:atomic-decf (car tickets))) (return)) ; the count before this one
+      (let ((start (if schedule
+                       (or (next-due schedule deadline) (return))
+                       (now-ns))))
+        (let ((left (and give-up (- give-up (now-ns)))))
+          (when (and left (<= left 0))
+            (setf (worker-cut-short w) t)
+            (return))
+          (setf *op-timeout* (if left (min call-timeout (/ left 1d9)) call-timeout)))
+        (handler-case
+            (let ((msgs (funcall op (worker-channel w) workload)))
+              (latency-histogram:histogram-add (worker-latency w) (- (now-ns) start))
+              (incf (worker-ops w))
+              (incf (worker-msgs w) msgs))
+          (error (e)
+            (incf (worker-errors w))
+            (unless (worker-first-error w)
+              (setf (worker-first-error w) (princ-to-string e)
+                    (worker-first-error-at w) (now-ns)))))))))
 
-(defun run-workers (workers op workload &key duration-ns tickets rate call-timeout)
-  "Run every worker's loop in its own thread, released together; returns
-the wall time in nanoseconds.  RATE (calls/s in all, with DURATION-NS)
-makes the loop open; CALL-TIMEOUT (seconds) bounds each call."
-  (let* ((gate (sb-thread:make-semaphore))
-         (deadline (list nil))
-         (schedule (and rate (list* 0 0 (round 1d9 rate))))
-         (threads (loop for w in workers
-                        collect (let ((w w))
-                                  (sb-thread:make-thread
-                                   (lambda ()
-                                     (let ((*op-timeout* call-timeout))
-                                       (sb-thread:wait-on-semaphore gate)
-                                       (worker-loop w op workload (car deadline) tickets schedule)))
-                                   :name "loadgen worker"))))
-         (start (now-ns)))
-    (when duration-ns
-      (setf (car deadline) (+ start duration-ns)))
-    (when schedule
-      (setf (cadr schedule) start))
-    (sb-thread:signal-semaphore gate (length workers))
-    (mapc #'sb-thread:join-thread threads)
+;;; A run: every worker's loop in a thread of its own, parked until
+;;; released, so that neither thread creation nor the last run's garbage is
+;;; charged to it.
+(defstruct (run (:constructor %make-run))
+  threads
+  (gate (sb-thread:make-semaphore))
+  (deadline nil)                        ; now-ns, set at release from DURATION-NS
+  duration-ns
+  tickets                               ; (count): calls left to start
+  schedule                              ; open loop: (next-index start-ns . interval-ns)
+  (give-up nil)                         ; now-ns, set at release from BUDGET-NS
+  budget-ns
+  call-timeout)                         ; seconds
+
+(defun prepare-run (workers op workload &key duration-ns max-ops rate call-timeout budget-ns)
+  "WORKERS' threads, created and parked; RATE (calls/s in all, with
+DURATION-NS) makes the loop open.  At most MAX-OPS calls start, none
+after BUDGET-NS (nanoseconds from release, NIL for no bound)."
+  (let ((run (%make-run :duration-ns duration-ns :tickets (list max-ops)
+                        :schedule (and rate (list* 0 0 (max 1 (round 1d9 rate))))
+                        :budget-ns budget-ns :call-timeout call-timeout)))
+    (mapc #'worker-reset workers)
+    (setf (run-threads run)
+          (loop for w in workers
+                collect (let ((w w))
+                          (sb-thread:make-thread
+                           (lambda ()
+                             (let ((*op-timeout* call-timeout))
+                               (sb-thread:wait-on-semaphore (run-gate run))
+                               (worker-loop w op workload run)))
+                           :name "loadgen worker"))))
+    run))
+
+(defun release-run (run)
+  "Start RUN's workers together and wait for them; returns the wall time in
+nanoseconds."
+  (let ((start (now-ns)))
+    (when (run-duration-ns run)
+      (setf (run-deadline run) (+ start (run-duration-ns run))))
+    (when (run-budget-ns run)
+      (setf (run-give-up run) (+ start (run-budget-ns run))))
+    (when (run-schedule run)
+      (setf (cadr (run-schedule run)) start))
+    (sb-thread:signal-semaphore (run-gate run) (length (run-threads run)))
+    (mapc #'sb-thread:join-thread (run-threads run))
     (- (now-ns) start)))
+
+(defun abandon-run (run)
+  "Release RUN's parked workers with no calls to make."
+  (setf (car (run-tickets run)) 0)
+  (release-run run)
+  nil)
 
 (defun self-cpu-ns ()
   "This process's user and system CPU time in nanoseconds (getrusage, all
@@ -110,59 +153,73 @@ threads), as the Go harness reads its own."
     (declare (ignore ok))
     (values (* 1000 user-us) (* 1000 system-us))))
 
-(defun measure-rep (workers op workload &key duration-ns rate call-timeout)
-  "One measured repetition, after a GC, so that the last one's garbage is
-not charged to it."
-  (mapc #'worker-reset workers)
-  (sb-ext:gc)
+(defun measure-run (run workers)
+  "Release RUN and read what it cost: its wall time, this process's CPU time
+and bytes consed, and its workers' counts."
   (let ((rep (make-rep))
         (bytes0 (sb-ext:get-bytes-consed)))
     (multiple-value-bind (user0 system0) (self-cpu-ns)
-      (setf (rep-wall-ns rep) (run-workers workers op workload :duration-ns duration-ns :rate rate
-                                                               :call-timeout call-timeout))
+      (setf (rep-wall-ns rep) (release-run run))
       (multiple-value-bind (user1 system1) (self-cpu-ns)
         (setf (rep-cpu-user-ns rep) (- user1 user0)
               (rep-cpu-system-ns rep) (- system1 system0)
               (rep-alloc-bytes rep) (- (sb-ext:get-bytes-consed) bytes0))))
-    (let ((first-at nil)
-          (latency (latency-histogram:make-latency-histogram *latency-resolution* *latency-max-ns*)))
+    (let ((first-at nil))
       (dolist (w workers)
         (incf (rep-ops rep) (worker-ops w))
         (incf (rep-errors rep) (worker-errors w))
         (incf (rep-msgs rep) (worker-msgs w))
-        (latency-histogram:histogram-merge latency (worker-latency w))
+        (when (worker-cut-short w)
+          (setf (rep-cut-short rep) t))
         (when (and (worker-first-error w)
                    (or (null first-at) (< (worker-first-error-at w) first-at)))
           (setf (rep-first-error rep) (worker-first-error w)
-                first-at (worker-first-error-at w))))
-      (setf (rep-latency rep) latency))
+                first-at (worker-first-error-at w)))))
     rep))
+
+(defun workers-latency (workers)
+  "The latencies of WORKERS' last run, merged."
+  (let ((latency (latency-histogram:make-latency-histogram *latency-resolution* *latency-max-ns*)))
+    (dolist (w workers latency)
+      (latency-histogram:histogram-merge latency (worker-latency w)))))
+
+(defconstant +connect-seconds+ 10
+  "How long a cell's connections may take to be ready, all of them: the
+Go client's bound too.")
 
 (defun open-channels (host port clients mode)
   "One channel per client (per-client) or one shared by all (shared);
 connected before measuring, so no repetition pays for a handshake.  A
-server that does not answer fails here, with its reason."
-  (let ((channels (if (string= mode "shared")
-                      (make-list clients :initial-element (clgrpc.grpc:make-channel host port))
-                      (loop repeat clients collect (clgrpc.grpc:make-channel host port)))))
+server that does not answer within +CONNECT-SECONDS+ fails here, with its
+reason."
+  (let* ((channels (if (string= mode "shared")
+                       (make-list clients :initial-element (clgrpc.grpc:make-channel host port))
+                       (loop repeat clients collect (clgrpc.grpc:make-channel host port))))
+         (distinct (remove-duplicates channels))
+         (give-up (+ (now-ns) (* +connect-seconds+ 1000000000))))
     (handler-case
-        (dolist (ch (remove-duplicates channels))
+        (dolist (ch distinct)
           ;; A round trip to an unknown method connects without touching
           ;; the service: UNIMPLEMENTED is the answer expected.
-          (handler-case (clgrpc.grpc:unary-call ch "/routeguide.RouteGuide/Connect"
-                                                (clgrpc.octets:octets-of) :timeout 10)
-            (clgrpc.grpc:grpc-error (e)
-              (unless (eql (clgrpc.grpc:grpc-error-code e) clgrpc.grpc:+unimplemented+)
-                (error e)))))
+          (let ((left (/ (- give-up (now-ns)) 1d9)))
+            (when (<= left 0)
+              (error "~D connections not ready within ~D s" (length distinct) +connect-seconds+))
+            (handler-case (clgrpc.grpc:unary-call ch "/routeguide.RouteGuide/Connect"
+                                                  (clgrpc.octets:octets-of) :timeout left)
+              (clgrpc.grpc:grpc-error (e)
+                (unless (eql (clgrpc.grpc:grpc-error-code e) clgrpc.grpc:+unimplemented+)
+                  (error e))))))
       (error (e)
-        (mapc #'clgrpc.grpc:channel-close (remove-duplicates channels))
+        (mapc #'clgrpc.grpc:channel-close distinct)
         (error "connecting to ~A:~D: ~A" host port e)))
     channels))
 
 (defstruct (cell (:constructor %make-cell (channels workers op workload call-timeout)))
   "One scenario's clients, connected to one server and kept from one
-repetition to the next."
-  channels workers op workload call-timeout)
+repetition to the next, and the repetition prepared or last measured."
+  channels workers op workload call-timeout
+  (prepared nil)                        ; a RUN, parked
+  (measured nil))                       ; T once a run has ended: its latencies can be read
 
 (defun open-cell (&key host port kind clients mode workload call-timeout)
   (let ((channels (open-channels host port clients mode)))
@@ -170,14 +227,41 @@ repetition to the next."
                 (operation kind) workload call-timeout)))
 
 (defun close-cell (cell)
+  (let ((run (shiftf (cell-prepared cell) nil)))
+    (when run (abandon-run run)))
   (mapc #'clgrpc.grpc:channel-close (remove-duplicates (cell-channels cell))))
 
-(defun cell-warm-up (cell &key ops duration-ns)
-  "The unmeasured warm-up: OPS calls in all, or calls for DURATION-NS."
-  (run-workers (cell-workers cell) (cell-op cell) (cell-workload cell)
-               :tickets (and ops (list ops)) :duration-ns (and (not ops) duration-ns)
-               :call-timeout (cell-call-timeout cell)))
+(defun cell-warm-up (cell &key ops duration-ns budget-ns)
+  "The unmeasured warm-up: OPS calls in all, or calls for DURATION-NS, none
+after BUDGET-NS.  True if it was cut short."
+  (let ((run (prepare-run (cell-workers cell) (cell-op cell) (cell-workload cell)
+                          :max-ops (or ops most-positive-fixnum)
+                          :duration-ns (and (not ops) duration-ns)
+                          :call-timeout (cell-call-timeout cell) :budget-ns budget-ns)))
+    (setf (cell-measured cell) nil)
+    (release-run run)
+    (some #'worker-cut-short (cell-workers cell))))
 
-(defun cell-measure (cell &key duration-ns rate)
-  (measure-rep (cell-workers cell) (cell-op cell) (cell-workload cell)
-               :duration-ns duration-ns :rate rate :call-timeout (cell-call-timeout cell)))
+(defun cell-prepare (cell &key duration-ns rate max-ops budget-ns)
+  "Park the threads of the next repetition, after a full collection."
+  (when (cell-prepared cell)
+    (error "a repetition is prepared already"))
+  (sb-ext:gc :full t)
+  (setf (cell-measured cell) nil
+        (cell-prepared cell)
+        (prepare-run (cell-workers cell) (cell-op cell) (cell-workload cell)
+                     :duration-ns duration-ns :rate rate :max-ops max-ops
+                     :call-timeout (cell-call-timeout cell) :budget-ns budget-ns)))
+
+(defun cell-start (cell)
+  "Run the prepared repetition; its REP."
+  (let ((run (or (shiftf (cell-prepared cell) nil)
+                 (error "no repetition is prepared"))))
+    (prog1 (measure-run run (cell-workers cell))
+      (setf (cell-measured cell) t))))
+
+(defun cell-latency (cell)
+  "The latencies of the repetition last run."
+  (unless (cell-measured cell)
+    (error "no repetition has run since the last warm-up or preparation"))
+  (workers-latency (cell-workers cell)))
