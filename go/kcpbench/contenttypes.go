@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The four wire formats the seed report compares, as the media types the
+// The four wire formats compared, as the media types the
 // client sends in Content-Type and Accept and the server answers with.
 const (
 	mediaJSON     = "application/json"
@@ -18,7 +18,8 @@ const (
 var allMediaTypes = []string{mediaJSON, mediaYAML, mediaProtobuf, mediaCBOR}
 
 // formatNames are the short names of the serialization micro-benchmark,
-// as the seed report's BenchmarkSerialization/json etc.
+// as in BenchmarkSerialization/json etc. of the prior measurement
+// (docs/prior-results.md).
 var formatNames = map[string]string{
 	mediaJSON: "json", mediaYAML: "yaml", mediaProtobuf: "protobuf", mediaCBOR: "cbor",
 }

@@ -13,7 +13,8 @@ import (
 const benchNamespace = "kcpbench"
 
 // kind is one kind of object the client benchmark creates, reads and
-// deletes, named as the seed report's benchmarks are.
+// deletes, named as the prior measurement's benchmarks are
+// (docs/prior-results.md).
 type kind struct {
 	Benchmark string // WithClientCM, WithClientRBAC
 	Short     string // cm, rbac (the -objects flag)

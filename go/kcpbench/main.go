@@ -2,7 +2,8 @@
 // protobuf, CBOR) against a real kcp server it starts on loopback: create,
 // get and delete of a ConfigMap and a ClusterRole through client-go, and a
 // serialization micro-benchmark of the same objects with Kubernetes' own
-// serializers. See README.md for what the seed report's method got wrong.
+// serializers. See README.md for the method errors of the prior measurement
+// (docs/prior-results.md) and how this avoids them.
 package main
 
 import (

@@ -11,8 +11,8 @@ import (
 // The objects are what a real cluster holds, not a one-field toy: the
 // ConfigMap is mostly data (an application's config files), where every
 // format carries the same strings; the ClusterRole is many small
-// structured fields, where the formats differ most. That is the contrast the
-// seed report's WithClientCM and WithClientRBAC draw.
+// structured fields, where the formats differ most. That is the contrast
+// WithClientCM and WithClientRBAC draw.
 
 // benchConfigMap is a ConfigMap of about 3 KB of data in 8 keys.
 func benchConfigMap(name, namespace string) *corev1.ConfigMap {

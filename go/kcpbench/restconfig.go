@@ -10,9 +10,9 @@ import (
 // clientConfig is base set up for one content type: request Content-Type,
 // Accept, and no client-side rate limiter. It is a copy, made BEFORE any
 // client exists, because a client reads its config once, when it is built:
-// the seed report changed these fields on the config after building its
-// client, so every content type ran as JSON behind client-go's default
-// limiter of 5 requests/s (3 requests per op, about 550 ms/op).
+// changed on the config after building the client, these fields do nothing,
+// and every content type runs as JSON behind client-go's default limiter of
+// 5 requests/s (3 requests per op, about 550 ms/op: docs/prior-results.md).
 func clientConfig(base *rest.Config, media string) *rest.Config {
 	cfg := rest.CopyConfig(base)
 	cfg.ContentType = media

@@ -7,8 +7,9 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// The seed report's bug, made impossible: the clients are built from a
-// config that already has the content type and no rate limiter.
+// A config changed after its client is built, made impossible: the clients
+// are built from a config that already has the content type and no rate
+// limiter.
 func TestClientConfigIsSetBeforeTheClientIsBuilt(t *testing.T) {
 	base := &rest.Config{Host: "https://127.0.0.1:1", QPS: 5, Burst: 10}
 	for _, media := range allMediaTypes {

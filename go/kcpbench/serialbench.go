@@ -14,9 +14,10 @@ import (
 // schema.MetricEncodedBytes is the size of the encoded object, per format.
 
 // minNsPerOp is the floor below which a figure is not a measurement: no
-// encode or decode of a Kubernetes object takes under a nanosecond. The
-// seed report's 0.0000240 ns/op came from a benchmark body that did its
-// work once instead of b.N times; a result under the floor is an error here.
+// encode or decode of a Kubernetes object takes under a nanosecond. A
+// benchmark body that does its work once instead of b.N times gives such
+// figures (0.0000240 ns/op, docs/prior-results.md); a result under the floor
+// is an error here.
 const minNsPerOp = 1.0
 
 // setBenchtime sets how long testing.Benchmark runs each case ("200ms", or
@@ -47,8 +48,7 @@ func loopCase(c codecCase) func(b *testing.B) {
 	}
 }
 
-// serialScenario names a case as the seed report does:
-// SerializationCM/encode/json.
+// serialScenario names a case: SerializationCM/encode/json.
 func serialScenario(c codecCase) string {
 	return c.Object.Benchmark + "/" + c.Op + "/" + formatNames[c.Media]
 }

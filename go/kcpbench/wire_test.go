@@ -50,7 +50,7 @@ func TestContentTypesOnTheWire(t *testing.T) {
 	}
 }
 
-// The check itself rejects what the seed report's client sent: JSON while
+// The check itself rejects what a client configured too late sends: JSON while
 // claiming to benchmark another content type.
 func TestCheckExchangeRejectsJSONForOtherTypes(t *testing.T) {
 	jsonExchange := exchange{

@@ -9,7 +9,7 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
-// The wording of the CRI seed report: List vs Stream.
+// The wording of the CRI List vs Stream tables (docs/prior-results.md).
 func TestDelta(t *testing.T) {
 	same := DefaultSameWithin
 	tests := []struct {
@@ -36,7 +36,7 @@ func TestDelta(t *testing.T) {
 	}
 }
 
-// The RouteGuide seed: Go vs Lisp unary req/s.
+// The prior RouteGuide figures (docs/prior-results.md): Go vs Lisp unary req/s.
 func TestRatioColumn(t *testing.T) {
 	got := RatioColumn([]float64{12, 120, 1179, math.NaN()}, 9214, schema.HigherIsBetter, RatioPercent)
 	want := []string{"0.130%", "1.30%", "12.8%", missing}
@@ -60,7 +60,7 @@ func TestRatioColumn(t *testing.T) {
 	}
 }
 
-// Efficiencies of the RouteGuide seed: Go 33.5% / 25.4% / 8.5%.
+// Efficiencies of the prior RouteGuide figures (docs/prior-results.md): Go 33.5% / 25.4% / 8.5%.
 func TestScalingTable(t *testing.T) {
 	tab := ScalingTable("Implementation", "clients", []Series{
 		{Name: "Go", X: []float64{1, 10, 100}, Y: []float64{9214, 30850, 78471}},

@@ -43,8 +43,8 @@ var BuiltinLayouts = map[string]Layout{
 				Metrics: criMetrics,
 			},
 			// Each goal judges one configuration, chosen before measuring:
-			// the chunked stream at the seed report's 16 containers per
-			// message, and the one-container stream Kubernetes is adopting.
+			// the chunked stream at 16 containers per message, and the
+			// one-container stream Kubernetes is adopting.
 			Goal{
 				Title: "Speed goal: chunked stream",
 				Statement: "At 1024 containers, the chunked stream of 16 containers per message reaches at " +
@@ -337,18 +337,19 @@ var implNames = map[string]string{"go": "Go", "lisp": "Lisp", "lisp_tuned": "Lis
 var clientNames = map[string]string{"go": "Go client", "lisp": "Lisp client"}
 
 // kubernetesMethod says how the kubernetes suite's figures are made, and
-// why they differ in kind from the seed report's (go/kcpbench/README.md).
+// why they differ in kind from the prior measurement's
+// (docs/prior-results.md, go/kcpbench/README.md).
 var kubernetesMethod = []string{
 	"WithClient*: one op is create + get + delete through client-go against a real kcp on " +
 		"loopback; Bytes/op and Allocs/op are the client's. The content type, Accept header and " +
 		"a disabled rate limiter (QPS=-1) are set on the rest.Config before the client is built, " +
 		"and each scenario first checks on the wire that requests and responses really use its " +
-		"content type. The seed report set them after building its client, so every content type " +
-		"ran as JSON behind client-go's 5 requests/s limiter: about 550 ms/op for all four.",
+		"content type. Set after the client is built, they change nothing: every content type then " +
+		"runs as JSON behind client-go's 5 requests/s limiter, about 550 ms/op for all four.",
 	"Serialization*: Kubernetes' own serializers (apimachinery json, yaml, protobuf, cbor) in a " +
-		"b.Loop benchmark; Encoded bytes is the object's size in that format. The seed report's " +
-		"benchmark did its work once instead of b.N times, hence 0.0000240 ns/op; here a figure " +
-		"below 1 ns/op fails the scenario.",
+		"b.Loop benchmark; Encoded bytes is the object's size in that format. A benchmark that " +
+		"does its work once instead of b.N times prints figures such as 0.0000240 ns/op; here a " +
+		"figure below 1 ns/op fails the scenario.",
 }
 
 // openLoopLatency is one latency percentile of the open-loop suite, Go and

@@ -128,8 +128,8 @@ func sameEnvironment(a, b schema.Environment) bool {
 		a.Platform == b.Platform && a.BuildConfig == b.BuildConfig && a.Revision == b.Revision
 }
 
-// writeSetup lists where the numbers come from, as the seeds' "Setup"
-// sections do; numbers without their machine are not comparable.
+// writeSetup lists where the numbers come from, as a "Setup" section;
+// numbers without their machine are not comparable.
 func writeSetup(p *Page, d *Dataset) {
 	var b strings.Builder
 	for i, e := range d.Environments {

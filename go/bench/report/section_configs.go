@@ -10,8 +10,8 @@ import (
 // ("**50.1 ms** (-24%)"). Where VariantComparison varies one parameter
 // within groups of the others, this varies several at once (a method and
 // the chunk size only some methods have), so that one table holds List,
-// Stream and every chunk size: the seed report's "Stream vs List (all
-// configurations)".
+// Stream and every chunk size, as the "Stream vs List (all
+// configurations)" table of docs/prior-results.md does.
 type AllConfigurations struct {
 	Title   string
 	GroupBy []string

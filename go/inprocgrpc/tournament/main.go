@@ -5,7 +5,7 @@
 // over loopback TCP; and, on the unary payload sweep only, both channels
 // with the opt-in contract of sharing unary messages instead of copying
 // them ("ours-shared", "ours-detached-shared", "grpchan-shared"), on the
-// scenarios of the seed report:
+// scenarios of the prior tournament (docs/prior-results.md):
 // unary at 32 B to 1 MiB, server streaming of 100 x 32 B, bidi echo,
 // concurrent unary at 10, 50 and 100 goroutines, and latency percentiles of
 // 10 goroutines x 5000 calls.

@@ -11,8 +11,9 @@ import (
 	pb "github.com/grpcbench/grpcbench/proto/echo"
 )
 
-// A workload is one row group of the seed report (seeds/001): what each
-// operation does and how many goroutines do it.
+// A workload is one row group of the prior tournament's tables
+// (docs/prior-results.md): what each operation does and how many
+// goroutines do it.
 type workload struct {
 	name       string // the "workload" parameter
 	payload    int    // bytes per message
@@ -29,10 +30,10 @@ type opFactory struct {
 	close func()
 }
 
-// The payload sizes of the seed report's large-message table.
+// The payload sizes of the prior tournament's large-message table.
 var largePayloads = []int{64, 1 << 10, 10 << 10, 100 << 10, 1 << 20}
 
-// workloads are the seed report's scenarios, in its order.
+// workloads are the prior tournament's scenarios, in its order.
 func workloads() []*workload {
 	ws := []*workload{{name: "unary", payload: 32, op: unaryOp}}
 	for _, p := range largePayloads {

@@ -49,8 +49,9 @@ func TestTinyRun(t *testing.T) {
 	}
 }
 
-// TestScenarioNames checks that every scenario of the seed report is there,
-// with the parameters the report layout groups by.
+// TestScenarioNames checks that every scenario of the prior tournament
+// (docs/prior-results.md) is there, with the parameters the report layout
+// groups by.
 func TestScenarioNames(t *testing.T) {
 	var names []string
 	for _, w := range workloads() {
