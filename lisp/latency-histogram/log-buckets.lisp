@@ -31,6 +31,11 @@ computes it."
 least 1, with at most +MAX-HISTOGRAM-BUCKETS+ buckets between them."
   (let ((resolution (float resolution 1d0))
         (max-possible (float max-possible 1d0)))
+    (unless (and (plusp resolution) (>= max-possible 1d0)
+                 (<= (histogram-bucket-count resolution max-possible) +max-histogram-buckets+))
+      (error "no latency histogram of resolution ~A up to ~A: want a positive resolution, ~
+              a maximum of at least 1, and at most ~D buckets"
+             resolution max-possible +max-histogram-buckets+))
     (%make-latency-histogram
      :log-multiplier (log (+ 1d0 resolution))
      :buckets (make-array (histogram-bucket-count resolution max-possible)
@@ -42,7 +47,7 @@ least 1, with at most +MAX-HISTOGRAM-BUCKETS+ buckets between them."
 bucket 0 and values beyond max_possible in the last bucket, as in gRPC's
 histogram.  It runs once per call measured, so it is compiled to neither
 allocate nor dispatch."
-  (declare (type latency-histogram h) (type (integer 0 #.(ash 1 62)) value)
+  (declare (type latency-histogram h) (type (integer 0 #.most-positive-fixnum) value)
            (optimize speed))
   (let* ((x (float value 1d0))
          (buckets (latency-histogram-buckets h))

@@ -22,7 +22,8 @@ import (
 const (
 	maxClients    = 10_000
 	maxStreamMsgs = 100_000
-	maxRate       = 1e9 // one call a nanosecond: the schedule's resolution
+	minRate       = 0.01 // one call every 100 s
+	maxRate       = 1e9  // one call a nanosecond: the schedule's resolution
 )
 
 // connMode says how the clients of a scenario reach the server.
@@ -207,8 +208,8 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 			fail("-total_conns needs -conns per-client")
 		}
 	}
-	if cfg.rate < 0 || cfg.rate > maxRate {
-		fail("-rate must be from 0 to %g calls/s, got %g", maxRate, cfg.rate)
+	if cfg.rate != 0 && (cfg.rate < minRate || cfg.rate > maxRate) {
+		fail("-rate must be 0 (a closed loop) or from %g to %g calls/s, got %g", minRate, maxRate, cfg.rate)
 	}
 	if cfg.rate > 0 && totalConns != "" {
 		fail("-rate and -total_conns are separate suites; give one")

@@ -49,8 +49,10 @@ type lispClient struct {
 // How long the child may take to answer its first command (SBCL maps, and
 // may decompress, a core of tens of megabytes, under qemu for arm64), to
 // close a cell's connections, and to close them all and exit once its input
-// ends. lispClientMargin is what a command's reply may take beyond the
-// budget it is given: a collection, and a reply through a pipe.
+// ends. lispClientMargin is what a repetition's commands may take beyond
+// the budget the child is given for its calls: a full collection, creating
+// and joining a thread per client, the readings between measure and start,
+// and replies through a pipe.
 const (
 	lispClientReadyTimeout = 30 * time.Second
 	lispClientStopGrace    = 10 * time.Second
@@ -294,7 +296,8 @@ func (c *lispCell) WarmUp(ctx context.Context, w harness.Warmup) error {
 	if w.Ops > 0 {
 		cmd["ops"] = w.Ops
 	} else {
-		cmd["duration_ns"] = w.Duration.Nanoseconds()
+		// As the harness bounds its own timed warm-up.
+		cmd["duration_ns"], cmd["max_ops"] = w.Duration.Nanoseconds(), harness.DefaultMaxOps
 	}
 	var r struct {
 		CutShort bool `json:"cut_short"`
@@ -339,7 +342,8 @@ func (c *lispCell) Start(ctx context.Context) (harness.ExternalRep, error) {
 		return harness.ExternalRep{}, err
 	}
 	if r.CutShort {
-		return harness.ExternalRep{}, errCutShort
+		return harness.ExternalRep{}, fmt.Errorf("%w (%d calls succeeded, %d failed, the first with: %s)",
+			errCutShort, r.Ops, r.Errors, r.FirstError)
 	}
 	return harness.ExternalRep{
 		Wall: time.Duration(r.WallNs),

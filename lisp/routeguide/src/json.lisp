@@ -66,6 +66,10 @@ data, or nesting deeper than +MAX-JSON-DEPTH+."
                ;; checked before any text reaches the Lisp reader.
                (let ((start pos) (float nil))
                  (when (char= (peek) #\-) (incf pos))
+                 (when (and (< (1+ pos) n) (char= (char string pos) #\0)
+                            (digit-char-p (char string (1+ pos))))
+                   (incf pos)
+                   (fail "leading zero"))
                  (digits)
                  (when (and (< pos n) (char= (char string pos) #\.))
                    (incf pos) (setf float t) (digits))

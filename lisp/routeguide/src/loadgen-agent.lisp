@@ -13,8 +13,8 @@
 ;;;;    "clients":10,"conns":"per-client","stream_msgs":10,"call_timeout_ms":15000}
 ;;;;       connect a scenario's clients (a cell), and check the server answers
 ;;;;   {"command":"warm_up","cell":1,"ops":500,"budget_ns":...}
-;;;;       or "duration_ns" instead of "ops"; the reply says "cut_short"
-;;;;       if calls were still due at the budget
+;;;;       or "duration_ns" (and "max_ops") instead of "ops"; the reply says
+;;;;       "cut_short" if calls were still due at the budget
 ;;;;   {"command":"measure","cell":1,"duration_ns":5000000000,"rate":0,
 ;;;;    "max_ops":100000000,"budget_ns":...}
 ;;;;       prepare one repetition: a full collection, the threads parked
@@ -30,9 +30,11 @@
 ;;;;
 ;;;; A repetition takes three commands so that the parent reads the server's
 ;;;; CPU time and the host's CPU stall just around the calls, as it does for
-;;;; its own client.  No call starts, nor outlives, a command's budget_ns:
-;;;; a server that never answers ends the command at its budget, reported
-;;;; as cut short, instead of holding this program.
+;;;; its own client.  budget_ns counts from when a warm_up or measure is
+;;;; read; no call starts after it, nor outlives it (a measure's calls run
+;;;; at start, within its budget): a server that never answers ends the
+;;;; command at its budget, reported as cut short, instead of holding this
+;;;; program.
 ;;;;
 ;;;; A pipe rather than gRPC's WorkerService, whose client configuration
 ;;;; describes BenchmarkService calls and has no place for RouteGuide's: the
@@ -46,6 +48,9 @@
 
 (defconstant +max-rate+ 1000000000
   "Calls per second at most: one a nanosecond.")
+
+(defconstant +min-rate+ 0.01d0
+  "Calls per second at least, in an open loop: one every 100 s.")
 
 (defstruct (agent (:constructor make-agent ()))
   (cells (make-hash-table))             ; cell number -> CELL
@@ -100,31 +105,42 @@ two RouteChat calls of the run use one location."
                      :workload (agent-workload agent stream-msgs) :call-timeout (/ timeout-ms 1000)))
     (list :ok t)))
 
-(defun budget-field (command)
-  (optional-field command "budget_ns" (integer-in 1 most-positive-fixnum) "positive nanoseconds"))
+(defun give-up-field (command received)
+  "The give-up time of COMMAND's budget_ns, counted from RECEIVED (when the
+command was read, NOW-NS time), or NIL."
+  (let ((budget (optional-field command "budget_ns" (integer-in 1 most-positive-fixnum)
+                                "positive nanoseconds")))
+    (and budget (+ received budget))))
 
-(defun command-warm-up (agent command)
+(defun max-ops-field (command)
+  (optional-field command "max_ops" (integer-in 1 most-positive-fixnum) "a positive count"))
+
+(defun command-warm-up (agent command received)
   (let ((cell (agent-cell agent command))
         (ops (optional-field command "ops" (integer-in 1 most-positive-fixnum) "a positive count"))
         (duration-ns (optional-field command "duration_ns" (integer-in 1 most-positive-fixnum)
                                      "positive nanoseconds")))
     (unless (or ops duration-ns) (command-fail "warm_up needs ops or duration_ns"))
+    (when (cell-prepared cell)
+      (command-fail "a repetition is prepared: start it first"))
     (list :ok t :cut-short (if (cell-warm-up cell :ops ops :duration-ns duration-ns
-                                                   :budget-ns (budget-field command))
+                                                   :max-ops (max-ops-field command)
+                                                   :give-up (give-up-field command received))
                                t :false))))
 
-(defun command-measure (agent command)
+(defun command-measure (agent command received)
   (let ((cell (agent-cell agent command))
         (duration-ns (field command "duration_ns" (integer-in 1 most-positive-fixnum) "positive nanoseconds"))
-        (rate (or (optional-field command "rate" (lambda (r) (and (realp r) (<= 0 r +max-rate+)))
-                                  (format nil "calls per second from 0 (a closed loop) to ~D" +max-rate+))
+        (rate (or (optional-field command "rate"
+                                  (lambda (r) (and (realp r) (or (zerop r) (<= +min-rate+ r +max-rate+))))
+                                  (format nil "0 (a closed loop) or calls per second from ~A to ~D"
+                                          +min-rate+ +max-rate+))
                   0))
-        (max-ops (or (optional-field command "max_ops" (integer-in 1 most-positive-fixnum) "a positive count")
-                     most-positive-fixnum)))
+        (max-ops (or (max-ops-field command) most-positive-fixnum)))
     (when (cell-prepared cell)
       (command-fail "a repetition is prepared already: start it first"))
     (cell-prepare cell :duration-ns duration-ns :rate (and (plusp rate) rate) :max-ops max-ops
-                       :budget-ns (budget-field command))
+                       :give-up (give-up-field command received))
     (list :ok t)))
 
 (defun command-start (agent command)
@@ -164,7 +180,8 @@ two RouteChat calls of the run use one location."
 
 (defun answer (agent line)
   "The reply to one command line (or :TOO-LONG), as a plist."
-  (handler-case
+  (let ((received (now-ns)))
+    (handler-case
       (let ((command (if (eq line :too-long)
                          (command-fail "a command line longer than ~D characters" +max-command-length+)
                          (handler-case (parse-json line)
@@ -172,20 +189,20 @@ two RouteChat calls of the run use one location."
         (unless (and (listp command) (every (lambda (e) (and (consp e) (stringp (car e)))) command))
           (command-fail "a command is a JSON object"))
         (let ((name (field command "command" #'stringp "a command name")))
-          (funcall (cond ((string= name "open") #'command-open)
-                         ((string= name "warm_up") #'command-warm-up)
-                         ((string= name "measure") #'command-measure)
-                         ((string= name "start") #'command-start)
-                         ((string= name "latencies") #'command-latencies)
-                         ((string= name "close") #'command-close)
-                         ((string= name "version") #'command-version)
-                         (t (command-fail "unknown command ~S (want open, warm_up, measure, start, ~
-                                           latencies, close or version)"
-                                          name)))
-                   agent command)))
+          (cond ((string= name "warm_up") (command-warm-up agent command received))
+                ((string= name "measure") (command-measure agent command received))
+                (t (funcall (cond ((string= name "open") #'command-open)
+                                  ((string= name "start") #'command-start)
+                                  ((string= name "latencies") #'command-latencies)
+                                  ((string= name "close") #'command-close)
+                                  ((string= name "version") #'command-version)
+                                  (t (command-fail "unknown command ~S (want open, warm_up, measure, ~
+                                                    start, latencies, close or version)"
+                                                   name)))
+                            agent command)))))
     ;; A SERIOUS-CONDITION too: exhausting the stack or the heap fails the
     ;; command, not the program.
-    (serious-condition (e) (list :error (princ-to-string e)))))
+    (serious-condition (e) (list :error (princ-to-string e))))))
 
 (defun read-command-line (in)
   "The next line of IN without its newline, :TOO-LONG for a line longer than
@@ -193,7 +210,9 @@ two RouteChat calls of the run use one location."
   (let ((line (make-string-output-stream))
         (length 0))
     (loop for c = (read-char in nil)
-          do (cond ((null c) (return (and (plusp length) (get-output-stream-string line))))
+          do (cond ((null c) (return (cond ((zerop length) nil)
+                                           ((> length +max-command-length+) :too-long)
+                                           (t (get-output-stream-string line)))))
                    ((char= c #\Newline)
                     (return (if (> length +max-command-length+) :too-long (get-output-stream-string line))))
                    ((< length +max-command-length+) (write-char c line) (incf length))
@@ -226,5 +245,5 @@ two RouteChat calls of the run use one location."
      0)
    :synopsis ""
    :description "Makes RouteGuide calls with clgrpc for the Go load generator, which starts it with
--lisp_client: JSON commands on stdin (open, warm_up, measure, close), one JSON reply per line
-on stdout, raw readings only."))
+-lisp_client: JSON commands on stdin (open, warm_up, measure, start, latencies, close, version),
+one JSON reply per line on stdout, raw readings only."))

@@ -47,16 +47,18 @@ ones count in the last bucket.")
         (worker-first-error w) nil (worker-cut-short w) nil)
   (latency-histogram:histogram-clear (worker-latency w)))
 
-(defun next-due (schedule deadline-ns)
+(defun next-due (schedule deadline-ns give-up)
   "The due time of the next call of an open loop, SCHEDULE being
 (next-index start-ns . interval-ns) shared by the workers, after waiting
-until then; NIL once it falls at or after DEADLINE-NS."
+until then; NIL once it falls at or after DEADLINE-NS, and :GIVE-UP,
+without waiting, if it falls at or after GIVE-UP (NIL: none)."
   (let* ((n (sb-ext:atomic-incf (car schedule))) ; the index before the increment
          (due (+ (cadr schedule) (* n (cddr schedule)))))
-    (when (< due deadline-ns)
-      (let ((wait (- due (now-ns))))
-        (when (plusp wait) (sleep (/ wait 1d9))))
-      due)))
+    (cond ((>= due deadline-ns) nil)
+          ((and give-up (>= due give-up)) :give-up)
+          (t (let ((wait (- due (now-ns))))
+               (when (plusp wait) (sleep (/ wait 1d9))))
+             due))))
 
 (defun worker-loop (w op workload run)
   "Call OP until the RUN's deadline (none: until its tickets run out); with
@@ -71,27 +73,40 @@ latency the service achieved."
         (schedule (run-schedule run))
         (give-up (run-give-up run))
         (call-timeout (run-call-timeout run)))
-    (loop
-      (when (and deadline (not schedule) (>= (now-ns) deadline)) (return))
-      (unless (plusp (sb-ext:atomic-decf (car tickets))) (return)) ; the count before this one
-      (let ((start (if schedule
-                       (or (next-due schedule deadline) (return))
-                       (now-ns))))
-        (let ((left (and give-up (- give-up (now-ns)))))
-          (when (and left (<= left 0))
-            (setf (worker-cut-short w) t)
-            (return))
-          (setf *op-timeout* (if left (min call-timeout (/ left 1d9)) call-timeout)))
-        (handler-case
-            (let ((msgs (funcall op (worker-channel w) workload)))
-              (latency-histogram:histogram-add (worker-latency w) (- (now-ns) start))
-              (incf (worker-ops w))
-              (incf (worker-msgs w) msgs))
-          (error (e)
-            (incf (worker-errors w))
-            (unless (worker-first-error w)
-              (setf (worker-first-error w) (princ-to-string e)
-                    (worker-first-error-at w) (now-ns)))))))))
+    (flet ((cut-short () (setf (worker-cut-short w) t)))
+      (loop
+        (when (and deadline (not schedule) (>= (now-ns) deadline)) (return))
+        (unless (plusp (sb-ext:atomic-decf (car tickets))) (return)) ; the count before this one
+        (let ((start (if schedule
+                         (let ((due (next-due schedule deadline give-up)))
+                           (case due
+                             ((nil) (return))
+                             (:give-up (cut-short) (return))
+                             (t due)))
+                         (now-ns))))
+          (let ((left (and give-up (- give-up (now-ns)))))
+            (when (and left (<= left 0))
+              (cut-short)
+              (return))
+            (setf *op-timeout* (if left (min call-timeout (/ left 1d9)) call-timeout)))
+          (handler-case
+              (let ((msgs (funcall op (worker-channel w) workload)))
+                (latency-histogram:histogram-add (worker-latency w) (- (now-ns) start))
+                (incf (worker-ops w))
+                (incf (worker-msgs w) msgs))
+            (error (e)
+              (note-failure w e)))
+          ;; A call that ran into the budget (its timeout trimmed to it)
+          ;; cut the run short, whatever ends the loop next.
+          (when (and give-up (>= (now-ns) give-up))
+            (cut-short)
+            (return)))))))
+
+(defun note-failure (w condition)
+  (incf (worker-errors w))
+  (unless (worker-first-error w)
+    (setf (worker-first-error w) (princ-to-string condition)
+          (worker-first-error-at w) (now-ns))))
 
 ;;; A run: every worker's loop in a thread of its own, parked until
 ;;; released, so that neither thread creation nor the last run's garbage is
@@ -103,28 +118,37 @@ latency the service achieved."
   duration-ns
   tickets                               ; (count): calls left to start
   schedule                              ; open loop: (next-index start-ns . interval-ns)
-  (give-up nil)                         ; now-ns, set at release from BUDGET-NS
-  budget-ns
+  (give-up nil)                         ; now-ns: no call starts or outlives it
   call-timeout)                         ; seconds
 
-(defun prepare-run (workers op workload &key duration-ns max-ops rate call-timeout budget-ns)
+(defun prepare-run (workers op workload &key duration-ns max-ops rate call-timeout give-up)
   "WORKERS' threads, created and parked; RATE (calls/s in all, with
 DURATION-NS) makes the loop open.  At most MAX-OPS calls start, none
-after BUDGET-NS (nanoseconds from release, NIL for no bound)."
+after GIVE-UP (NOW-NS time, NIL for no bound).  A worker's thread fails
+its calls, never the program, whatever it runs into."
   (let ((run (%make-run :duration-ns duration-ns :tickets (list max-ops)
                         :schedule (and rate (list* 0 0 (max 1 (round 1d9 rate))))
-                        :budget-ns budget-ns :call-timeout call-timeout)))
+                        :give-up give-up :call-timeout call-timeout))
+        (done nil))
     (mapc #'worker-reset workers)
-    (setf (run-threads run)
-          (loop for w in workers
-                collect (let ((w w))
-                          (sb-thread:make-thread
-                           (lambda ()
-                             (let ((*op-timeout* call-timeout))
-                               (sb-thread:wait-on-semaphore (run-gate run))
-                               (worker-loop w op workload run)))
-                           :name "loadgen worker"))))
-    run))
+    (unwind-protect
+         (progn
+           (dolist (w workers)
+             (let ((w w))
+               (push (sb-thread:make-thread
+                      (lambda ()
+                        (let ((*op-timeout* call-timeout))
+                          (sb-thread:wait-on-semaphore (run-gate run))
+                          (handler-case (worker-loop w op workload run)
+                            ;; Out of heap or stack: the worker stops, and says why.
+                            (serious-condition (e) (note-failure w e)))))
+                      :name "loadgen worker")
+                     (run-threads run))))
+           (setf done t)
+           run)
+      ;; Threads made before one could not be: released with nothing to do.
+      (unless done
+        (abandon-run run)))))
 
 (defun release-run (run)
   "Start RUN's workers together and wait for them; returns the wall time in
@@ -132,12 +156,11 @@ nanoseconds."
   (let ((start (now-ns)))
     (when (run-duration-ns run)
       (setf (run-deadline run) (+ start (run-duration-ns run))))
-    (when (run-budget-ns run)
-      (setf (run-give-up run) (+ start (run-budget-ns run))))
     (when (run-schedule run)
       (setf (cadr (run-schedule run)) start))
     (sb-thread:signal-semaphore (run-gate run) (length (run-threads run)))
-    (mapc #'sb-thread:join-thread (run-threads run))
+    (dolist (thread (run-threads run))
+      (sb-thread:join-thread thread :default nil))
     (- (now-ns) start)))
 
 (defun abandon-run (run)
@@ -231,18 +254,20 @@ repetition to the next, and the repetition prepared or last measured."
     (when run (abandon-run run)))
   (mapc #'clgrpc.grpc:channel-close (remove-duplicates (cell-channels cell))))
 
-(defun cell-warm-up (cell &key ops duration-ns budget-ns)
-  "The unmeasured warm-up: OPS calls in all, or calls for DURATION-NS, none
-after BUDGET-NS.  True if it was cut short."
+(defun cell-warm-up (cell &key ops duration-ns max-ops give-up)
+  "The unmeasured warm-up: OPS calls in all, or calls for DURATION-NS (at
+most MAX-OPS), none after GIVE-UP.  True if it was cut short."
+  (when (cell-prepared cell)
+    (error "a repetition is prepared: start it first"))
   (let ((run (prepare-run (cell-workers cell) (cell-op cell) (cell-workload cell)
-                          :max-ops (or ops most-positive-fixnum)
+                          :max-ops (or ops max-ops most-positive-fixnum)
                           :duration-ns (and (not ops) duration-ns)
-                          :call-timeout (cell-call-timeout cell) :budget-ns budget-ns)))
+                          :call-timeout (cell-call-timeout cell) :give-up give-up)))
     (setf (cell-measured cell) nil)
     (release-run run)
     (some #'worker-cut-short (cell-workers cell))))
 
-(defun cell-prepare (cell &key duration-ns rate max-ops budget-ns)
+(defun cell-prepare (cell &key duration-ns rate max-ops give-up)
   "Park the threads of the next repetition, after a full collection."
   (when (cell-prepared cell)
     (error "a repetition is prepared already"))
@@ -251,7 +276,7 @@ after BUDGET-NS.  True if it was cut short."
         (cell-prepared cell)
         (prepare-run (cell-workers cell) (cell-op cell) (cell-workload cell)
                      :duration-ns duration-ns :rate rate :max-ops max-ops
-                     :call-timeout (cell-call-timeout cell) :budget-ns budget-ns)))
+                     :call-timeout (cell-call-timeout cell) :give-up give-up)))
 
 (defun cell-start (cell)
   "Run the prepared repetition; its REP."
