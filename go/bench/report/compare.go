@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,6 +28,11 @@ type MetricChange struct {
 	Old, New benchmath.Summary
 	// Test is the Mann-Whitney U test of the two samples.
 	Test benchmath.Comparison
+	// Primary marks the metrics the regression gate judges (see
+	// schema.IsPrimaryMetric), and Gated those of them whose change is
+	// significant after the Benjamini-Hochberg correction across every
+	// primary metric of the comparison.
+	Primary, Gated bool
 }
 
 // Significant reports whether the test rejects "no change" at alpha.
@@ -70,19 +76,51 @@ func (c MetricChange) WorsePercent() float64 {
 	return max(change, 0)
 }
 
-// Regressions returns the changes that are significantly worse, by more
-// than thresholdPct percent of the old median: the cells a regression
-// check fails on. A significant change within the threshold is noise the
-// check tolerates; an insignificant one is never a regression, however
-// large, since the repetitions cannot tell it from chance.
+// Regressions returns the primary metrics that are worse, significantly
+// after correction for the number of them tested, and by more than
+// thresholdPct percent of the old median: the cells a regression check
+// fails on. A significant change within the threshold is noise the check
+// tolerates; an insignificant one is never a regression, however large,
+// since the repetitions cannot tell it from chance. With 6 repetitions a
+// side, one cell alone can never pass the correction when a few dozen are
+// tested; a change across many cells can. To judge one cell, measure more
+// repetitions of fewer scenarios.
 func (c *Comparison) Regressions(thresholdPct float64) []MetricChange {
 	var worse []MetricChange
 	for _, ch := range c.Changes {
-		if ch.Verdict() == "worse" && ch.WorsePercent() > thresholdPct {
+		if ch.Gated && ch.Verdict() == "worse" && ch.WorsePercent() > thresholdPct {
 			worse = append(worse, ch)
 		}
 	}
 	return worse
+}
+
+// gate marks the primary metrics and, among them, those whose change
+// survives the Benjamini-Hochberg procedure at the test's alpha: sorted by
+// p-value, the k-th smallest of m is significant if some p(j) <= j/m x
+// alpha for j >= k. It controls the expected share of false alarms among
+// the changes it reports, and so, when nothing changed, the chance of any.
+func (c *Comparison) gate() {
+	var primary []int
+	for i := range c.Changes {
+		ch := &c.Changes[i]
+		ch.Primary = schema.IsPrimaryMetric(ch.Suite, ch.Metric) && !hostMetrics[ch.Metric]
+		if ch.Primary {
+			primary = append(primary, i)
+		}
+	}
+	slices.SortStableFunc(primary, func(a, b int) int { return cmp.Compare(c.Changes[a].Test.P, c.Changes[b].Test.P) })
+	m := float64(len(primary))
+	last := -1 // the largest rank k whose p-value is within its bound
+	for k, i := range primary {
+		t := c.Changes[i].Test
+		if t.P <= float64(k+1)/m*t.Alpha {
+			last = k
+		}
+	}
+	for k := 0; k <= last; k++ {
+		c.Changes[primary[k]].Gated = true
+	}
 }
 
 // Comparison is the result of Compare.
@@ -167,6 +205,7 @@ func Compare(old, new []*schema.File) (*Comparison, error) {
 			note("suite %s: only in the old results", d.Suite)
 		}
 	}
+	cmp.gate()
 	return cmp, nil
 }
 
@@ -236,8 +275,15 @@ func (c *Comparison) Markdown() string {
 				delta = "**" + delta + "**"
 			}
 		}
+		metric := MetricLabel(ch.Metric)
+		if ch.Primary {
+			metric += " ‡"
+			if ch.Gated {
+				delta += " ‡"
+			}
+		}
 		t.Rows = append(t.Rows, []string{
-			ch.Scenario, MetricLabel(ch.Metric),
+			ch.Scenario, metric,
 			summaryText(ch.Old, ch.Unit), summaryText(ch.New, ch.Unit),
 			delta, ch.Test.String(),
 		})
@@ -247,6 +293,18 @@ func (c *Comparison) Markdown() string {
 		b.WriteString("No metric was measured in both runs.\n\n")
 	}
 	b.WriteString("Old and New are medians ± the 95% confidence interval. Delta is \"~\" unless a Mann-Whitney U test finds the difference significant at α = 0.05.\n")
+	primary, gated := 0, 0
+	for _, ch := range c.Changes {
+		if ch.Primary {
+			primary++
+		}
+		if ch.Gated {
+			gated++
+		}
+	}
+	fmt.Fprintf(&b, "\nThe regression gate judges only the metrics marked ‡, each suite's primary ones (%d here), "+
+		"and a change only if it stays significant after the Benjamini-Hochberg correction across all of them "+
+		"at α = 0.05: %d did (their Delta is marked ‡).\n", primary, gated)
 	if len(c.Notes) > 0 {
 		b.WriteString("\nNotes:\n\n")
 		for _, n := range c.Notes {

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,30 +38,90 @@ func TestCompareSignificance(t *testing.T) {
 	}
 }
 
-func TestRegressionsAboveThreshold(t *testing.T) {
+func TestRegressionsOnlyOfPrimaryMetrics(t *testing.T) {
 	c, err := Compare(readFiles(t, "compare_old.json"), readFiles(t, "compare_new.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// bytes/op is significantly worse by 4.08%; wall time improved, and
-	// allocs/op changed insignificantly.
-	if r := c.Regressions(5); len(r) != 0 {
-		t.Errorf("at 5%%: regressions %v, want none", r)
+	// bytes/op is significantly worse by 4.08%, but the cri suite is judged
+	// on ns/op and server CPU per op, which these files lack.
+	if b := c.Changes[2]; b.Metric != "bytes_per_op" || b.Verdict() != "worse" || b.Primary {
+		t.Fatalf("change %+v, want bytes_per_op worse and not primary", b)
 	}
-	r := c.Regressions(4)
-	if len(r) != 1 || r[0].Metric != "bytes_per_op" || r[0].Scenario != "stream/containers=32" {
-		t.Fatalf("at 4%%: regressions %v, want stream/containers=32 bytes_per_op", r)
+	if r := c.Regressions(0); len(r) != 0 {
+		t.Errorf("regressions %v, want none: no primary metric changed", r)
 	}
-	if p := r[0].WorsePercent(); p < 4.07 || p > 4.09 {
-		t.Errorf("bytes/op worse by %.3f%%, want 4.08%%", p)
+}
+
+// gateFiles are an old and a new routeguide run of n scenarios, 6
+// repetitions each of req/s and p99.9 latency; worse says how many of the
+// scenarios lost 10% of their req/s, every repetition below every old one.
+func gateFiles(n, worse int) (old, new *schema.File) {
+	old, new = schema.NewFile("routeguide", schema.Environment{}), schema.NewFile("routeguide", schema.Environment{})
+	base := []float64{1000, 1010, 990, 1005, 995, 1002}
+	for i := range n {
+		name := fmt.Sprintf("go/unary/clients=%d", i+1)
+		now := slices.Clone(base)
+		slices.Reverse(now) // the same values in another order: no change
+		if i < worse {
+			for j := range now {
+				now[j] *= 0.9
+			}
+		}
+		tail := []float64{1, 2, 3, 4, 5, 6}
+		for _, f := range []struct {
+			file     *schema.File
+			req, p99 []float64
+		}{{old, base, tail}, {new, now, []float64{60, 70, 80, 90, 100, 110}}} {
+			f.file.Results = append(f.file.Results, schema.Result{
+				Scenario: name, Status: schema.StatusOK,
+				Metrics: []schema.Metric{
+					schema.NewMetric(schema.MetricReqPerSec, schema.UnitReqPerSec, schema.HigherIsBetter, f.req),
+					schema.NewMetric(schema.MetricLatencyP999, schema.UnitNanoseconds, schema.LowerIsBetter, f.p99),
+				},
+			})
+		}
 	}
-	// Reversed, the improvement becomes a regression of 12.99% (2.31 s to 2.61 s).
-	back, err := Compare(readFiles(t, "compare_new.json"), readFiles(t, "compare_old.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := back.Regressions(10); len(r) != 1 || r[0].Metric != "wall_time" {
-		t.Errorf("reversed at 10%%: regressions %v, want wall_time only", r)
+	return old, new
+}
+
+func TestRegressionGateCorrectsForTheMetricsItTests(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		scenarios, worse int
+		want             int
+	}{
+		// 6 against 6, fully apart: p = 0.0022, under 0.05 alone.
+		{"one scenario, worse", 1, 1, 1},
+		{"one scenario, unchanged", 1, 0, 0},
+		// Among 20 tests, the smallest p must be under 0.05/20 = 0.0025.
+		{"one of 20 worse", 20, 1, 1},
+		// Among 30, under 0.0017: one cell of 6 repetitions cannot be.
+		{"one of 30 worse", 30, 1, 0},
+		// Every cell worse: each p under its rank's bound.
+		{"all of 30 worse", 30, 30, 30},
+		{"30 unchanged", 30, 0, 0},
+	} {
+		old, new := gateFiles(tc.scenarios, tc.worse)
+		c, err := Compare([]*schema.File{old}, []*schema.File{new})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.Regressions(5)
+		if len(r) != tc.want {
+			t.Errorf("%s: %d regressions, want %d: %v", tc.name, len(r), tc.want, r)
+		}
+		for _, ch := range r {
+			if ch.Metric != schema.MetricReqPerSec {
+				t.Errorf("%s: a regression of %s, which the routeguide suite is not judged on", tc.name, ch.Metric)
+			}
+		}
+		// p99.9 is 20 times worse everywhere, significantly, and never gates.
+		for _, ch := range c.Changes {
+			if ch.Metric == schema.MetricLatencyP999 && (ch.Verdict() != "worse" || ch.Primary || ch.Gated) {
+				t.Errorf("%s: p99.9 %+v", tc.name, ch)
+			}
+		}
 	}
 }
 

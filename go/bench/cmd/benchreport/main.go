@@ -11,9 +11,11 @@
 // the *.json files under it. --compare prints, per metric measured in both
 // runs, the change of the median and whether it is significant (Mann-Whitney
 // U test, alpha 0.05, as benchstat); OLD and NEW are files or directories.
-// It fails when a metric is significantly worse by more than
-// --max_regression percent of the old median (default 5), naming each one
-// on stderr: a regression check between revisions for CI or a reviewer.
+// It fails when one of a suite's primary metrics is worse by more than
+// --max_regression percent of the old median (default 5), significantly
+// after the Benjamini-Hochberg correction across the primary metrics
+// compared, naming each one on stderr: a regression check between
+// revisions for CI or a reviewer.
 //
 // Exit status: 0 on success, 1 on invalid input, 2 on a usage error, 3 when
 // --compare finds a regression beyond the threshold.
@@ -43,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	outDir := flags.String("out", "", "write report.md and the SVG charts to `dir` instead of printing the tables")
 	compare := flags.Bool("compare", false, "compare two runs: benchreport --compare OLD NEW")
-	maxRegression := flags.Float64("max_regression", 5, "with --compare, fail (exit status 3) when a metric is significantly worse by more than `percent` of its old median")
+	maxRegression := flags.Float64("max_regression", 5, "with --compare, fail (exit status 3) when a primary metric is significantly worse (after correction for the number compared) by more than `percent` of its old median")
 	flags.Usage = func() {
 		fmt.Fprint(stderr, "usage: benchreport [--out DIR] FILE_OR_DIR...\n       benchreport --compare [--max_regression PCT] OLD NEW\n\n")
 		flags.PrintDefaults()

@@ -83,10 +83,10 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("status %d, stderr:\n%s", status, stderr.String())
 	}
 	out := stdout.String()
-	if !strings.Contains(out, "| go/unary/clients=1 | req/s |") || !strings.Contains(out, "**+10.00% (better)**") {
+	if !strings.Contains(out, "| go/unary/clients=1 | req/s ‡ |") || !strings.Contains(out, "**+10.00% (better)** ‡") {
 		t.Errorf("1 client should improve significantly:\n%s", out)
 	}
-	if !strings.Contains(out, "| go/unary/clients=10 | req/s | 30,000 req/s ± ∞ | 30,010 req/s ± ∞ | ~ |") {
+	if !strings.Contains(out, "| go/unary/clients=10 | req/s ‡ | 30,000 req/s ± ∞ | 30,010 req/s ± ∞ | ~ |") {
 		t.Errorf("10 clients should be insignificant:\n%s", out)
 	}
 }
