@@ -94,49 +94,6 @@ for i in "${!want[@]}"; do
   [[ ${got[i]} == "${want[i]}"* ]] || fail "the Lisp client's reply $((i + 1)): ${got[i]}, want ${want[i]}"
 done
 
-# A repetition's three steps against a live server, in order and out of it,
-# and a budget that cuts the calls short.
-"$go_server" -addr 127.0.0.1:0 >"$tmp/server.out" 2>&1 &
-server_pid=$!
-trap 'kill $server_pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-  grep -q '^listening on ' "$tmp/server.out" && break
-  sleep 0.1
-done
-port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/server.out")
-[[ -n $port ]] || fail "the Go server did not start: $(cat "$tmp/server.out")"
-open='{"command":"open","cell":1,"host":"127.0.0.1","port":'$port',"rpc":"unary","clients":2,"conns":"per-client","stream_msgs":10,"call_timeout_ms":5000}'
-replies=$(printf '%s\n' "$open" '{"command":"latencies","cell":1}' \
-  '{"command":"measure","cell":1,"duration_ns":100000000}' '{"command":"warm_up","cell":1,"ops":10}' \
-  '{"command":"measure","cell":1,"duration_ns":100000000}' '{"command":"start","cell":1}' \
-  '{"command":"latencies","cell":1}' '{"command":"start","cell":1}' \
-  '{"command":"measure","cell":1,"duration_ns":1000000000,"budget_ns":1}' '{"command":"start","cell":1}' \
-  '{"command":"warm_up","cell":1,"duration_ns":1000000000,"budget_ns":1}' '{"command":"close","cell":1}' |
-  "$lisp_client" 2>"$tmp/agent.err") || fail "the Lisp client: exit $?: $(cat "$tmp/agent.err")"
-want=(
-  '{"ok":true}'
-  '{"error":"no repetition has run since the last warm-up or measure"}'
-  '{"ok":true}'
-  '{"error":"a repetition is prepared: start it first"}'
-  '{"error":"a repetition is prepared already: start it first"}'
-  '{"ok":true,"wall_ns":'
-  '{"ok":true,"latency":{"resolution":0.001,"max_possible_ns":600000000000,"count":'
-  '{"error":"no repetition is prepared: send measure first"}'
-  '{"ok":true}'
-  '{"ok":true,"wall_ns":'
-  '{"ok":true,"cut_short":true}'
-  '{"ok":true}'
-)
-mapfile -t got <<< "$replies"
-[[ ${#got[@]} == "${#want[@]}" ]] || fail "the Lisp client, a live cell: ${#got[@]} replies, want ${#want[@]}: $replies"
-for i in "${!want[@]}"; do
-  [[ ${got[i]} == "${want[i]}"* ]] || fail "the Lisp client, a live cell, reply $((i + 1)): ${got[i]}, want ${want[i]}"
-done
-[[ ${got[5]} == *'"cut_short":false'* && ${got[9]} == *'"cut_short":true'* ]] ||
-  fail "the Lisp client: cut_short in '${got[5]}' and '${got[9]}'"
-ops=$(sed -n 's/.*"ops":\([0-9]*\).*/\1/p' <<< "${got[5]}")
-[[ ${got[6]} == *'"count":'"$ops"','* && $ops -gt 0 ]] || fail "the Lisp client: $ops calls but latencies ${got[6]:0:200}"
-
 # Bad command lines: exit 2, the problem and the usage on stderr.
 for args in "-bogus" "extra"; do
   status=0

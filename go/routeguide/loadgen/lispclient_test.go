@@ -167,3 +167,69 @@ func TestLispClientAgainstAStuckServerGivesUpInTime(t *testing.T) {
 		}
 	}
 }
+
+// The Lisp client's repetition in its three steps, in order and out of it,
+// and a budget that cuts the calls short, against a real server.
+func TestLispClientRepetitionSteps(t *testing.T) {
+	lc := realLispClient(t)
+	host, port, err := splitAddr(startTestServer(t, features.Default()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t)
+	send := func(reply any, kv ...any) error {
+		cmd := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			cmd[kv[i].(string)] = kv[i+1]
+		}
+		return lc.exchange(ctx, cmd, reply)
+	}
+	refused := func(want string, kv ...any) {
+		t.Helper()
+		if err := send(nil, kv...); err == nil || err.Error() != want {
+			t.Errorf("%v: got %v, want %q", kv, err, want)
+		}
+	}
+	must := func(reply any, kv ...any) {
+		t.Helper()
+		if err := send(reply, kv...); err != nil {
+			t.Fatalf("%v: %v", kv, err)
+		}
+	}
+	must(nil, "command", "open", "cell", 1, "host", host, "port", port, "rpc", "unary", "clients", 2,
+		"conns", "per-client", "stream_msgs", 10, "call_timeout_ms", 5000)
+	refused("no repetition has run since the last warm-up or measure", "command", "latencies", "cell", 1)
+	refused("no repetition is prepared: send measure first", "command", "start", "cell", 1)
+	must(nil, "command", "measure", "cell", 1, "duration_ns", 100_000_000)
+	refused("a repetition is prepared: start it first", "command", "warm_up", "cell", 1, "ops", 10)
+	refused("a repetition is prepared already: start it first", "command", "measure", "cell", 1, "duration_ns", 1)
+	var rep startReply
+	must(&rep, "command", "start", "cell", 1)
+	if rep.Ops == 0 || rep.Errors != 0 || rep.CutShort || rep.WallNs < 100_000_000 || rep.CPUUserNs+rep.CPUSystemNs == 0 {
+		t.Errorf("a repetition of 100 ms: %+v", rep)
+	}
+	var lat struct {
+		Latency struct {
+			Count int64 `json:"count"`
+		} `json:"latency"`
+	}
+	must(&lat, "command", "latencies", "cell", 1)
+	if lat.Latency.Count != rep.Ops {
+		t.Errorf("%d latencies for %d calls", lat.Latency.Count, rep.Ops)
+	}
+	// A budget already spent when the calls could start: none runs.
+	must(nil, "command", "measure", "cell", 1, "duration_ns", 1_000_000_000, "budget_ns", 1)
+	must(&rep, "command", "start", "cell", 1)
+	if !rep.CutShort || rep.Ops != 0 || rep.WallNs > 500_000_000 {
+		t.Errorf("a spent budget: %+v, want cut short at once", rep)
+	}
+	var warm struct {
+		CutShort bool `json:"cut_short"`
+	}
+	must(&warm, "command", "warm_up", "cell", 1, "duration_ns", 1_000_000_000, "budget_ns", 1)
+	if !warm.CutShort {
+		t.Error("a warm-up past its budget is not cut short")
+	}
+	must(nil, "command", "close", "cell", 1)
+	refused("cell 1 is not open", "command", "start", "cell", 1)
+}

@@ -173,15 +173,14 @@ the file descriptor so the hot path neither conses nor goes through streams.")
    #:connection-stream-count #:connection-peer-max-concurrent-streams
    #:connection-peer-max-frame-size #:connection-send-window
    #:connection-close #:connection-shutdown #:connection-send-goaway #:connection-wait-closed #:connection-ping
-   #:with-connection-lock #:reader-thread-p #:%defer-to-reader
-   #:connection-finished-p #:connection-handler-count #:%handler-begin #:handler-end
+   #:with-connection-lock #:reader-thread-p
+   #:connection-finished-p #:connection-handler-count #:handler-end
    ;; limits and reactors
    #:connection-limits #:make-connection-limits #:*default-limits*
    #:*reactor-thread-wrapper* #:*reactor-count*
-   ;; sending, lock held (the % functions) or not
-   #:%open-stream #:%write-headers #:%write-data #:%reset-stream
-   #:%stream-consumed #:%request-flush #:%stream-send-window #:%write-data-or-park
-   #:header-list-size #:%header-list-fits-p #:connection-peer-max-header-list-size
+   ;; sending without the connection's lock; the %-named functions that need it held are
+   ;; internal, and the gRPC layer calls them as clgrpc.http2::%name
+   #:header-list-size #:connection-peer-max-header-list-size
    #:flush-connection #:reset-stream #:stream-consumed
    ;; header validation (section 8)
    #:malformed-field-block))

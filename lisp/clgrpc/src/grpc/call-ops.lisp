@@ -55,9 +55,9 @@ headers declared gzip."
           (%call-ended-error call))
         ;; Counted before the write: a message partly sent cannot be sent again.
         (incf (call-messages-sent call))
-        (unless (clgrpc.http2:%write-data conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf))
+        (unless (clgrpc.http2::%write-data conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf))
           (%call-ended-error call))
-        (clgrpc.http2:%request-flush conn)))
+        (clgrpc.http2::%request-flush conn)))
     (release-large-scratch)
     nil))
 
@@ -129,5 +129,5 @@ message."
     (clgrpc.http2:with-connection-lock (conn)
       (unless (call-status call)
         (%send-response-headers call)
-        (clgrpc.http2:%request-flush conn)))
+        (clgrpc.http2::%request-flush conn)))
     nil))

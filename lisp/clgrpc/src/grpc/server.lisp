@@ -196,11 +196,11 @@ the application's metadata cannot be sent, the call ends with INTERNAL
                               (%send-trailers call +internal+ (grpc-error-message e) nil)
                               (return-from %send-response-headers nil)))
                           required)))
-        (unless (clgrpc.http2:%header-list-fits-p (call-conn call) headers)
+        (unless (clgrpc.http2::%header-list-fits-p (call-conn call) headers)
           ;; The client said it takes no more (SETTINGS_MAX_HEADER_LIST_SIZE): custom metadata goes.
           (setf headers required))
         (setf (call-headers-sent call) t)
-        (clgrpc.http2:%write-headers (call-conn call) (call-stream call) headers)
+        (clgrpc.http2::%write-headers (call-conn call) (call-stream call) headers)
         t)))
 
 (defun trailer-headers (code message metadata)
@@ -225,27 +225,27 @@ it stops (RFC 9113 8.1)."
       ;; Part of a message is out (a deadline or a failure came while the
       ;; rest waited): trailers now would cut it short on the wire, so the
       ;; stream is reset instead, as grpc-go's server does on its deadline.
-      (clgrpc.http2:%reset-stream conn stream clgrpc.http2:+cancel+))
+      (clgrpc.http2::%reset-stream conn stream clgrpc.http2:+cancel+))
     (when (clgrpc.http2::stream-can-send-p stream)
       (let ((trailers (handler-case (trailer-headers code message metadata)
                         (grpc-error (e)
                           (trailer-headers +internal+ (grpc-error-message e) nil)))))
-        (unless (clgrpc.http2:%header-list-fits-p conn trailers)
+        (unless (clgrpc.http2::%header-list-fits-p conn trailers)
           (setf trailers (trailer-headers +internal+ "response trailers exceed the client's header list limit" nil)))
-        (clgrpc.http2:%write-headers conn stream
+        (clgrpc.http2::%write-headers conn stream
                                      (if (call-headers-sent call)
                                          trailers
                                          (append +response-headers+ trailers))
                                      :end-stream t))
       (setf (call-headers-sent call) t))
     (when (clgrpc.http2::stream-can-receive-p stream)
-      (clgrpc.http2:%reset-stream conn stream reset-code))
+      (clgrpc.http2::%reset-stream conn stream reset-code))
     (%release-undispatched call)
     (broadcast-if-waiting (call-waiters call) (call-cv call))))
 
 (defun %trailers-only (conn stream http-status code message &optional extra)
   "Refuse a request before any call exists."
-  (clgrpc.http2:%write-headers
+  (clgrpc.http2::%write-headers
    conn stream
    (list* (cons ":status" http-status) '("content-type" . "application/grpc")
           (cons "grpc-status" (svref *status-strings* code))
@@ -253,13 +253,13 @@ it stops (RFC 9113 8.1)."
           extra)
    :end-stream t)
   (when (clgrpc.http2::stream-can-receive-p stream)
-    (clgrpc.http2:%reset-stream conn stream clgrpc.http2:+no-error+))
-  (clgrpc.http2:%request-flush conn))
+    (clgrpc.http2::%reset-stream conn stream clgrpc.http2:+no-error+))
+  (clgrpc.http2::%request-flush conn))
 
 (defun %server-fail (call code message)
   (unless (call-status call)
     (%send-trailers call code message nil)
-    (clgrpc.http2:%request-flush (call-conn call))))
+    (clgrpc.http2::%request-flush (call-conn call))))
 
 (defun %release-slot (call)
   "Lock held: give CALL's handler slot back to its connection, once."
@@ -281,7 +281,7 @@ back (and leaves its connection's queue) now, as no handler will."
     (declare (ignore stream))
     (unless (call-status call)
       (%send-trailers call code message metadata))
-    (clgrpc.http2:%request-flush conn)))
+    (clgrpc.http2::%request-flush conn)))
 
 (defun server-finish (call code message response metadata)
   "A handler returned (or failed): send RESPONSE, if any, and the trailers,
@@ -303,10 +303,10 @@ output: a pool thread never waits on a peer here."
                    (%send-trailers call code message metadata)))
                 ((= (obuf-fill buf) (clgrpc.http2::%parkable-window conn stream (obuf-fill buf)))
                  ;; The usual case: it all goes now, and %WRITE-DATA will not wait.
-                 (clgrpc.http2:%write-data conn stream (obuf-data buf) 0 (obuf-fill buf))
+                 (clgrpc.http2::%write-data conn stream (obuf-data buf) 0 (obuf-fill buf))
                  (%send-trailers call code message metadata))
                 (t
-                 (clgrpc.http2:%write-data-or-park
+                 (clgrpc.http2::%write-data-or-park
                   conn stream (obuf-data buf) 0 (obuf-fill buf)
                   (%trailers-after-park call code message metadata))))))
       (%release-slot call)
@@ -314,7 +314,7 @@ output: a pool thread never waits on a peer here."
       (when (clgrpc.http2:reader-thread-p conn)
         ;; An inline unary handler (UNARY-INLINE): the reactor writes this
         ;; response, batched with the others of its read.
-        (clgrpc.http2:%request-flush conn)
+        (clgrpc.http2::%request-flush conn)
         (return-from server-finish nil)))
     (clgrpc.http2:flush-connection conn)))
 
@@ -455,7 +455,7 @@ decodes it."
                          (clgrpc.http2:reader-thread-p (call-conn call)))
                     ;; Run once the reactor has released the lock.
                     (setf (call-dispatched call) t)
-                    (clgrpc.http2:%defer-to-reader (call-conn call) #'run-server-call call))
+                    (clgrpc.http2::%defer-to-reader (call-conn call) #'run-server-call call))
                    (t (%dispatch call (server-unary-pool server)))))
            (%server-fail call +internal+ "no request message")))
       (t (broadcast-if-waiting (call-waiters call) (call-cv call))))))
@@ -467,7 +467,7 @@ decodes it."
       (unless (call-status call)
         (%send-trailers call +deadline-exceeded+ "deadline exceeded" nil
                         :reset-code clgrpc.http2:+cancel+)
-        (clgrpc.http2:%request-flush conn)))))
+        (clgrpc.http2::%request-flush conn)))))
 
 (defun start-server-call (server conn stream headers end-stream)
   (let ((method nil) (path nil) (content-type nil) (timeout nil) (encoding nil)
@@ -510,7 +510,7 @@ decodes it."
                                      :peer-accepts-gzip (accepts-gzip-p accept-encoding)
                                      :%metadata (headers-to-metadata headers))))
                (setf (clgrpc.http2:h2-stream-user stream) call)
-               (clgrpc.http2:%handler-begin conn)
+               (clgrpc.http2::%handler-begin conn)
                (when timeout
                  (let ((deadline (+ (now-us) timeout)))
                    (setf (call-%deadline call) deadline
