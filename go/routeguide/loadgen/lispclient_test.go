@@ -5,21 +5,17 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	"github.com/grpcbench/grpcbench/go/internal/runfile"
 	"github.com/grpcbench/grpcbench/go/routeguide/features"
-	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
 
 // fakeLispClient writes a shell script that plays the Lisp client's part
@@ -134,19 +130,10 @@ func realLispClient(t *testing.T) *lispClient {
 // scenario against a server that answers.
 func TestLispClientAgainstAStuckServerGivesUpInTime(t *testing.T) {
 	lc := realLispClient(t)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	pb.RegisterRouteGuideServer(srv, stuckServer{})
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-
 	cfg := config{impl: "go", duration: 100 * time.Millisecond, conns: perClient,
 		bench: harness.Flags{Reps: 2}, lispClient: *lispClientPath, streamMsgs: 10}
 	const grace = 8 * time.Second
-	stuck := &session{cfg: cfg, impl: "stuck", addr: lis.Addr().String(), lisp: lc, work: testWorkload(t, 10), stallGrace: grace}
+	stuck := &session{cfg: cfg, impl: "stuck", addr: startStuckServer(t), lisp: lc, work: testWorkload(t, 10), stallGrace: grace}
 	start := time.Now()
 	res := interleave(testContext(t), []*session{stuck}, scenario{kind: unary, clients: 2})[0]
 	if res.Status != schema.StatusError || !strings.Contains(res.Error, "probably stuck") {

@@ -24,7 +24,10 @@ func (stuckServer) GetFeature(ctx context.Context, _ *pb.Point) (*pb.Feature, er
 	return nil, ctx.Err()
 }
 
-func TestScenarioWithAStuckRPCIsCancelledAndFails(t *testing.T) {
+// startStuckServer serves stuckServer on a loopback port for the rest of
+// the test, and returns its address.
+func startStuckServer(t *testing.T) string {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -33,10 +36,13 @@ func TestScenarioWithAStuckRPCIsCancelledAndFails(t *testing.T) {
 	pb.RegisterRouteGuideServer(srv, stuckServer{})
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
+	return lis.Addr().String()
+}
 
+func TestScenarioWithAStuckRPCIsCancelledAndFails(t *testing.T) {
 	cfg := config{impl: "go", duration: 100 * time.Millisecond, conns: perClient,
 		bench: harness.Flags{Reps: 1}}
-	ss := &session{cfg: cfg, impl: "go", addr: lis.Addr().String(), work: testWorkload(t, 10), stallGrace: 300 * time.Millisecond}
+	ss := &session{cfg: cfg, impl: "go", addr: startStuckServer(t), work: testWorkload(t, 10), stallGrace: 300 * time.Millisecond}
 	start := time.Now()
 	res := interleave(testContext(t), []*session{ss}, scenario{kind: unary, clients: 2})[0]
 	if res.Status != schema.StatusError || !strings.Contains(res.Error, "probably stuck") {
