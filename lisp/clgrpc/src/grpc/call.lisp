@@ -85,6 +85,9 @@
   ;; connection (Rapid Reset accounting) was given back.
   (dispatched nil)
   (slot-released nil)
+  ;; A streaming handler's turn on its connection is over (server): set
+  ;; once, by the worker that ran it, under the connection lock.
+  (handler-finished nil)
   (user nil))
 
 ;;; Public accessors under exported names.

@@ -310,6 +310,8 @@ output: a pool thread never waits on a peer here."
                   conn stream (obuf-data buf) 0 (obuf-fill buf)
                   (%trailers-after-park call code message metadata))))))
       (%release-slot call)
+      ;; In the same hold of the lock as the trailers, not another one after.
+      (%finish-streaming-handler call)
       (release-large-scratch)
       (when (clgrpc.http2:reader-thread-p conn)
         ;; An inline unary handler (UNARY-INLINE): the reactor writes this
@@ -329,15 +331,18 @@ output: a pool thread never waits on a peer here."
 
 (defun run-server-call (call)
   (unwind-protect (%run-server-call call)
-    (when (%streaming-kind-p call)
+    ;; Whatever way the handler left: its connection's next call runs. The
+    ;; flag is this thread's own, so it can be read without the lock.
+    (unless (call-handler-finished call)
       (clgrpc.http2:with-connection-lock ((call-conn call))
-        (%streaming-handler-done call)))))
+        (%finish-streaming-handler call)))))
 
 (defun %run-server-call (call)
   (when (clgrpc.http2:with-connection-lock ((call-conn call))
           (when (call-status call)
             ;; Reset (or timed out) before its handler started: never run it.
             (%release-slot call)
+            (%finish-streaming-handler call)
             t))
     (return-from %run-server-call nil))
   (let* ((entry (call-handler call))
@@ -426,6 +431,14 @@ waiting call, if any, takes its place."
                  (setf (call-dispatched next) nil)
                  (%admit-streaming next server)
                  (return))))))
+
+(defun %finish-streaming-handler (call)
+  "Lock held, on the worker that ran CALL: its streaming handler's turn is
+over, once (a unary call has none)."
+  (unless (call-handler-finished call)
+    (setf (call-handler-finished call) t)
+    (when (%streaming-kind-p call)
+      (%streaming-handler-done call))))
 
 (defun %streaming-kind-p (call)
   (not (eq (call-kind call) :unary)))
