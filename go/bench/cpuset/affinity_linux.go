@@ -62,6 +62,15 @@ func Usable() (Set, error) {
 	return m.set(), nil
 }
 
+// OfProcess is the set of CPUs the process pid (its main thread) may run on.
+func OfProcess(pid int) (Set, error) {
+	m, err := getAffinity(pid)
+	if err != nil {
+		return nil, fmt.Errorf("sched_getaffinity(%d): %w", pid, err)
+	}
+	return m.set(), nil
+}
+
 // PinProcess binds every thread of this process to s; threads made later
 // inherit it from the thread that makes them. It repeats until a pass over
 // /proc/self/task finds no thread it has not pinned, since the Go runtime

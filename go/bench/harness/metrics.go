@@ -65,7 +65,36 @@ func Metrics(reps []Rep) []schema.Metric {
 		}
 		out = append(out, schema.NewMetric(d.name, d.unit, d.better, values))
 	}
+	out = append(out, utilisationMetrics(reps)...)
 	return append(out, pressureMetric(reps)...)
+}
+
+// utilisationMetrics are each side's utilisation per repetition, for the
+// sides whose cores every repetition knew.
+func utilisationMetrics(reps []Rep) []schema.Metric {
+	client, server := true, true
+	for _, r := range reps {
+		client = client && r.hasUtilisation()
+		server = server && r.hasServerUtilisation()
+	}
+	var out []schema.Metric
+	if client {
+		out = append(out, repMetric(reps, schema.MetricClientUtilisation, Rep.ClientUtilisation))
+	}
+	if server {
+		out = append(out, repMetric(reps, schema.MetricServerUtilisation, Rep.ServerUtilisation))
+	}
+	return out
+}
+
+// repMetric is a ratio metric of one value per repetition. A utilisation is
+// neither better nor worse in itself; "lower" only orders it.
+func repMetric(reps []Rep, name string, value func(Rep) float64) schema.Metric {
+	values := make([]float64, len(reps))
+	for i, r := range reps {
+		values[i] = value(r)
+	}
+	return schema.NewMetric(name, schema.UnitRatio, schema.LowerIsBetter, values)
 }
 
 // pressureMetric is the host's CPU pressure per repetition, if every one

@@ -11,6 +11,14 @@ type Rep struct {
 	// ServerCPU is the server process's CPU time, when Runner.Server is set.
 	ServerCPU    CPUTimes
 	HasServerCPU bool
+	// ClientCores and ServerCores are the sizes of the CPU sets the two
+	// sides could run on, for their utilisation; 0 where unknown. With
+	// the server's CPU measured in-process (ClientCPU includes it),
+	// ServerCores stays 0.
+	ClientCores, ServerCores int
+	// ServerWall, if set, is the wall time over which the server measured
+	// its own CPU (gRPC's workers each report theirs); else Wall is.
+	ServerWall time.Duration
 
 	// Ops counts successful operations, Errors failed ones.
 	Ops, Errors int64
@@ -44,6 +52,23 @@ func (r Rep) TotalCPU() time.Duration { return r.ClientCPU.Total() + r.ServerCPU
 // CPUPerWall is TotalCPU over wall time: how many cores the benchmark kept
 // busy on average.
 func (r Rep) CPUPerWall() float64 { return safeDiv(r.TotalCPU().Seconds(), r.Wall.Seconds()) }
+
+// ClientUtilisation is the client's CPU over Wall and its cores.
+func (r Rep) ClientUtilisation() float64 {
+	return Utilisation(r.ClientCPU.Total(), r.Wall, r.ClientCores)
+}
+
+// ServerUtilisation is the server's CPU over its wall time and its cores.
+func (r Rep) ServerUtilisation() float64 {
+	wall := r.Wall
+	if r.ServerWall > 0 {
+		wall = r.ServerWall
+	}
+	return Utilisation(r.ServerCPU.Total(), wall, r.ServerCores)
+}
+
+func (r Rep) hasUtilisation() bool       { return r.ClientCores > 0 }
+func (r Rep) hasServerUtilisation() bool { return r.HasServerCPU && r.ServerCores > 0 }
 
 // OpsPerSec is successful operations per second of wall time (req/s).
 func (r Rep) OpsPerSec() float64 { return safeDiv(float64(r.Ops), r.Wall.Seconds()) }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
@@ -10,8 +11,18 @@ import (
 // fails ("error" status) when the run returned an error or when a
 // repetition completed no operation at all: numbers from a run that only
 // failed describe the failure, not the system. Otherwise the first
-// per-operation error, if any, is kept next to the "errors" metric.
+// per-operation error, if any, is kept next to the "errors" metric. Where
+// both sides' utilisations are known, the parameter "bottleneck" names the
+// side that set the figures (see Bottleneck), so that a report judges only
+// what the server did.
 func Result(scenario string, params map[string]any, reps []Rep, runErr error) schema.Result {
+	if b := bottleneckOf(reps); b != "" {
+		params = maps.Clone(params)
+		if params == nil {
+			params = map[string]any{}
+		}
+		params["bottleneck"] = b
+	}
 	res := schema.Result{Scenario: scenario, Parameters: params, Metrics: Metrics(reps)}
 	switch {
 	case runErr != nil:

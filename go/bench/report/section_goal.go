@@ -167,6 +167,12 @@ func (s Goal) markUnjudged(v *goalVerdict, base, r Row) {
 		return
 	}
 	b, x := base.Param(s.Bottleneck), r.Param(s.Bottleneck)
+	if b == "" || x == "" {
+		// Results that predate the parameter, or a side whose CPU set was unknown.
+		v.decision = NotJudged
+		v.why = "bottleneck not recorded"
+		return
+	}
 	switch {
 	case b == bottleneckServer && x == bottleneckServer,
 		x == bottleneckServer && v.decision == NotMet,
@@ -276,7 +282,7 @@ func (s Goal) summary(rows []goalVerdict) string {
 	line := fmt.Sprintf("**Goal %s** (%s)", overall, goal)
 	unjudged := ""
 	if names := byDecision[NotJudged]; len(names) > 0 {
-		unjudged = fmt.Sprintf(" %d of %d cells not judged, the server not their bottleneck: %s.",
+		unjudged = fmt.Sprintf(" %d of %d cells not judged, the server not shown to be their bottleneck: %s.",
 			len(names), len(rows), strings.Join(names, "; "))
 	}
 	switch {

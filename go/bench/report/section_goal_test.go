@@ -117,7 +117,7 @@ func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
 		row("list", 32, 100, "server"), row("stream", 32, 200, "client"))
 	wantAll(t, md, "| containers=1024 | stream | 0.60x (met, p=",
 		"| containers=32 | stream | 2.00x (not met, p=", "| not judged (list: server-bound, stream: client-bound) |",
-		"**Goal met** (", "1 of 2 cells not judged, the server not their bottleneck: containers=32: stream.")
+		"**Goal met** (", "1 of 2 cells not judged, the server not shown to be their bottleneck: containers=32: stream.")
 	md = renderGoal(g, row("list", 32, 100, "neither"), row("stream", 32, 60, "server"))
 	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided**", "no cell could be judged")
 }
@@ -147,4 +147,15 @@ func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
 	if strings.Contains(md, "not judged") {
 		t.Errorf("a certain verdict or a failure was left unjudged:\n%s", md)
 	}
+}
+
+// A cell whose bottleneck was not recorded (results from before it was, or a
+// side whose CPU set was unknown) is not judged, and says why.
+func TestGoalWithoutARecordedBottleneckIsNotJudged(t *testing.T) {
+	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}, Bottleneck: "bottleneck"}
+	base, r := goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(50), around(1))
+	base.Parameters["containers"], r.Parameters["containers"] = 32, 32
+	base.Parameters["bottleneck"] = "server"
+	wantAll(t, renderGoal(g, base, r), "| not judged (bottleneck not recorded) |", "**Goal not decided**")
 }

@@ -264,9 +264,6 @@ func cellResult(sh scenarios.Shape, payload int, server, client string, ms []mea
 	for i, m := range ms {
 		reps[i] = m.rep
 	}
-	if len(ms) > 0 {
-		params["bottleneck"] = bottleneck(ms)
-	}
 	res := harness.Result(name, params, reps, err)
 	if len(ms) > 0 {
 		res.Metrics = append(res.Metrics, extraMetrics(ms)...)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -35,38 +34,12 @@ func TestMeasureIsTheScenarioResult(t *testing.T) {
 	if m.rep.Latency.P50 != 100*time.Microsecond || m.rep.Latency.Max != 5*time.Millisecond {
 		t.Errorf("latency %+v", m.rep.Latency)
 	}
-	if m.clientUtilisation != 0.9 || m.serverUtilisation != 0.5 || m.qpsPerServerCore != 5000 {
-		t.Errorf("utilisation client %v server %v, qps per core %v", m.clientUtilisation, m.serverUtilisation, m.qpsPerServerCore)
+	if u, v := m.rep.ClientUtilisation(), m.rep.ServerUtilisation(); u != 0.9 || v != 0.5 || m.qpsPerServerCore != 5000 {
+		t.Errorf("utilisation client %v server %v, qps per core %v", u, v, m.qpsPerServerCore)
 	}
 	// Two server cores half as busy each.
-	if m := measure(result(1, 2, 2), 1); m.serverUtilisation != 0.5 {
-		t.Errorf("server utilisation on 2 cores = %v, want 0.5", m.serverUtilisation)
-	}
-}
-
-// A cell is server-bound only when its server was saturated and its client
-// was not: a saturated client set the figure whatever the server did.
-func TestBottleneck(t *testing.T) {
-	for _, c := range []struct {
-		client, server float64
-		want           string
-	}{
-		{0.5, 0.97, "server"},
-		{0.95, 0.97, "client"},
-		{0.95, 0.5, "client"},
-		{0.5, 0.6, "neither"},
-	} {
-		ms := []measurement{
-			{clientUtilisation: c.client, serverUtilisation: c.server},
-			{clientUtilisation: c.client - 0.01, serverUtilisation: c.server + 0.01},
-			{clientUtilisation: c.client + 0.01, serverUtilisation: c.server - 0.01},
-		}
-		if got := bottleneck(ms); got != c.want {
-			t.Errorf("client %v, server %v: %s, want %s", c.client, c.server, got, c.want)
-		}
-	}
-	if !math.IsNaN(median(nil, func(measurement) float64 { return 1 })) {
-		t.Error("the median of nothing is a number")
+	if m := measure(result(1, 2, 2), 1); m.rep.ServerUtilisation() != 0.5 {
+		t.Errorf("server utilisation on 2 cores = %v, want 0.5", m.rep.ServerUtilisation())
 	}
 }
 
