@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 var (

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 var (

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 var readme = flag.String("readme", "", "rlocation of lisp/clgrpc/README.md, which records what these tests measure")

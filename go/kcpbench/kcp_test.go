@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 // kcpBinary is the kcp to start: under Bazel the @kcp//:kcp in the test's

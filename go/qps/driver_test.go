@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 var (

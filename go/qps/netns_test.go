@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 // enterNetNS, set in a child's environment, makes this test binary a

@@ -12,8 +12,16 @@ import (
 // from SIGTERM to SIGKILL.
 func StartForTest(t testing.TB, name string, argv []string, ready, grace time.Duration) *Process {
 	t.Helper()
+	return StartForTestIn(t, name, nil, argv, ready, grace)
+}
+
+// StartForTestIn is StartForTest with the server's environment env (as
+// exec.Cmd.Env: nil is this process's).
+func StartForTestIn(t testing.TB, name string, env, argv []string, ready, grace time.Duration) *Process {
+	t.Helper()
 	p, err := Start(context.Background(), Spec{
 		Argv:         argv,
+		Env:          env,
 		ReadyTimeout: ready,
 		StopGrace:    grace,
 		Log:          TestLog(t, name),

@@ -12,12 +12,33 @@ import (
 // for a server that must be told its port (it may be taken again before
 // the server binds it; StartListeningForTest then fails plainly).
 func FreeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreeLoopbackPorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreeLoopbackPorts is n distinct TCP ports on 127.0.0.1 that were free a
+// moment ago: all n are held open at once, so no two are the same, then
+// released together for a server that must be told them.
+func FreeLoopbackPorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	listeners := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // StartListeningOn starts a server that announces nothing on stdout but

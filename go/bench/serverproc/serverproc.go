@@ -23,6 +23,7 @@ import (
 // Spec says how to run a server process.
 type Spec struct {
 	Argv         []string      // program and arguments
+	Env          []string      // its environment as for exec.Cmd.Env (nil: this process's)
 	ReadyTimeout time.Duration // for the "listening on ADDR" line
 	StopGrace    time.Duration // from SIGTERM to SIGKILL
 	// Log receives the server's stderr, and its stdout after the first
@@ -30,6 +31,10 @@ type Spec struct {
 	Log io.Writer
 	// Check vets the announced ADDR (nil: any); its error stops the server.
 	Check func(addr string) error
+	// Prepare, if set, adjusts the command before it starts: a working
+	// directory, or a chroot and credentials in its SysProcAttr, which
+	// already holds the process-group settings that Stop relies on.
+	Prepare func(*exec.Cmd)
 	// CPUs, if not empty, are the only CPUs the server may run on, from
 	// its start (so that its runtime sizes its threads to them).
 	CPUs cpuset.Set
@@ -65,9 +70,13 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		return nil, err
 	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Env = spec.Env
 	cmd.Stdout = stdoutW
 	cmd.Stderr = spec.Log
 	cmd.SysProcAttr = serverProcAttr()
+	if spec.Prepare != nil {
+		spec.Prepare(cmd)
+	}
 	// Wait also waits for the copy of stderr to end; a leftover child
 	// still holding the pipe must not hide that the server has exited.
 	cmd.WaitDelay = time.Second
@@ -130,7 +139,7 @@ func (p *Process) awaitAnnouncement(ctx context.Context, firstLine <-chan lineOr
 		if got.err != nil {
 			return "", p.describeFailure(got.err)
 		}
-		return parseListenLine(got.line, check)
+		return ParseAnnouncement(got.line, check)
 	case <-timer.C:
 		return "", fmt.Errorf("server printed no \"listening on HOST:PORT\" line within %v", timeout)
 	case <-ctx.Done():
@@ -149,8 +158,9 @@ func (p *Process) describeFailure(err error) error {
 	}
 }
 
-// parseListenLine reads the server's announcement, "listening on ADDR".
-func parseListenLine(line string, check func(string) error) (string, error) {
+// ParseAnnouncement is the ADDR of a server's announcement, the line "listening on ADDR",
+// vetted by check (nil: any ADDR). A server's own tests check its output with it.
+func ParseAnnouncement(line string, check func(string) error) (string, error) {
 	line = strings.TrimRight(line, "\r\n")
 	addr, ok := strings.CutPrefix(line, "listening on ")
 	if !ok {

@@ -168,9 +168,9 @@ func TestParseListenLine(t *testing.T) {
 		"listening on 127.0.0.1:1 now\n":  "",
 		"listening  on 127.0.0.1:10000\n": "",
 	} {
-		got, err := parseListenLine(line, CheckLoopback)
+		got, err := ParseAnnouncement(line, CheckLoopback)
 		if got != want || (err == nil) != (want != "") {
-			t.Errorf("parseListenLine(%q) = %q, %v; want %q", line, got, err, want)
+			t.Errorf("ParseAnnouncement(%q) = %q, %v; want %q", line, got, err, want)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 var crictlFlag = flag.String("crictl", "", "path to a crictl binary (sigs.k8s.io/cri-tools); default $CRICTL, else `go tool -n crictl`")

@@ -42,7 +42,7 @@ func Start(ctx context.Context, binary, dir string, extraArgs ...string) (*Serve
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	ports, err := FreePorts(3)
+	ports, err := serverproc.FreeLoopbackPorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -131,25 +131,4 @@ func (s *Server) LogPath() string { return s.logFile.Name() }
 func (s *Server) Stop() error {
 	err := s.proc.Stop()
 	return errors.Join(err, s.logFile.Close())
-}
-
-// FreePorts finds n distinct free TCP ports on 127.0.0.1 by listening on
-// port 0 with all n listeners open at once, then closing them.
-func FreePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

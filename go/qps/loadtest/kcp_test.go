@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/grpcbench/grpcbench/go/internal/kcpserver"
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 var (

@@ -1,7 +1,6 @@
 package image
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -16,7 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 	"github.com/grpcbench/grpcbench/tools/oci/ocilayout"
 )
@@ -44,13 +44,19 @@ func lookRunc() (string, error) {
 	return "", fmt.Errorf("runc is not installed (looked in $PATH, /usr/sbin, /sbin, /usr/local/sbin)")
 }
 
-// runcCommand runs runc with the pinned libseccomp, when there is one: Debian's runc links it, and
-// the host need not have it.
+// runcEnv is runc's environment: with the pinned libseccomp, when there is one (Debian's runc links
+// it, and the host need not have it); nil, this process's, otherwise.
+func runcEnv() []string {
+	if *libseccomp == "" {
+		return nil
+	}
+	return append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(runfile.Path(*libseccomp)))
+}
+
+// runcCommand runs runc in runcEnv.
 func runcCommand(runc string, args ...string) *exec.Cmd {
 	cmd := exec.Command(runc, args...)
-	if *libseccomp != "" {
-		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(runfile.Path(*libseccomp)))
-	}
+	cmd.Env = runcEnv()
 	return cmd
 }
 
@@ -77,21 +83,25 @@ func TestServerImageUnderRunc(t *testing.T) {
 
 	id := fmt.Sprintf("routeguide-test-%d", os.Getpid())
 	state := filepath.Join(bundle, "state")
-	cmd := runcCommand(runc, "--root", state, "run", "--bundle", bundle, id)
-	stdout, err := cmd.StdoutPipe()
+	// `runc run` passes the container's stdout through and forwards SIGTERM to the server in it,
+	// so it is started and stopped like any server process.
+	server, err := serverproc.Start(context.Background(), serverproc.Spec{
+		Argv:         []string{runc, "--root", state, "run", "--bundle", bundle, id},
+		Env:          runcEnv(),
+		ReadyTimeout: 30 * time.Second,
+		StopGrace:    10 * time.Second,
+		Log:          serverproc.TestLog(t, "container"),
+		Check:        serverproc.CheckLoopback,
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		runcCommand(runc, "--root", state, "delete", "--force", id).Run()
+		t.Fatalf("starting the container: %v", err)
 	}
 	t.Cleanup(func() {
-		runcCommand(runc, "--root", state, "kill", id, "KILL").Run()
-		cmd.Wait()
+		server.Stop()
 		runcCommand(runc, "--root", state, "delete", "--force", id).Run()
 	})
-	addr := waitListening(t, stdout)
+	addr := server.Addr()
 	t.Logf("the container serves on %s", addr)
 
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -107,27 +117,6 @@ func TestServerImageUnderRunc(t *testing.T) {
 	}
 	if !strings.Contains(f.GetName(), "Berkshire Valley") {
 		t.Errorf("GetFeature returned %q, want the Berkshire Valley feature", f.GetName())
-	}
-}
-
-// waitListening reads the server's "listening on HOST:PORT" line.
-func waitListening(t *testing.T, stdout interface{ Read([]byte) (int, error) }) string {
-	t.Helper()
-	found := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			if addr, ok := strings.CutPrefix(s.Text(), "listening on "); ok {
-				found <- addr
-			}
-		}
-	}()
-	select {
-	case addr := <-found:
-		return addr
-	case <-time.After(30 * time.Second):
-		t.Fatal("the container did not print `listening on` within 30s")
-		return ""
 	}
 }
 

@@ -14,8 +14,8 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
 	"github.com/grpcbench/grpcbench/go/routeguide/features"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 // fakeLispClient writes a shell script that plays the Lisp client's part

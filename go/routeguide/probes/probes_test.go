@@ -17,7 +17,7 @@ import (
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
 

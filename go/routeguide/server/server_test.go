@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
 
@@ -55,9 +56,9 @@ func startRun(t *testing.T, args ...string) *running {
 	}()
 	select {
 	case s := <-line:
-		addr, ok := strings.CutPrefix(strings.TrimSuffix(s, "\n"), "listening on ")
-		if !ok || !strings.HasPrefix(addr, "127.0.0.1:") || strings.HasSuffix(addr, ":0") {
-			t.Fatalf("first stdout line = %q, want \"listening on 127.0.0.1:PORT\"", s)
+		addr, err := serverproc.ParseAnnouncement(s, serverproc.CheckLoopback)
+		if err != nil || !strings.HasPrefix(addr, "127.0.0.1:") {
+			t.Fatalf("first stdout line = %q, want \"listening on 127.0.0.1:PORT\" (%v)", s, err)
 		}
 		r.addr = addr
 	case <-time.After(10 * time.Second):

@@ -1,10 +1,7 @@
 """Launchers that run a saved executable from its runfiles, under an emulator when it needs one."""
 
-def runfiles_path(ctx, f):
-    """The path of f below the runfiles root."""
-    if f.short_path.startswith("../"):
-        return f.short_path[3:]
-    return ctx.workspace_name + "/" + f.short_path
+load("@bazel_skylib//lib:shell.bzl", "shell")
+load("//tools/starlark:runfiles.bzl", "rlocation")
 
 def emulated_launcher(ctx, exe, sbcl, name, env = {}):
     """Writes a launcher script that runs exe (under sbcl.emulator if set) with env.
@@ -27,18 +24,18 @@ def emulated_launcher(ctx, exe, sbcl, name, env = {}):
         "r=${TEST_SRCDIR:-${RUNFILES_DIR:-$0.runfiles}}",
     ]
     for k, v in env.items():
-        lines.append("export %s='%s'" % (k, v.replace("'", "'\\''")))
+        lines.append("export %s=%s" % (k, shell.quote(v)))
     files = [exe]
     if sbcl.emulator:
         sysroot = sbcl.sysroot.replace("external/", "", 1) if sbcl.sysroot.startswith("external/") else sbcl.sysroot
         lines.append('exec "$r/%s" -L "$r/%s" "$r/%s" "$@"' % (
-            runfiles_path(ctx, sbcl.emulator),
+            rlocation(ctx, sbcl.emulator),
             sysroot,
-            runfiles_path(ctx, exe),
+            rlocation(ctx, exe),
         ))
         files.append(sbcl.emulator)
     else:
-        lines.append('exec "$r/%s" "$@"' % runfiles_path(ctx, exe))
+        lines.append('exec "$r/%s" "$@"' % rlocation(ctx, exe))
     ctx.actions.write(launcher, "\n".join(lines) + "\n", is_executable = True)
     transitive = [sbcl.sysroot_files] if sbcl.emulator else []
     return launcher, ctx.runfiles(files = files, transitive_files = depset(transitive = transitive))

@@ -12,20 +12,11 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/grpcbench/grpcbench/internal/runfile"
 	"github.com/grpcbench/grpcbench/tools/oci/ocilayout"
 )
 
 var serverIndex = flag.String("server_index", "", "$(rlocationpath) of the server's oci_image_index")
-
-// runfile resolves an $(rlocationpath) argument: go_test runs in its package's directory, so the
-// path is taken relative to the runfiles root that Bazel names in the environment.
-func runfile(rlocation string) string {
-	root := os.Getenv("RUNFILES_DIR")
-	if root == "" {
-		root = os.Getenv("TEST_SRCDIR")
-	}
-	return filepath.Join(root, rlocation)
-}
 
 // unpacked is one image of the index, its flattened file system written under root.
 type unpacked struct {
@@ -40,7 +31,7 @@ func unpackImage(t *testing.T, arch string) unpacked {
 	if *serverIndex == "" {
 		t.Skip("needs the Bazel-built image: tools/bazel test //lisp/routeguide/image:image_test")
 	}
-	layout := runfile(*serverIndex)
+	layout := runfile.Path(*serverIndex)
 	root, err := ocilayout.Read(layout)
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,10 @@
 package image
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
 
@@ -37,47 +38,46 @@ func TestAmd64ServerRunsChrooted(t *testing.T) {
 		t.Fatalf("user %q is not UID:GID", img.config.Config.User)
 	}
 	args := append(append([]string{}, img.entrypoint...), "-addr", "127.0.0.1:0")
-	start := func(userns bool) (*exec.Cmd, io.Reader, error) {
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Env = img.config.Config.Env
-		cmd.Dir = "/"
-		cmd.Stderr = os.Stderr
-		attr := &syscall.SysProcAttr{
-			Chroot:     img.root,
-			Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true},
-			Pdeathsig:  syscall.SIGKILL,
-		}
-		if userns {
-			// The image's user is this test's user outside; inside, the namespace grants the
-			// capability to chroot before the process drops to that user.
-			attr.Cloneflags = syscall.CLONE_NEWUSER
-			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}}
-			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getgid(), Size: 1}}
-		}
-		cmd.SysProcAttr = attr
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, nil, err
-		}
-		return cmd, stdout, cmd.Start()
+	start := func(userns bool) (*serverproc.Process, error) {
+		return serverproc.Start(context.Background(), serverproc.Spec{
+			Argv:         args,
+			Env:          img.config.Config.Env,
+			ReadyTimeout: 30 * time.Second,
+			StopGrace:    10 * time.Second,
+			Log:          serverproc.TestLog(t, "amd64 server"),
+			Check:        serverproc.CheckLoopback,
+			Prepare: func(cmd *exec.Cmd) {
+				cmd.Dir = "/"
+				attr := cmd.SysProcAttr
+				attr.Chroot = img.root
+				attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}
+				if userns {
+					// The image's user is this test's user outside; inside, the namespace grants
+					// the capability to chroot before the process drops to that user.
+					attr.Cloneflags = syscall.CLONE_NEWUSER
+					attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}}
+					attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getgid(), Size: 1}}
+				}
+			},
+		})
 	}
-	cmd, stdout, err := start(true)
-	if err != nil {
+	server, err := start(true)
+	// A failure to create the process carries the kernel's errno; one to announce does not.
+	var errno syscall.Errno
+	if err != nil && errors.As(err, &errno) {
 		// User namespaces can be disabled (user.max_user_namespaces=0, or a security module);
 		// root can chroot without one.
 		if os.Geteuid() != 0 {
 			t.Skipf("SKIPPED: chrooting into the image needs a user namespace or root; creating one failed: %v", err)
 		}
 		t.Logf("no user namespace (%v); chrooting as root", err)
-		if cmd, stdout, err = start(false); err != nil {
-			t.Fatalf("chroot into the image: %v", err)
-		}
+		server, err = start(false)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	addr := waitListening(t, stdout, 30*time.Second)
+	if err != nil {
+		t.Fatalf("chroot into the image: %v", err)
+	}
+	t.Cleanup(func() { server.Stop() })
+	addr := server.Addr()
 	t.Logf("the chrooted amd64 server serves on %s", addr)
 	checkGetFeature(t, addr)
 }
@@ -96,50 +96,13 @@ func TestArm64ServerRunsUnderQemu(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := append([]string{"-L", img.root, exe}, img.entrypoint[1:]...)
-	cmd := exec.Command(runfile(*qemu), append(args, "-addr", "127.0.0.1:0")...)
-	cmd.Env = img.config.Config.Env
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
 	// Emulated, SBCL takes a few seconds to map and start its 40 MB heap.
-	addr := waitListening(t, stdout, 90*time.Second)
+	server := serverproc.StartForTestIn(t, "arm64 server", img.config.Config.Env,
+		append(append([]string{runfile.Path(*qemu)}, args...), "-addr", "127.0.0.1:0"),
+		90*time.Second, 10*time.Second)
+	addr := server.Addr()
 	t.Logf("the arm64 server under qemu serves on %s", addr)
 	checkGetFeature(t, addr)
-}
-
-// waitListening reads the server's "listening on HOST:PORT" line.
-func waitListening(t *testing.T, stdout io.Reader, timeout time.Duration) string {
-	t.Helper()
-	found := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			if addr, ok := strings.CutPrefix(s.Text(), "listening on "); ok {
-				found <- addr
-			}
-		}
-		close(found)
-	}()
-	select {
-	case addr, ok := <-found:
-		if !ok {
-			t.Fatal("the server exited without printing `listening on`")
-		}
-		return addr
-	case <-time.After(timeout):
-		t.Fatalf("the server did not print `listening on` within %v", timeout)
-		return ""
-	}
 }
 
 // checkGetFeature asks the server at addr for a known feature of the Go server's database.

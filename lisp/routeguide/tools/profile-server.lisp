@@ -1,11 +1,13 @@
 ;;;; The RouteGuide server under sb-sprof, for finding where its CPU time
 ;;;; (or its allocation) goes while a load generator drives it.
 ;;;;
-;;;;   sbcl --script lisp/routeguide/tools/profile-server.lisp OUT MODE SECONDS [PORT]
+;;;;   sbcl --script lisp/routeguide/tools/profile-server.lisp OUT MODE SECONDS [-addr HOST:PORT]
 ;;;;
 ;;;; Loads the "routeguide" system with ASDF (from this checkout), serves on
-;;;; 127.0.0.1:PORT (default 0: a free port) and prints "listening on
-;;;; HOST:PORT" like the server program.  It profiles every thread in MODE
+;;;; HOST:PORT (default 127.0.0.1:0: a free port) and prints "listening on
+;;;; HOST:PORT" like the server program, whose -addr flag it takes, so that
+;;;; the load generator can start it as it starts that program.  With no
+;;;; arguments it only loads (compiles) the system, and exits.  It profiles every thread in MODE
 ;;;; (cpu or alloc) once the connections are up, for SECONDS or until
 ;;;; SIGTERM/SIGINT, whichever comes first, then writes OUT (flat report)
 ;;;; and OUT.graph (call graph), and serves on until SIGTERM/SIGINT.  profile-server.sh drives it with
@@ -28,20 +30,32 @@
 
 (defvar *stop* nil)
 
+(defun parse-addr (addr)
+  "HOST and PORT of ADDR, \"HOST:PORT\"."
+  (let ((colon (position #\: addr :from-end t)))
+    (unless colon
+      (error "-addr ~S is not HOST:PORT" addr))
+    (values (subseq addr 0 colon) (parse-integer addr :start (1+ colon)))))
+
 (defun main (args)
-  (destructuring-bind (out mode seconds &optional (port "0")) args
+  (unless args
+    (sb-ext:exit :code 0))
+  (destructuring-bind (out mode seconds &optional (flag "-addr") (addr "127.0.0.1:0")) args
+    (unless (string= flag "-addr")
+      (error "unknown argument ~S; usage: OUT MODE SECONDS [-addr HOST:PORT]" flag))
     (let ((mode (intern (string-upcase mode) :keyword))
           (seconds (parse-integer seconds)))
       (check-type mode (member :cpu :alloc))
       ;; At SBCL's default GC settings, as the server program runs.
       (multiple-value-bind (server port)
-          (routeguide::start-server :host "127.0.0.1" :port (parse-integer port))
+          (multiple-value-bind (host port) (parse-addr addr)
+            (routeguide::start-server :host host :port port))
         (flet ((request-stop (signal info context)
                  (declare (ignore signal info context))
                  (setf *stop* t)))
           (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
           (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop))
-        (format t "listening on 127.0.0.1:~D~%" port)
+        (format t "listening on ~A:~D~%" (parse-addr addr) port)
         (finish-output)
         ;; Start once the load generator's connections are all up: SBCL
         ;; 2.2.9 can crash (SIGSEGV) when a profiling signal hits a thread

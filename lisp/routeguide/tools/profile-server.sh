@@ -5,7 +5,7 @@
 #
 # e.g. profile-server.sh /tmp/unary100.txt unary 100 cpu 8
 # Runs the server from source (ASDF, profile-server.lisp) on loopback, drives it with
-# //go/routeguide/loadgen -addr for one scenario (RPC: unary, server_streaming,
+# //go/routeguide/loadgen -server for one scenario (RPC: unary, server_streaming,
 # client_streaming, bidi; CLIENTS: a count) and writes OUT (flat report, percentages of all
 # samples of all threads) and OUT.graph. The load runs 1 s of warm-up plus SECONDS + 2; the
 # profile covers SECONDS from the moment all connections are up. SBCL and the load generator
@@ -23,15 +23,19 @@ loadgen=$("${bazel[@]}" info execution_root 2>/dev/null)/$("${bazel[@]}" cquery 
 sbcl_root=$("${bazel[@]}" info output_base 2>/dev/null)/external/_main~sbcl~sbcl_linux_amd64/root
 export SBCL_HOME=$sbcl_root/usr/lib/sbcl
 
-log=$(mktemp)
-"$sbcl_root/usr/bin/sbcl" --script "$here/profile-server.lisp" "$out" "$mode" "$seconds" 0 >"$log" &
-server=$!
-trap 'kill $server 2>/dev/null || true; rm -f "$log"' EXIT
-# The first run compiles clgrpc and routeguide (ASDF's cache), which takes a minute or two.
-for _ in $(seq 600); do grep -q "^listening on" "$log" && break; sleep 0.5; done
-addr=$(sed -n 's/^listening on //p' "$log")
-echo "server at $addr (pid $server), profiling $rpc at $clients clients" >&2
-"$loadgen" -addr "$addr" -impl lisp -rpcs "$rpc" -clients "$clients" \
-    -duration "$((seconds + 2))s" -reps 1 -warmup 1s >&2 || true
-kill -TERM "$server"
-wait "$server" || true
+# The first run compiles clgrpc and routeguide (ASDF's cache), which takes a minute or two: done
+# here, before the load generator starts the server and waits for it.
+"$sbcl_root/usr/bin/sbcl" --script "$here/profile-server.lisp"
+# The load generator starts the server as it starts the server program, with -addr, waits for it to
+# announce its address, and stops it (SIGTERM) once the scenario is done; a wrapper supplies the
+# profile's arguments.
+wrapper=$(mktemp)
+trap 'rm -f "$wrapper"' EXIT
+cat >"$wrapper" <<EOF
+#!/bin/sh
+exec "$sbcl_root/usr/bin/sbcl" --script "$here/profile-server.lisp" "$out" "$mode" "$seconds" "\$@"
+EOF
+chmod +x "$wrapper"
+echo "profiling $rpc at $clients clients" >&2
+"$loadgen" -server "$wrapper" -impl lisp -rpcs "$rpc" -clients "$clients" \
+    -duration "$((seconds + 2))s" -reps 1 -warmup 1s >&2

@@ -1,9 +1,6 @@
 """bench_report: renders a set of benchmark results (cached build outputs) as Markdown and SVG."""
 
-def _runfiles_path(ctx, f):
-    if f.short_path.startswith("../"):
-        return f.short_path[3:]
-    return ctx.workspace_name + "/" + f.short_path
+load("//tools/starlark:runfiles.bzl", "rlocation")
 
 def _bench_report_impl(ctx):
     results = [f for f in ctx.files.results if f.extension == "json"]
@@ -16,12 +13,12 @@ def _bench_report_impl(ctx):
         "r=${RUNFILES_DIR:-$0.runfiles}",
         'r=$(cd "$r" && pwd)',
         "files=(",
-    ] + ['  "$r/%s"' % _runfiles_path(ctx, f) for f in results] + [
+    ] + ['  "$r/%s"' % rlocation(ctx, f) for f in results] + [
         ")",
         # Paths the user gives are relative to where they ran `bazel run`.
         'cd "${BUILD_WORKING_DIRECTORY:-.}"',
     ]
-    benchreport = '"$r/%s"' % _runfiles_path(ctx, ctx.executable._benchreport)
+    benchreport = '"$r/%s"' % rlocation(ctx, ctx.executable._benchreport)
     if ctx.attr.compare:
         lines.append('exec %s --compare "$@"' % benchreport)
         ctx.actions.write(script, "\n".join(lines) + "\n", is_executable = True)

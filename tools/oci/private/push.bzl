@@ -1,8 +1,8 @@
 """oci_push: a runnable target that pushes an oci_image or oci_image_index to a registry."""
 
+load("@bazel_skylib//lib:shell.bzl", "shell")
+load("//tools/starlark:runfiles.bzl", "rlocation")
 load(":providers.bzl", "OciLayoutInfo")
-load(":runfiles.bzl", "rlocation")
-load(":shell.bzl", "shell_quote")
 
 def _oci_push_impl(ctx):
     layout = ctx.attr.image[OciLayoutInfo].layout
@@ -15,7 +15,7 @@ def _oci_push_impl(ctx):
         template = ctx.file._template,
         output = launcher,
         substitutions = {
-            "{defaults}": " ".join([shell_quote(d) for d in defaults]),
+            "{defaults}": " ".join([shell.quote(d) for d in defaults]),
             "{label}": str(ctx.label),
             "{layout}": rlocation(ctx, layout),
             "{tool}": rlocation(ctx, tool),

@@ -1,8 +1,8 @@
 """oci_image_test: checks an oci_image or oci_image_index with //tools/oci/cmd/ocicheck."""
 
+load("@bazel_skylib//lib:shell.bzl", "shell")
+load("//tools/starlark:runfiles.bzl", "rlocation")
 load(":providers.bzl", "OciLayoutInfo")
-load(":runfiles.bzl", "rlocation")
-load(":shell.bzl", "shell_quote")
 
 def _oci_image_test_impl(ctx):
     layout = ctx.attr.image[OciLayoutInfo].layout
@@ -18,7 +18,7 @@ def _oci_image_test_impl(ctx):
         output = script,
         substitutions = {
             "{checker}": rlocation(ctx, ctx.executable._checker),
-            "{flags}": " ".join([shell_quote(f) for f in flags]),
+            "{flags}": " ".join([shell.quote(f) for f in flags]),
             "{label}": str(ctx.label),
         },
         is_executable = True,

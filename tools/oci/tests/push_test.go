@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 var (
@@ -49,7 +50,7 @@ func readDigest(t *testing.T, file string) string {
 // push runs an oci_push launcher as `bazel run` would, with the registry given by flag.
 func push(t *testing.T, launcher, registry string) {
 	t.Helper()
-	out, err := exec.Command(runfile(launcher), "--registry="+registry).CombinedOutput()
+	out, err := exec.Command(runfile.Path(launcher), "--registry="+registry).CombinedOutput()
 	t.Logf("%s --registry=%s:\n%s", launcher, registry, out)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestPushIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := readDigest(t, runfile(*indexDigest)); d.String() != want {
+	if want := readDigest(t, runfile.Path(*indexDigest)); d.String() != want {
 		t.Errorf("the registry has %s, the build made %s", d, want)
 	}
 	if err := validate.Index(ii); err != nil {
@@ -95,7 +96,7 @@ func TestPushImageTags(t *testing.T) {
 	}
 	reg := startRegistry(t)
 	push(t, *pushImage, reg)
-	want := readDigest(t, runfile(*imageDigest))
+	want := readDigest(t, runfile.Path(*imageDigest))
 	for _, tag := range []string{"v1", "latest"} {
 		ref, err := name.NewTag(reg + "/test/image:" + tag)
 		if err != nil {
@@ -118,7 +119,7 @@ func TestPushNeedsRegistry(t *testing.T) {
 	if *pushImage == "" {
 		t.Skip("needs the Bazel-built images: tools/bazel test //tools/oci/tests:tests_test")
 	}
-	out, err := exec.Command(runfile(*pushImage)).CombinedOutput()
+	out, err := exec.Command(runfile.Path(*pushImage)).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "--registry is required") {
 		t.Errorf("without --registry: err %v, output %q; want a usage error", err, out)
 	}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"flag"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,7 @@ var (
 // build sees other file metadata at another path.
 func copyInput(t *testing.T, src, dir string, mode os.FileMode, mtime time.Time) string {
 	t.Helper()
-	b, err := os.ReadFile(runfile(src))
+	b, err := os.ReadFile(runfile.Path(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestRebuildGivesSameDigest(t *testing.T) {
 	if *tool == "" {
 		t.Skip("needs the Bazel-built tool: tools/bazel test //tools/oci/tests:tests_test")
 	}
-	want := readDigest(t, runfile(*built))
+	want := readDigest(t, runfile.Path(*built))
 	for i, mtime := range []time.Time{time.Unix(1e9, 0), time.Now()} {
 		dir := t.TempDir()
 		in := filepath.Join(dir, "in")
@@ -54,7 +55,7 @@ func TestRebuildGivesSameDigest(t *testing.T) {
 		c := copyInput(t, *config, in, mode, mtime)
 		out := filepath.Join(dir, "out", "image")
 		digest := filepath.Join(dir, "digest")
-		cmd := exec.Command(runfile(*tool), "image", "--config", c, "--layer", l, "--out", out, "--digest", digest)
+		cmd := exec.Command(runfile.Path(*tool), "image", "--config", c, "--layer", l, "--out", out, "--digest", digest)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v\n%s", cmd, err, b)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
-	"github.com/grpcbench/grpcbench/go/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
 // The programs of the A/A test, which Bazel passes (compare_aa_test).

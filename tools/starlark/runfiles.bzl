@@ -1,4 +1,4 @@
-"""Runfiles paths for the launcher scripts that oci_push and oci_image_test generate."""
+"""Runfiles paths for the launcher scripts that this repository's rules generate."""
 
 def rlocation(ctx, file):
     """Returns the path of `file` under a runfiles directory.
@@ -8,7 +8,8 @@ def rlocation(ctx, file):
       file: a File in the rule's runfiles.
 
     Returns:
-      `<repository>/<path>`, as `$RUNFILES_DIR/<that>` resolves it.
+      `<repository>/<path>`, as `$RUNFILES_DIR/<that>` resolves it: a file of another repository
+      has a short path of `../<repository>/<path>`.
     """
     if file.short_path.startswith("../"):
         return file.short_path[len("../"):]
