@@ -23,6 +23,7 @@ type Flags struct {
 	Platform    string // -platform: recorded platform, e.g. linux_amd64
 	BuildConfig string // -build_config: fastbuild, opt, dbg; "dev" by default
 	Revision    string // -revision: source revision, when stamped
+	Host        string // -host: this machine's description (tools/bench/host_key.sh)
 }
 
 // Register defines the shared flags on fs, with f's current field values as
@@ -44,6 +45,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Platform, "platform", f.Platform, "platform to record, GOOS_GOARCH")
 	fs.StringVar(&f.BuildConfig, "build_config", f.BuildConfig, "build configuration to record (fastbuild, opt, dbg)")
 	fs.StringVar(&f.Revision, "revision", f.Revision, "source revision to record, when stamped")
+	fs.StringVar(&f.Host, "host", f.Host, "this machine's `description` to record (tools/bench/host_key.sh; the benchmark rules pass it): the report compares results of one host only")
 }
 
 // Parse parses args. On a bad flag or value it prints the problem and the
@@ -96,6 +98,7 @@ func (f *Flags) Environment() schema.Environment {
 	}
 	env.BuildConfig = f.BuildConfig
 	env.Revision = f.Revision
+	env.Host = f.Host
 	env.MeasuredAt = time.Now().UTC().Format(time.RFC3339)
 	if env.Extra == nil {
 		env.Extra = map[string]string{}

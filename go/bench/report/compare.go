@@ -242,6 +242,7 @@ func environmentDiffs(a, b schema.Environment) []string {
 		{"sbcl_version", a.SBCLVersion, b.SBCLVersion},
 		{"platform", a.Platform, b.Platform},
 		{"build_config", a.BuildConfig, b.BuildConfig},
+		{"host", a.Host, b.Host},
 	} {
 		if f.a != f.b {
 			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", f.name, f.a, f.b))

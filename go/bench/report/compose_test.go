@@ -100,7 +100,7 @@ func TestMatrixTableMarkdown(t *testing.T) {
 
 func TestComparisonTableWithThreeColumns(t *testing.T) {
 	row := func(wall float64) *Row {
-		return &Row{schema.Result{Scenario: "x", Status: schema.StatusOK, Metrics: []schema.Metric{
+		return &Row{Result: schema.Result{Scenario: "x", Status: schema.StatusOK, Metrics: []schema.Metric{
 			schema.NewMetric("wall_time", schema.UnitSeconds, schema.LowerIsBetter, []float64{wall}),
 		}}}
 	}

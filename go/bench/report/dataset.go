@@ -22,6 +22,10 @@ type Dataset struct {
 // Row is one scenario.
 type Row struct {
 	schema.Result
+	// Env is the environment of the file the scenario came from (nil when
+	// a row was made without one): two rows are related only when their
+	// environments allow it (see Incomparable).
+	Env *schema.Environment
 }
 
 // Param returns a parameter as text, the form tables and grouping use.

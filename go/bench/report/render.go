@@ -111,7 +111,7 @@ func datasets(files []*schema.File) ([]*Dataset, error) {
 				return nil, fmt.Errorf("suite %s: scenario %s is in input %d and input %d; compare runs with --compare instead", f.Suite, r.Scenario, j+1, i+1)
 			}
 			where[key] = i
-			d.Rows = append(d.Rows, Row{r})
+			d.Rows = append(d.Rows, Row{Result: r, Env: &f.Environment})
 		}
 	}
 	var out []*Dataset
@@ -125,7 +125,8 @@ func datasets(files []*schema.File) ([]*Dataset, error) {
 func sameEnvironment(a, b schema.Environment) bool {
 	return a.CPUModel == b.CPUModel && a.CPUCount == b.CPUCount && a.GOMAXPROCS == b.GOMAXPROCS &&
 		a.Kernel == b.Kernel && a.GoVersion == b.GoVersion && a.SBCLVersion == b.SBCLVersion &&
-		a.Platform == b.Platform && a.BuildConfig == b.BuildConfig && a.Revision == b.Revision
+		a.Platform == b.Platform && a.BuildConfig == b.BuildConfig && a.Revision == b.Revision &&
+		a.Host == b.Host
 }
 
 // writeSetup lists where the numbers come from, as a "Setup" section;
@@ -144,6 +145,9 @@ func writeSetup(p *Page, d *Dataset) {
 		fmt.Fprintf(&b, "- **Platform:** %s, %s build\n", e.Platform, e.BuildConfig)
 		fmt.Fprintf(&b, "- **CPU:** %s\n", cpu)
 		fmt.Fprintf(&b, "- **Kernel:** %s\n", e.Kernel)
+		if e.Host != "" {
+			fmt.Fprintf(&b, "- **Host:** %s\n", e.Host)
+		}
 		fmt.Fprintf(&b, "- **Go:** %s\n", e.GoVersion)
 		if e.SBCLVersion != "" {
 			fmt.Fprintf(&b, "- **SBCL:** %s\n", e.SBCLVersion)
@@ -164,7 +168,7 @@ func writeSetup(p *Page, d *Dataset) {
 	if t := measurementsTable(d.Measurements); len(t.Rows) > 0 {
 		p.md.WriteString("Measurements, one per results file:\n\n" + t.Markdown() + "\n")
 	}
-	p.md.WriteString("Tables show the median of the repetitions and, after ±, its spread as a share of it: the 95% confidence interval of the median with 6 repetitions or more, half the range (max − min) with fewer; charts draw the same interval as error bars. A ratio's \"(p=… n=…)\" is a Mann-Whitney U test of the two cells' repetitions, as benchstat prints it, and \"~\" marks a difference it does not find significant at α = 0.05. A goal is met or not met only when that test, against the baseline scaled to the goal's bound, decides it; otherwise it is not decided.\n\n")
+	p.md.WriteString("Tables show the median of the repetitions and, after ±, its spread as a share of it: the 95% confidence interval of the median with 6 repetitions or more, half the range (max − min) with fewer; charts draw the same interval as error bars. A ratio's \"(p=… n=…)\" is a Mann-Whitney U test of the two cells' repetitions, as benchstat prints it, and \"~\" marks a difference it does not find significant at α = 0.05. A goal is met or not met only when that test, against the baseline scaled to the goal's bound, decides it; otherwise it is not decided. Cells of different results files are related only when they were measured on one host and within " + formatApart(ComparisonWindow) + " of each other; otherwise their ratio and goal read \"—\" and say why.\n\n")
 }
 
 // measurementsTable has a row per results file that records where it came

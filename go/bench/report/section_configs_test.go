@@ -12,7 +12,7 @@ func configRow(method string, perChunk int, latency float64) Row {
 	if perChunk > 0 {
 		params["per_chunk"] = perChunk
 	}
-	return Row{schema.Result{
+	return Row{Result: schema.Result{
 		Scenario: method, Parameters: params, Status: schema.StatusOK,
 		Metrics: []schema.Metric{schema.NewMetric("latency_p50", schema.UnitNanoseconds, schema.LowerIsBetter, []float64{latency})},
 	}}

@@ -139,6 +139,13 @@ func (s Goal) Render(d *Dataset, p *Page) {
 			v := s.verdict(*cols[0].Row, *c.Row)
 			v.group, v.config = g.Label, c.Name
 			s.markUnjudged(&v, *cols[0].Row, *c.Row)
+			if why := Incomparable(*cols[0].Row, *c.Row); why != "" {
+				// No ratio between them either: their difference could be the machine's.
+				for i := range s.Limits {
+					v.cells[i] = missing
+				}
+				v.decision, v.why = NotJudged, why
+			}
 			rows = append(rows, v)
 		}
 	}
@@ -282,7 +289,7 @@ func (s Goal) summary(rows []goalVerdict) string {
 	line := fmt.Sprintf("**Goal %s** (%s)", overall, goal)
 	unjudged := ""
 	if names := byDecision[NotJudged]; len(names) > 0 {
-		unjudged = fmt.Sprintf(" %d of %d cells not judged, the server not shown to be their bottleneck: %s.",
+		unjudged = fmt.Sprintf(" %d of %d cells not judged (the table says why): %s.",
 			len(names), len(rows), strings.Join(names, "; "))
 	}
 	switch {

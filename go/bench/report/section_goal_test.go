@@ -117,7 +117,7 @@ func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
 		row("list", 32, 100, "server"), row("stream", 32, 200, "client"))
 	wantAll(t, md, "| containers=1024 | stream | 0.60x (met, p=",
 		"| containers=32 | stream | 2.00x (not met, p=", "| not judged (list: server-bound, stream: client-bound) |",
-		"**Goal met** (", "1 of 2 cells not judged, the server not shown to be their bottleneck: containers=32: stream.")
+		"**Goal met** (", "1 of 2 cells not judged (the table says why): containers=32: stream.")
 	md = renderGoal(g, row("list", 32, 100, "neither"), row("stream", 32, 60, "server"))
 	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided**", "no cell could be judged")
 }

@@ -92,12 +92,19 @@ func (s PivotTable) columnName(v string) string {
 func (s PivotTable) addRatios(d *Dataset, t *Table, rows []string, better schema.Better) {
 	num, den := make([]float64, len(rows)), make([]float64, len(rows))
 	tests := make([]string, len(rows))
+	refused := make([]string, len(rows))
 	for i, r := range rows {
-		n, okn := s.metric(d, r, s.Ratio.Num)
-		m, okd := s.metric(d, r, s.Ratio.Den)
+		nr, okn := s.row(d, r, s.Ratio.Num)
+		dr, okd := s.row(d, r, s.Ratio.Den)
+		n, okn := s.metricOf(nr, okn)
+		m, okd := s.metricOf(dr, okd)
 		num[i], den[i] = n.Median, m.Median
 		if !okn || !okd {
 			num[i], den[i] = math.NaN(), math.NaN()
+			continue
+		}
+		if why := Incomparable(nr, dr); why != "" {
+			num[i], den[i], refused[i] = math.NaN(), math.NaN(), why
 			continue
 		}
 		tests[i] = " " + significanceNote(mannWhitney(n.Reps, m.Reps))
@@ -106,7 +113,10 @@ func (s PivotTable) addRatios(d *Dataset, t *Table, rows []string, better schema
 		out := make([]string, len(rows))
 		for i := range rows {
 			out[i] = RatioColumn([]float64{num[i]}, den[i], better, style)[0]
-			if withTest && out[i] != missing {
+			switch {
+			case refused[i] != "":
+				out[i] = missing + " (" + refused[i] + ")"
+			case withTest && out[i] != missing:
 				out[i] += tests[i]
 			}
 		}
@@ -132,7 +142,17 @@ func (s PivotTable) addRatios(d *Dataset, t *Table, rows []string, better schema
 // metric is the pivot's metric in the row r, column c of d, if that
 // scenario succeeded and measured it.
 func (s PivotTable) metric(d *Dataset, r, c string) (schema.Metric, bool) {
-	row, ok := d.Find(map[string]string{s.Rows: r, s.Cols: c})
+	return s.metricOf(s.row(d, r, c))
+}
+
+// row is the scenario at row r, column c of d.
+func (s PivotTable) row(d *Dataset, r, c string) (Row, bool) {
+	return d.Find(map[string]string{s.Rows: r, s.Cols: c})
+}
+
+// metricOf is the pivot's metric of row, if it was found, succeeded and
+// measured it.
+func (s PivotTable) metricOf(row Row, ok bool) (schema.Metric, bool) {
 	if !ok || row.Status != schema.StatusOK {
 		return schema.Metric{}, false
 	}

@@ -46,6 +46,11 @@ type Environment struct {
 	BuildConfig string `json:"build_config"`
 	// Revision is the source revision when the build was stamped.
 	Revision string `json:"revision,omitempty"`
+	// Host describes the machine as tools/bench/host_key.sh does (CPU
+	// model, CPUs and their topology, SMT, kernel, governor, memory,
+	// virtualisation); results measured by the benchmark rules record it,
+	// and the report relates only results of one host.
+	Host string `json:"host,omitempty"`
 	// MeasuredAt is when the measurement started, RFC 3339 in UTC: a
 	// cached result is the first measurement of its inputs, so two cells
 	// behind one ratio may come from different times.

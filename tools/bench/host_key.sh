@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Prints one line that identifies this machine as a benchmark sees it: what makes two measurements
+# comparable or not. Benchmark results record it, their build actions take it as an input (through
+# Bazel's workspace status, tools/bench/workspace_status.sh), and the report refuses a ratio or a
+# goal between results whose lines differ. Memory is rounded to whole GiB and the CPU model is
+# taken as the kernel names it, so the line is stable across boots of one machine.
+#
+#   cpu=Intel(R) Xeon(R) Processor;cpus=2;threads_per_core=1;sockets=1;smt=off;kernel=6.18.44;governor=none;mem_gib=24;virt=kvm
+set -u
+LC_ALL=C
+
+cpu_model() {
+  local m
+  m=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n1)
+  # arm64 kernels name no model: the implementer and part identify the core.
+  [ -n "$m" ] || m=$(awk -F': ' '/^CPU implementer/ {i=$2} /^CPU part/ {p=$2} END {if (i != "") print "implementer " i " part " p}' /proc/cpuinfo 2>/dev/null)
+  [ -n "$m" ] || m=$(uname -m)
+  echo "$m"
+}
+
+# Online CPUs, and how they share cores and sockets.
+cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 0)
+sys=/sys/devices/system/cpu
+threads=$(tr ',' '\n' < "$sys/cpu0/topology/thread_siblings_list" 2>/dev/null |
+  awk -F- 'NF == 2 {n += $2 - $1 + 1; next} NF == 1 {n++} END {print n + 0}')
+sockets=$(cat "$sys"/cpu[0-9]*/topology/physical_package_id 2>/dev/null | sort -u | wc -l)
+case $(cat "$sys/smt/active" 2>/dev/null) in
+  1) smt=on ;;
+  0) smt=off ;;
+  *) smt=unknown ;;
+esac
+governor=$(cat "$sys/cpu0/cpufreq/scaling_governor" 2>/dev/null || echo none)
+mem_gib=$(awk '/^MemTotal:/ {printf "%d", $2 / 1048576 + 0.5}' /proc/meminfo 2>/dev/null)
+# A virtual machine shares its host: its steal time and neighbours are part of every figure.
+virt=$(systemd-detect-virt --vm 2>/dev/null) || virt=""
+if [ -z "$virt" ] || [ "$virt" = none ]; then
+  if grep -qw hypervisor /proc/cpuinfo 2>/dev/null; then virt=vm; else virt=none; fi
+fi
+echo "cpu=$(cpu_model);cpus=$cpus;threads_per_core=${threads:-0};sockets=${sockets:-0};smt=$smt;kernel=$(uname -r);governor=$governor;mem_gib=${mem_gib:-0};virt=$virt"
