@@ -14,11 +14,12 @@ declares two targets with the same pinned parameters:
 - `bench_results`: `bazel build` measures once, in a build action, and outputs bench_results.json
   (schema //go/bench/schema, validated), bench_results.txt (Go benchmark format, for benchstat)
   and bench_results.md (what the binary prints: its tables and the suite's Markdown report).
-  A rebuild with unchanged inputs is a cache hit, locally and through a remote cache; a change to a
-  parameter or to any input re-measures. Every result records when it was measured and the
+  A rebuild with unchanged inputs on this machine is a cache hit (Bazel's local caches only: the
+  action is tagged no-remote, and the target "benchmark-results"); a change to a parameter, to any
+  input or to the machine (//tools/bench:host_key) re-measures. Every result records when it was measured and the
   SHA-256 of what it measured; built with `--stamp`, it also records the source revision and is
   measured again when that changes. The action runs alone on the machine (it asks the local
-  scheduler for more CPUs than exist) and never remotely (no-remote-exec).
+  scheduler for more CPUs than exist) and never remotely.
 - `bench`: `bazel run` runs the same benchmark live: progress on stderr, the table on stdout.
   Arguments after `--` are appended, so they override pinned values.
 
@@ -42,7 +43,7 @@ def benchmark(name, binary, args = [], tools = {}, tags = [], **kwargs):
 
     Args:
       name: the runnable target; the results target is NAME_results.
-      binary: the benchmark binary (harness flags: -out, -benchfmt, -platform, -build_config).
+      binary: the benchmark binary (harness flags: -out, -benchfmt, -platform, -build_config, -host).
       args: the pinned parameters.
       tools: executables the benchmark starts, as {label: flag}; each is passed as flag=path.
       tags: tags for both targets.
@@ -58,7 +59,9 @@ def benchmark(name, binary, args = [], tools = {}, tags = [], **kwargs):
             "//tools/bench:stamped": True,
             "//conditions:default": False,
         }),
-        tags = tags,
+        # "benchmark-results": a measurement of this machine, never remotely cached (the remote CI
+        # leaves these out with --build_tag_filters).
+        tags = tags + ["benchmark-results"],
         # A cross build cannot run what it measures (see //tools/bench:cross_building).
         target_compatible_with = select({
             "//tools/bench:is_cross_building": ["@platforms//:incompatible"],

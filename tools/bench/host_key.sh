@@ -5,13 +5,17 @@
 # goal between results whose lines differ. Memory is rounded to whole GiB and the CPU model is
 # taken as the kernel names it, so the line is stable across boots of one machine.
 #
-#   cpu=Intel(R) Xeon(R) Processor;cpus=2;threads_per_core=1;sockets=1;smt=off;kernel=6.18.44;governor=none;mem_gib=24;virt=kvm
+#   cpu=Intel(R) Xeon(R) Processor (family 6, model 207, stepping 2);cpus=2;threads_per_core=1;sockets=1;smt=off;kernel=6.18.44;governor=none;mem_gib=24;virt=kvm
 set -u
-LC_ALL=C
+export LC_ALL=C
 
 cpu_model() {
   local m
-  m=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n1)
+  # A virtual machine's model name can be generic ("Intel(R) Xeon(R) Processor"): family, model and
+  # stepping tell the host's CPU generations apart.
+  m=$(awk -F': ' '/^model name/ && !n {n=$2} /^cpu family/ && !f {f=$2} /^model[[:space:]]*:/ && !m {m=$2}
+    /^stepping/ && !s {s=$2} END {if (n != "") print n " (family " f ", model " m ", stepping " s ")"}' \
+    /proc/cpuinfo 2>/dev/null)
   # arm64 kernels name no model: the implementer and part identify the core.
   [ -n "$m" ] || m=$(awk -F': ' '/^CPU implementer/ {i=$2} /^CPU part/ {p=$2} END {if (i != "") print "implementer " i " part " p}' /proc/cpuinfo 2>/dev/null)
   [ -n "$m" ] || m=$(uname -m)

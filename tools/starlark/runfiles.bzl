@@ -1,5 +1,9 @@
 """Runfiles paths for the launcher scripts that this repository's rules generate."""
 
+# The shell line that sets $r to the runfiles root, in a test (TEST_SRCDIR), under `bazel run` or a
+# caller that sets RUNFILES_DIR, and beside the script otherwise.
+RUNFILES_ROOT_SH = "r=${RUNFILES_DIR:-${TEST_SRCDIR:-$0.runfiles}}"
+
 def rlocation(ctx, file):
     """Returns the path of `file` under a runfiles directory.
 

@@ -148,7 +148,7 @@ func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhis
 		Ops: ext.Ops, Errors: ext.Errors, Msgs: ext.Msgs, FirstError: ext.FirstError,
 		AllocBytes: ext.AllocBytes, AllocsUnmeasured: true,
 	}
-	rep.ClientCores, rep.ServerCores = r.sideCores()
+	rep.ClientCores, rep.ServerCores, rep.SharedCPUs = r.sideCores()
 	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, ext.Wall)
 	if r.Server != nil {
 		server1, err := r.Server.CPU()

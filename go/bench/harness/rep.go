@@ -16,6 +16,10 @@ type Rep struct {
 	// the server's CPU measured in-process (ClientCPU includes it),
 	// ServerCores stays 0.
 	ClientCores, ServerCores int
+	// SharedCPUs is true when the two sides' CPU sets overlapped: each
+	// side's utilisation is then of CPUs the other also used, and no side
+	// can be named the bottleneck.
+	SharedCPUs bool
 	// ServerWall, if set, is the wall time over which the server measured
 	// its own CPU (gRPC's workers each report theirs); else Wall is.
 	ServerWall time.Duration

@@ -171,7 +171,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 		return Rep{}, fmt.Errorf("client CPU: %w", err)
 	}
 	rep := Rep{Wall: wall, ClientCPU: client1.Sub(client0)}
-	rep.ClientCores, rep.ServerCores = r.sideCores()
+	rep.ClientCores, rep.ServerCores, rep.SharedCPUs = r.sideCores()
 	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, wall)
 	if r.Server != nil {
 		server1, err := r.Server.CPU()

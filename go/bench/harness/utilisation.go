@@ -14,9 +14,11 @@ const Saturated = 0.85
 
 // The values of the "bottleneck" parameter that Result records.
 const (
-	BottleneckClient  = "client"  // the load generator was saturated: the figures are its own
+	BottleneckClient  = "client"  // the load generator was saturated and the server was not: the figures are its own
 	BottleneckServer  = "server"  // the server was saturated and the client was not
+	BottleneckBoth    = "both"    // both were: the server at its capacity, with nothing to spare on the client
 	BottleneckNeither = "neither" // neither was: latency-bound (a ping-pong), or starved
+	BottleneckShared  = "shared"  // the two shared CPUs, so neither side's share of them can be told
 )
 
 // Utilisation is cpu over wall time and cores: the share of its CPU set a side kept busy.
@@ -28,10 +30,11 @@ func Utilisation(cpu, wall time.Duration, cores int) float64 {
 }
 
 // Bottleneck names the side that set a cell's figures from the two sides' utilisations (medians
-// of the repetitions): the client when it was saturated, whatever the server did; else the server
-// when it was; else neither.
+// of the repetitions), on CPU sets of their own.
 func Bottleneck(client, server float64) string {
 	switch {
+	case client >= Saturated && server >= Saturated:
+		return BottleneckBoth
 	case client >= Saturated:
 		return BottleneckClient
 	case server >= Saturated:
@@ -47,11 +50,16 @@ func bottleneckOf(reps []Rep) string {
 		return ""
 	}
 	client, server := make([]float64, len(reps)), make([]float64, len(reps))
+	shared := false
 	for i, r := range reps {
 		if !r.hasUtilisation() || !r.hasServerUtilisation() {
 			return ""
 		}
 		client[i], server[i] = r.ClientUtilisation(), r.ServerUtilisation()
+		shared = shared || r.SharedCPUs
+	}
+	if shared {
+		return BottleneckShared
 	}
 	return Bottleneck(medianOf(client), medianOf(server))
 }
@@ -65,31 +73,36 @@ func medianOf(v []float64) float64 {
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
-// CoreCounter is a CPUSource that also knows how many CPUs its process may run on.
-type CoreCounter interface {
-	Cores() (int, error)
+// CoreSetter is a CPUSource that also knows which CPUs its process may run on.
+type CoreSetter interface {
+	CPUSet() (cpuset.Set, error)
 }
 
-// Cores is the number of CPUs the process may run on now.
-func (p *ProcessCPU) Cores() (int, error) {
-	s, err := cpuset.OfProcess(p.PID)
-	return len(s), err
-}
+// CPUSet is the set of CPUs the process may run on now.
+func (p *ProcessCPU) CPUSet() (cpuset.Set, error) { return cpuset.OfProcess(p.PID) }
 
-// sideCores are the CPUs this process (the client, or the parent of an external one started on its
-// CPUs) and the server may run on; 0 for a side that cannot be told, and for both without a server
-// process (in-process, the client's CPU time is the server's too).
-func (r *Runner) sideCores() (client, server int) {
+// sideCores are the numbers of CPUs this process (the client, or the parent of an external one
+// started on its CPUs) and the server may run on, 0 for a side that cannot be told, and whether the
+// two sets overlap; none without a server process (in-process, the client's CPU time is the
+// server's too).
+func (r *Runner) sideCores() (client, server int, shared bool) {
 	if r.Server == nil {
-		return 0, 0
+		return 0, 0, false
 	}
-	if s, err := cpuset.Usable(); err == nil {
-		client = len(s)
+	clientSet, err := cpuset.Usable()
+	if err == nil {
+		client = len(clientSet)
 	}
-	if c, ok := r.Server.(CoreCounter); ok {
-		if n, err := c.Cores(); err == nil {
-			server = n
-		}
+	c, ok := r.Server.(CoreSetter)
+	if !ok {
+		return client, 0, false
 	}
-	return client, server
+	serverSet, err := c.CPUSet()
+	if err != nil {
+		return client, 0, false
+	}
+	for _, cpu := range serverSet {
+		shared = shared || slices.Contains(clientSet, cpu)
+	}
+	return client, len(serverSet), shared
 }

@@ -26,7 +26,7 @@ func TestBottleneck(t *testing.T) {
 	}{
 		{0.5, 0.97, BottleneckServer},
 		{0.5, 0.85, BottleneckServer},
-		{0.95, 0.97, BottleneckClient},
+		{0.95, 0.97, BottleneckBoth},
 		{0.85, 0.5, BottleneckClient},
 		{0.5, 0.84, BottleneckNeither},
 	} {
@@ -70,6 +70,15 @@ func TestResultNamesTheBottleneck(t *testing.T) {
 	}
 }
 
+// Sides that shared CPUs name no bottleneck of their own.
+func TestSharedCPUsNameNoSide(t *testing.T) {
+	r := utilisedRep(1900*time.Millisecond, 1900*time.Millisecond)
+	r.SharedCPUs = true
+	if got := Result("x", nil, []Rep{r}, nil).Parameters["bottleneck"]; got != BottleneckShared {
+		t.Errorf("bottleneck %v, want %q", got, BottleneckShared)
+	}
+}
+
 // Without both sides' cores (in-process, or a server whose CPU was not read)
 // nothing is said of utilisation or bottleneck.
 func TestNoBottleneckWithoutBothSides(t *testing.T) {
@@ -98,11 +107,11 @@ func TestNoBottleneckWithoutBothSides(t *testing.T) {
 // A Runner with a server process reads both sides' CPU sets.
 func TestRunnerReadsBothSidesCores(t *testing.T) {
 	r := &Runner{Server: NewProcessCPU(os.Getpid())}
-	client, server := r.sideCores()
-	if client < 1 || server != client {
-		t.Errorf("cores: client %d, server (this process) %d", client, server)
+	client, server, shared := r.sideCores()
+	if client < 1 || server != client || !shared {
+		t.Errorf("cores: client %d, server (this process) %d, shared %v", client, server, shared)
 	}
-	if c, s := (&Runner{}).sideCores(); c != 0 || s != 0 {
-		t.Errorf("in-process: cores %d, %d; want none", c, s)
+	if c, s, shared := (&Runner{}).sideCores(); c != 0 || s != 0 || shared {
+		t.Errorf("in-process: cores %d, %d, shared %v; want none", c, s, shared)
 	}
 }

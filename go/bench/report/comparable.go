@@ -39,7 +39,8 @@ func Incomparable(a, b Row) string {
 }
 
 func sameHost(a, b schema.Environment) bool {
-	if a.Host != "" && b.Host != "" {
+	known := func(h string) bool { return h != "" && h != "unknown" }
+	if known(a.Host) && known(b.Host) {
 		return a.Host == b.Host
 	}
 	return a.CPUModel == b.CPUModel && a.CPUCount == b.CPUCount && a.MemoryBytes == b.MemoryBytes &&

@@ -44,7 +44,12 @@ func (c MetricChange) Delta() string { return c.Test.FormatDelta(c.Old.Center, c
 
 // hostMetrics describe the machine a run had, not the code measured: a
 // change in them is shown, but is neither better nor worse.
-var hostMetrics = map[string]bool{schema.MetricCPUPressure: true}
+var hostMetrics = map[string]bool{
+	schema.MetricCPUPressure: true,
+	// How busy each side was: a change is worth seeing, neither good nor bad.
+	schema.MetricClientUtilisation: true,
+	schema.MetricServerUtilisation: true,
+}
 
 // Verdict says whether a significant change is an improvement, by the
 // metric's better direction; "" when not significant, "host" for a

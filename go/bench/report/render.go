@@ -168,7 +168,10 @@ func writeSetup(p *Page, d *Dataset) {
 	if t := measurementsTable(d.Measurements); len(t.Rows) > 0 {
 		p.md.WriteString("Measurements, one per results file:\n\n" + t.Markdown() + "\n")
 	}
-	p.md.WriteString("Tables show the median of the repetitions and, after ±, its spread as a share of it: the 95% confidence interval of the median with 6 repetitions or more, half the range (max − min) with fewer; charts draw the same interval as error bars. A ratio's \"(p=… n=…)\" is a Mann-Whitney U test of the two cells' repetitions, as benchstat prints it, and \"~\" marks a difference it does not find significant at α = 0.05. A goal is met or not met only when that test, against the baseline scaled to the goal's bound, decides it; otherwise it is not decided. Cells of different results files are related only when they were measured on one host and within " + formatApart(ComparisonWindow) + " of each other; otherwise their ratio and goal read \"—\" and say why.\n\n")
+	p.md.WriteString("Tables show the median of the repetitions and, after ±, its spread as a share of it: the 95% confidence interval of the median with 6 repetitions or more, half the range (max − min) with fewer; charts draw the same interval as error bars. A ratio's \"(p=… n=…)\" is a Mann-Whitney U test of the two cells' repetitions, as benchstat prints it, and \"~\" marks a difference it does not find significant at α = 0.05. A goal is met or not met only when that test, against the baseline scaled to the goal's bound, decides it; otherwise it is not decided.\n\n")
+	if len(d.Measurements) > 1 {
+		p.md.WriteString("Cells of different results files are related only when they were measured on one host and within " + formatApart(ComparisonWindow) + " of each other (or when a file does not say when); otherwise their ratio and goal read \"—\" and say why.\n\n")
+	}
 }
 
 // measurementsTable has a row per results file that records where it came

@@ -54,9 +54,12 @@ type Goal struct {
 	Bottleneck string
 }
 
-// bottleneckServer is the Bottleneck parameter's value for a cell the server
-// limited.
-const bottleneckServer = "server"
+// The Bottleneck parameter's values for a cell whose server was at its
+// capacity: alone, or with its client saturated too (go/bench/harness).
+const (
+	bottleneckServer = "server"
+	bottleneckBoth   = "both"
+)
 
 // RatioLimit bounds one metric of a configuration relative to the
 // baseline's: at most Max times it, or at least Min times it (0: no bound).
@@ -139,7 +142,8 @@ func (s Goal) Render(d *Dataset, p *Page) {
 			v := s.verdict(*cols[0].Row, *c.Row)
 			v.group, v.config = g.Label, c.Name
 			s.markUnjudged(&v, *cols[0].Row, *c.Row)
-			if why := Incomparable(*cols[0].Row, *c.Row); why != "" {
+			bothOK := cols[0].Row.Status == schema.StatusOK && c.Row.Status == schema.StatusOK
+			if why := Incomparable(*cols[0].Row, *c.Row); why != "" && bothOK {
 				// No ratio between them either: their difference could be the machine's.
 				for i := range s.Limits {
 					v.cells[i] = missing
@@ -180,10 +184,12 @@ func (s Goal) markUnjudged(v *goalVerdict, base, r Row) {
 		v.why = "bottleneck not recorded"
 		return
 	}
+	// A server at its capacity: the server alone was saturated, or both sides were.
+	atCapacity := func(side string) bool { return side == bottleneckServer || side == bottleneckBoth }
 	switch {
-	case b == bottleneckServer && x == bottleneckServer,
-		x == bottleneckServer && v.decision == NotMet,
-		b == bottleneckServer && v.decision == Met:
+	case atCapacity(b) && atCapacity(x),
+		atCapacity(x) && v.decision == NotMet,
+		atCapacity(b) && v.decision == Met:
 		return
 	}
 	v.decision = NotJudged

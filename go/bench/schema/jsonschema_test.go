@@ -3,7 +3,9 @@ package schema
 import (
 	"encoding/json"
 	"os"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -31,7 +33,8 @@ func TestJSONSchemaMatchesGoDefinition(t *testing.T) {
 				} `json:"properties"`
 			} `json:"metric"`
 			Environment struct {
-				Required []string `json:"required"`
+				Required   []string                   `json:"required"`
+				Properties map[string]json.RawMessage `json:"properties"`
 			} `json:"environment"`
 		} `json:"$defs"`
 	}
@@ -61,6 +64,14 @@ func TestJSONSchemaMatchesGoDefinition(t *testing.T) {
 	for _, k := range []string{"cpu_model", "cpu_count", "kernel", "go_version", "platform", "build_config"} {
 		if !slices.Contains(doc.Defs.Environment.Required, k) {
 			t.Errorf("environment.required lacks %q", k)
+		}
+	}
+	// The schema admits no other property, so every field Go writes must be listed.
+	env := reflect.TypeFor[Environment]()
+	for i := range env.NumField() {
+		key, _, _ := strings.Cut(env.Field(i).Tag.Get("json"), ",")
+		if _, ok := doc.Defs.Environment.Properties[key]; !ok {
+			t.Errorf("environment.properties lacks %q, which Environment.%s writes", key, env.Field(i).Name)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package serverproc
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"time"
 )
 
@@ -20,11 +19,7 @@ func StartProbed(ctx context.Context, spec Spec, addr string, interval time.Dura
 			return nil, fmt.Errorf("server address: %w", err)
 		}
 	}
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
-	cmd.Stdout = spec.Log
-	cmd.Stderr = spec.Log
-	cmd.SysProcAttr = serverProcAttr()
-	cmd.WaitDelay = time.Second
+	cmd := newCommand(spec, spec.Log)
 	if err := startOn(cmd, spec.CPUs); err != nil {
 		return nil, err
 	}

@@ -69,17 +69,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
-	cmd.Env = spec.Env
-	cmd.Stdout = stdoutW
-	cmd.Stderr = spec.Log
-	cmd.SysProcAttr = serverProcAttr()
-	if spec.Prepare != nil {
-		spec.Prepare(cmd)
-	}
-	// Wait also waits for the copy of stderr to end; a leftover child
-	// still holding the pipe must not hide that the server has exited.
-	cmd.WaitDelay = time.Second
+	cmd := newCommand(spec, stdoutW)
 	err = startOn(cmd, spec.CPUs)
 	stdoutW.Close() // the child has its copy; EOF comes when it is done
 	if err != nil {
@@ -105,6 +95,23 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	p.addr = addr
 	return p, nil
+}
+
+// newCommand is the server's command as spec says, with stdout going to
+// stdout and stderr to spec.Log, in a process group of its own.
+func newCommand(spec Spec, stdout io.Writer) *exec.Cmd {
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Env = spec.Env
+	cmd.Stdout = stdout
+	cmd.Stderr = spec.Log
+	cmd.SysProcAttr = serverProcAttr()
+	if spec.Prepare != nil {
+		spec.Prepare(cmd)
+	}
+	// Wait also waits for the copy of stderr to end; a leftover child
+	// still holding the pipe must not hide that the server has exited.
+	cmd.WaitDelay = time.Second
+	return cmd
 }
 
 type lineOrError struct {

@@ -31,10 +31,11 @@ export SBCL_HOME=$sbcl_root/usr/lib/sbcl
 # profile's arguments.
 wrapper=$(mktemp)
 trap 'rm -f "$wrapper"' EXIT
-cat >"$wrapper" <<EOF
-#!/bin/sh
-exec "$sbcl_root/usr/bin/sbcl" --script "$here/profile-server.lisp" "$out" "$mode" "$seconds" "\$@"
-EOF
+{
+  echo '#!/usr/bin/env bash'
+  printf 'exec %q --script %q %q %q %q "$@"\n' \
+    "$sbcl_root/usr/bin/sbcl" "$here/profile-server.lisp" "$out" "$mode" "$seconds"
+} >"$wrapper"
 chmod +x "$wrapper"
 echo "profiling $rpc at $clients clients" >&2
 "$loadgen" -server "$wrapper" -impl lisp -rpcs "$rpc" -clients "$clients" \

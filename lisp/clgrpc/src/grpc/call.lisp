@@ -85,8 +85,8 @@
   ;; connection (Rapid Reset accounting) was given back.
   (dispatched nil)
   (slot-released nil)
-  ;; A streaming handler's turn on its connection is over (server): set
-  ;; once, by the worker that ran it, under the connection lock.
+  ;; The handler is over and its call finished (server): set once, under
+  ;; the connection lock, by the thread that ran it.
   (handler-finished nil)
   (user nil))
 

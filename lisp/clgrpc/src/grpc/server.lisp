@@ -331,10 +331,14 @@ output: a pool thread never waits on a peer here."
 
 (defun run-server-call (call)
   (unwind-protect (%run-server-call call)
-    ;; Whatever way the handler left: its connection's next call runs. The
-    ;; flag is this thread's own, so it can be read without the lock.
+    ;; A handler that left without finishing (a non-local exit past
+    ;; SERVER-FINISH): the call fails rather than waiting for its deadline,
+    ;; and gives back its slot and its streaming turn.  The flag is this
+    ;; thread's own, so it can be read without the lock.
     (unless (call-handler-finished call)
       (clgrpc.http2:with-connection-lock ((call-conn call))
+        (%server-fail call +internal+ "the handler did not finish")
+        (%release-slot call)
         (%finish-streaming-handler call)))))
 
 (defun %run-server-call (call)
@@ -433,8 +437,8 @@ waiting call, if any, takes its place."
                  (return))))))
 
 (defun %finish-streaming-handler (call)
-  "Lock held, on the worker that ran CALL: its streaming handler's turn is
-over, once (a unary call has none)."
+  "Lock held, on the thread that ran CALL's handler: its streaming handler's
+turn is over, once (a unary call has none)."
   (unless (call-handler-finished call)
     (setf (call-handler-finished call) t)
     (when (%streaming-kind-p call)
