@@ -16,14 +16,14 @@ import (
 // side that set the figures (see Bottleneck), so that a report judges only
 // what the server did.
 func Result(scenario string, params map[string]any, reps []Rep, runErr error) schema.Result {
-	if b := bottleneckOf(reps); b != "" {
-		params = maps.Clone(params)
-		if params == nil {
-			params = map[string]any{}
-		}
-		params["bottleneck"] = b
-	}
 	res := schema.Result{Scenario: scenario, Parameters: params, Metrics: Metrics(reps)}
+	if b := bottleneckOf(&res, reps); b != "" {
+		res.Parameters = maps.Clone(params)
+		if res.Parameters == nil {
+			res.Parameters = map[string]any{}
+		}
+		res.Parameters["bottleneck"] = b
+	}
 	switch {
 	case runErr != nil:
 		res.Status, res.Error = schema.StatusError, runErr.Error()

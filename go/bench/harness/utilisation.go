@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 // Saturated is the utilisation at which a side counts as a cell's bottleneck: a process that used
@@ -43,38 +44,25 @@ func Bottleneck(client, server float64) string {
 	return BottleneckNeither
 }
 
-// bottleneckOf is Bottleneck over the medians of reps, or "" when some repetition did not know
-// both sides' cores (an in-process benchmark, or a server whose CPU was not measured).
-func bottleneckOf(reps []Rep) string {
-	if len(reps) == 0 {
+// bottleneckOf is Bottleneck over the medians of res's utilisation metrics
+// (which Metrics reports only when every repetition knew both sides'
+// cores), "shared" if the sides shared CPUs in some repetition, or "" when
+// a side's utilisation is unknown (an in-process benchmark, or a server
+// whose CPU was not measured).
+func bottleneckOf(res *schema.Result, reps []Rep) string {
+	client, okc := res.Metric(schema.MetricClientUtilisation)
+	server, oks := res.Metric(schema.MetricServerUtilisation)
+	switch {
+	case !okc || !oks:
 		return ""
-	}
-	client, server := make([]float64, len(reps)), make([]float64, len(reps))
-	shared := false
-	for i, r := range reps {
-		if !r.hasUtilisation() || !r.hasServerUtilisation() {
-			return ""
-		}
-		client[i], server[i] = r.ClientUtilisation(), r.ServerUtilisation()
-		shared = shared || r.SharedCPUs
-	}
-	if shared {
+	case slices.ContainsFunc(reps, func(r Rep) bool { return r.SharedCPUs }):
 		return BottleneckShared
 	}
-	return Bottleneck(medianOf(client), medianOf(server))
+	return Bottleneck(client.Median, server.Median)
 }
 
-func medianOf(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-// CoreSetter is a CPUSource that also knows which CPUs its process may run on.
-type CoreSetter interface {
+// CPUSetReader is a CPUSource that also knows which CPUs its process may run on.
+type CPUSetReader interface {
 	CPUSet() (cpuset.Set, error)
 }
 
@@ -93,7 +81,7 @@ func (r *Runner) sideCores() (client, server int, shared bool) {
 	if err == nil {
 		client = len(clientSet)
 	}
-	c, ok := r.Server.(CoreSetter)
+	c, ok := r.Server.(CPUSetReader)
 	if !ok {
 		return client, 0, false
 	}

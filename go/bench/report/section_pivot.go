@@ -139,12 +139,6 @@ func (s PivotTable) addRatios(d *Dataset, t *Table, rows []string, better schema
 	}
 }
 
-// metric is the pivot's metric in the row r, column c of d, if that
-// scenario succeeded and measured it.
-func (s PivotTable) metric(d *Dataset, r, c string) (schema.Metric, bool) {
-	return s.metricOf(s.row(d, r, c))
-}
-
 // row is the scenario at row r, column c of d.
 func (s PivotTable) row(d *Dataset, r, c string) (Row, bool) {
 	return d.Find(map[string]string{s.Rows: r, s.Cols: c})
