@@ -24,14 +24,20 @@ Never carries out a retry itself: for the scheduler and for cancelling."
 client call whose stream the server refused unprocessed is first opened
 again (transparent retry, client.lisp), so BODY sees the stream the call
 is on now.  BODY must not wait for a retry itself."
-  (let ((conn (gensym "CONN")) (block (gensym "CALL-LOCKED")))
-    `(block ,block
-       (loop
-         (let ((,conn (call-conn ,call)))
-           (clgrpc.http2:with-connection-lock (,conn)
-             (unless (or (not (eq ,conn (call-conn ,call))) (call-retry-pending ,call))
-               (return-from ,block (progn ,@body)))))
-         (%retry-call-if-pending ,call)))))
+  (let ((conn (gensym "CONN")) (block (gensym "CALL-LOCKED")) (locked (gensym "LOCKED")))
+    ;; A server call never moves, and its path (once per message) returns
+    ;; normally from the lock: a RETURN-FROM out of it would unwind.
+    `(flet ((,locked () ,@body))
+       (declare (inline ,locked))
+       (if (eq (call-role ,call) :server)
+           (clgrpc.http2:with-connection-lock ((call-conn ,call)) (,locked))
+           (block ,block
+             (loop
+               (let ((,conn (call-conn ,call)))
+                 (clgrpc.http2:with-connection-lock (,conn)
+                   (unless (or (not (eq ,conn (call-conn ,call))) (call-retry-pending ,call))
+                     (return-from ,block (,locked)))))
+               (%retry-call-if-pending ,call)))))))
 
 (defun %call-ended-error (call)
   "Signal the GRPC-ERROR for a call that has ended (lock held)."

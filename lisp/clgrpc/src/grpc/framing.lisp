@@ -87,7 +87,7 @@ application takes it."
              (member (call-kind call) '(:unary :server-streaming)))
         (%server-got-request call octets length compressed)
         (let ((inbox (or (call-inbox call)
-                         (setf (call-inbox call) (make-fifo 8)))))
+                         (setf (call-inbox call) (make-fifo 32)))))
           (fifo-push inbox octets)
           (fifo-push inbox length)
           (fifo-push inbox window)
