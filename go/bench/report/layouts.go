@@ -53,6 +53,7 @@ var BuiltinLayouts = map[string]Layout{
 					"run at once, so read the host's CPU pressure next to the ratios: near 100% means " +
 					"the peers took turns on busy cores.",
 				Where:    map[string]string{"containers": "1024"},
+				Cells:    map[string][]string{"containers": {"1024"}},
 				GroupBy:  []string{"containers", "annotations"},
 				Vary:     []string{"method", "per_chunk"},
 				Baseline: "list",
@@ -66,6 +67,7 @@ var BuiltinLayouts = map[string]Layout{
 				Statement: "At 1024 containers, the stream of one container per message costs at most " +
 					"1.1x List's total CPU (client + server), both peers at Go's default GOGC.",
 				Where:    map[string]string{"containers": "1024"},
+				Cells:    map[string][]string{"containers": {"1024"}},
 				GroupBy:  []string{"containers", "annotations"},
 				Vary:     []string{"method", "per_chunk"},
 				Baseline: "list",
@@ -158,8 +160,12 @@ var BuiltinLayouts = map[string]Layout{
 					"capacity below the goal, or a Go server at its capacity that the Lisp figure " +
 					"already meets). A figure that a saturated load generator set, or one that neither " +
 					"side was pushed to (one client's round trips), says nothing about the servers' capacity.",
-				Where:    map[string]string{"client": "go"},
-				GroupBy:  []string{"rpc", "clients"},
+				Where:   map[string]string{"client": "go"},
+				GroupBy: []string{"rpc", "clients"},
+				Cells: map[string][]string{
+					"rpc":     {"unary", "server_streaming", "client_streaming", "bidi_streaming"},
+					"clients": {"1", "10", "100"},
+				},
 				Vary:     []string{"impl"},
 				Baseline: "go",
 				// Both servers at their defaults: the tuned Lisp server is shown
@@ -256,6 +262,7 @@ var BuiltinLayouts = map[string]Layout{
 					"were its bottleneck (at least 85% of their CPUs busy), or when the verdict holds " +
 					"anyway.",
 				GroupBy:  []string{"rpc", "clients", "total_conns"},
+				Cells:    map[string][]string{"total_conns": {"100", "1000", "10000"}},
 				Vary:     []string{"impl"},
 				Baseline: "go",
 				Config:   map[string]string{"impl": "lisp"}, // the tuned server is shown, not judged
@@ -273,6 +280,7 @@ var BuiltinLayouts = map[string]Layout{
 				Statement: "At every connection count, the Lisp server's RSS per connection (RSS " +
 					"divided by the connections held) is at most 2x the Go server's.",
 				GroupBy:  []string{"rpc", "clients", "total_conns"},
+				Cells:    map[string][]string{"total_conns": {"100", "1000", "10000"}},
 				Vary:     []string{"impl"},
 				Baseline: "go",
 				Config:   map[string]string{"impl": "lisp"},
@@ -397,6 +405,7 @@ func largeUnaryGoal(competitor, mode, baseline string) Goal {
 			baseline + "'s ns/op, with a latency p99 no higher than " + baseline + "'s.",
 		Where:    map[string]string{"workload": "unary"},
 		In:       map[string][]string{"payload": {"102400", "1048576"}},
+		Cells:    map[string][]string{"payload": {"102400", "1048576"}},
 		GroupBy:  []string{"payload"},
 		Vary:     []string{"competitor"},
 		Baseline: baseline,

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
@@ -21,11 +19,11 @@ import (
 //   - RouteGuide: "the Lisp server reaches at least 0.5x the Go server's
 //     req/s for every RPC kind and client count" (every cell must).
 //
-// Each limit is decided on the repetitions, not on two medians: the
-// configuration's repetitions are tested (Mann-Whitney U, alpha 0.05)
-// against the baseline's scaled to the bound. A limit is met or not met
-// only when the test finds a difference; otherwise it is "not decided",
-// which is what too few repetitions, or a figure at the bound, give.
+// Each limit is decided on the repetitions, not on two medians: the ratio's
+// one-sided 95% confidence bound (Hodges-Lehmann, ratio_interval.go) must
+// lie on the claimed side of the limit for "met", and its other bound on
+// the far side for "not met"; otherwise it is "not decided", which is what
+// too few repetitions, or a figure at the bound, give.
 type Goal struct {
 	Title     string
 	Statement string              // the goal in words, printed above the table
@@ -52,6 +50,13 @@ type Goal struct {
 	// to, says nothing about the server. Other cells are shown with their
 	// ratios and marked "not judged", with what limited them.
 	Bottleneck string
+	// Cells, when set, are the cells the goal names in advance, as values
+	// of GroupBy parameters ("every RPC kind at 1, 10 and 100 clients"):
+	// each combination must be measured, for the baseline and for the
+	// configuration judged. One that is not appears as "not measured", and
+	// the goal is then at best not decided: it is never met by fewer cells
+	// than it names.
+	Cells map[string][]string
 }
 
 // The Bottleneck parameter's values for a cell whose server was at its
@@ -82,24 +87,21 @@ func (l RatioLimit) String() string {
 }
 
 // decide judges the limit on the repetitions of a configuration (x) and of
-// the baseline, returning the verdict and the test that settled it (of the
-// bound found least certain, when there are two).
-func (l RatioLimit) decide(x, base schema.Metric) (Decision, benchmath.Comparison) {
-	verdict, test := Met, benchmath.Comparison{}
-	for _, b := range []struct {
-		factor float64
-		upper  bool
-	}{{l.Max, true}, {l.Min, false}} {
-		if b.factor == 0 {
-			continue
-		}
-		d, c := decideBound(x, base, b.factor, b.upper)
-		if c.P >= test.P {
-			test = c
-		}
-		verdict = verdict.and(d)
+// the baseline by the ratio's confidence bounds (ratioInterval), returning
+// the verdict and the cell that shows the ratio and the bounds it rests on.
+func (l RatioLimit) decide(x, base schema.Metric) (Decision, string) {
+	r, err := newRatioInterval(x.Reps, base.Reps, goalAlpha)
+	if err != nil {
+		return NotDecided, fmt.Sprintf("%.2fx (not decided: %v)", x.Median/base.Median, err)
 	}
-	return verdict, test
+	verdict := Met
+	if l.Max > 0 {
+		verdict = verdict.and(r.decide(l.Max, true))
+	}
+	if l.Min > 0 {
+		verdict = verdict.and(r.decide(l.Min, false))
+	}
+	return verdict, fmt.Sprintf("%.2fx (%s; %s)", r.Estimate, verdict, r.bounds(verdict, l.Max > 0, l.Min > 0))
 }
 
 // goalVerdict is one configuration's row: its ratios and its verdict. A
@@ -154,8 +156,10 @@ func (s Goal) Render(d *Dataset, p *Page) {
 		}
 	}
 	if len(rows) == 0 {
+		// Nothing here is what the goal compares.
 		return
 	}
+	rows = append(rows, s.unmeasured(rows)...)
 	titled(p, s.Title)
 	if s.Statement != "" {
 		p.Text(s.Statement)
@@ -196,6 +200,59 @@ func (s Goal) markUnjudged(v *goalVerdict, base, r Row) {
 	v.why = fmt.Sprintf("%s: %s-bound, %s: %s-bound", displayName(s.Names, s.Baseline), b, v.config, x)
 }
 
+// unmeasured is a row for each cell that Cells names and that has no row
+// among those judged: its baseline or its configuration was not measured.
+func (s Goal) unmeasured(rows []goalVerdict) []goalVerdict {
+	var keys []string
+	for _, k := range s.GroupBy {
+		if len(s.Cells[k]) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	config := "—"
+	if len(s.Config) > 0 {
+		config = displayName(s.Names, s.Config[s.Vary[0]])
+	}
+	labels := []string{""}
+	for _, k := range keys {
+		var next []string
+		for _, l := range labels {
+			for _, v := range s.Cells[k] {
+				next = append(next, strings.TrimPrefix(l+", "+k+"="+v, ", "))
+			}
+		}
+		labels = next
+	}
+	var out []goalVerdict
+	for _, label := range labels {
+		if slices.ContainsFunc(rows, func(v goalVerdict) bool { return sameCell(v.group, label) }) {
+			continue
+		}
+		v := goalVerdict{group: label, config: config, decision: NotDecided, why: "not measured"}
+		for range len(s.Limits) + len(s.Context) {
+			v.cells = append(v.cells, missing)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// sameCell reports whether a group's label (every GroupBy parameter) names
+// the cell of label (the parameters Cells names): each k=v of the cell is
+// among the group's.
+func sameCell(group, cell string) bool {
+	have := strings.Split(group, ", ")
+	for _, kv := range strings.Split(cell, ", ") {
+		if !slices.Contains(have, kv) {
+			return false
+		}
+	}
+	return true
+}
+
 // judges reports whether the goal judges a configuration: Config's, or
 // every one when Config is not set.
 func (s Goal) judges(r Row) bool {
@@ -217,8 +274,8 @@ func (s Goal) verdict(base, r Row) goalVerdict {
 			v.decision = NotMet
 			continue
 		}
-		d, test := l.decide(xm, bm)
-		v.cells = append(v.cells, fmt.Sprintf("%.2fx (%s, %s)", xm.Median/bm.Median, d, test))
+		d, cell := l.decide(xm, bm)
+		v.cells = append(v.cells, cell)
 		v.decision = v.decision.and(d)
 	}
 	for _, mv := range s.Context {

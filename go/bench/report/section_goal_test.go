@@ -51,7 +51,7 @@ func TestGoalJudgesTheNamedConfiguration(t *testing.T) {
 		goalRow("chunked", 64, around(50), around(9)),  // would meet, not named
 		goalRow("chunked", 16, around(60), around(12)), // fast, too much CPU
 	)
-	wantAll(t, md, "| chunked, per_chunk=16 | 0.60x (met, p=", "| 1.20x (not met, p=", "| not met |", "**Goal not met**")
+	wantAll(t, md, "| chunked, per_chunk=16 | 0.60x (met; 95%: ≤ 0.6", "| 1.20x (not met; 95%: ≥ 1.1", "| not met |", "**Goal not met**")
 	if strings.Contains(md, "per_chunk=64") {
 		t.Errorf("a configuration not named was judged:\n%s", md)
 	}
@@ -64,11 +64,16 @@ func TestGoalJudgesTheNamedConfiguration(t *testing.T) {
 func TestGoalNotDecided(t *testing.T) {
 	list := goalRow("list", 0, around(100), around(10))
 	atBound := goalRow("chunked", 16, around(74.5), around(10))
-	wantAll(t, renderGoal(criGoal, list, atBound), "0.74x (not decided, p=", "**Goal not decided**", "not decided in 1 of 1 cells: chunked, per_chunk=16.")
+	wantAll(t, renderGoal(criGoal, list, atBound), "x (not decided; 95%: ≥ 0.7", "**Goal not decided**", "not decided in 1 of 1 cells: chunked, per_chunk=16.")
 
-	few := goalRow("chunked", 16, []float64{50, 51, 52}, []float64{9, 9, 9})
-	fewList := goalRow("list", 0, []float64{100, 101, 102}, []float64{10, 10, 10})
-	wantAll(t, renderGoal(criGoal, fewList, few), "0.50x (not decided, p=0.100 n=3)", "**Goal not decided**")
+	// With two repetitions a side, even the lowest of the four pairwise
+	// ratios bounds nothing at 95% (P = 1/6); with three it does (1/20).
+	few := goalRow("chunked", 16, []float64{50, 52}, []float64{9, 9})
+	fewList := goalRow("list", 0, []float64{100, 102}, []float64{10, 10})
+	wantAll(t, renderGoal(criGoal, fewList, few), "0.50x (not decided; no bound at 2+2 reps)", "**Goal not decided**")
+	three := goalRow("chunked", 16, []float64{50, 51, 52}, []float64{9, 9, 9})
+	threeList := goalRow("list", 0, []float64{100, 101, 102}, []float64{10, 10, 10})
+	wantAll(t, renderGoal(criGoal, threeList, three), "0.50x (met; 95%: ≤ 0.52x, n=3+3)", "**Goal met**")
 }
 
 // Without Config, every configuration of every group must meet the limits,
@@ -82,7 +87,7 @@ func TestGoalEveryCell(t *testing.T) {
 	base32 := goalRow("list", 0, around(100), around(1))
 	base32.Parameters["containers"] = 32
 	md := renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)), base32, failed)
-	wantAll(t, md, "| containers=1024 | stream | 0.60x (met, p=", "| containers=32 | stream | — | not met |", "not met in 1 of 2 cells: containers=32: stream.")
+	wantAll(t, md, "| containers=1024 | stream | 0.60x (met; 95%: ≥ 0.5", "| containers=32 | stream | — | not met |", "not met in 1 of 2 cells: containers=32: stream.")
 }
 
 // In keeps only the scenarios whose parameter is one of its values.
@@ -95,7 +100,7 @@ func TestGoalIn(t *testing.T) {
 	stream32 := goalRow("stream", 0, around(90), around(1))
 	stream32.Parameters["containers"] = 32
 	md := renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)), base32, stream32)
-	wantAll(t, md, "| containers=1024 | stream | 0.60x (met,", "**Goal met**")
+	wantAll(t, md, "| containers=1024 | stream | 0.60x (met;", "**Goal met**")
 	if strings.Contains(md, "containers=32") {
 		t.Errorf("a scenario outside In was judged:\n%s", md)
 	}
@@ -115,8 +120,8 @@ func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
 	md := renderGoal(g,
 		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
 		row("list", 32, 100, "server"), row("stream", 32, 200, "client"))
-	wantAll(t, md, "| containers=1024 | stream | 0.60x (met, p=",
-		"| containers=32 | stream | 2.00x (not met, p=", "| not judged (list: server-bound, stream: client-bound) |",
+	wantAll(t, md, "| containers=1024 | stream | 0.60x (met; 95%: ≤ 0.6",
+		"| containers=32 | stream | 2.00x (not met; 95%: ≥ 1.9", "| not judged (list: server-bound, stream: client-bound) |",
 		"**Goal met** (", "1 of 2 cells not judged (the table says why): containers=32: stream.")
 	md = renderGoal(g, row("list", 32, 100, "neither"), row("stream", 32, 60, "server"))
 	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided**", "no cell could be judged")
@@ -142,7 +147,7 @@ func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
 		row("list", 1024, 100, "client"), row("stream", 1024, 50, "server"), // at capacity, below: not met
 		row("list", 64, 100, "server"), row("stream", 64, 150, "client"), // baseline at capacity, matched: met
 		row("list", 32, 100, "server"), failed) // a failure is not met
-	wantAll(t, md, "| containers=1024 | stream | 0.50x (not met, p=", "| containers=64 | stream | 1.50x (met, p=",
+	wantAll(t, md, "| containers=1024 | stream | 0.50x (not met; 95%: ≤ 0.5", "| containers=64 | stream | 1.50x (met; 95%: ≥ 1.4",
 		"| containers=32 | stream | — | not met |", "**Goal not met**")
 	if strings.Contains(md, "not judged") {
 		t.Errorf("a certain verdict or a failure was left unjudged:\n%s", md)
@@ -158,4 +163,20 @@ func TestGoalWithoutARecordedBottleneckIsNotJudged(t *testing.T) {
 	base.Parameters["containers"], r.Parameters["containers"] = 32, 32
 	base.Parameters["bottleneck"] = "server"
 	wantAll(t, renderGoal(g, base, r), "| not judged (bottleneck not recorded) |", "**Goal not decided**")
+}
+
+// A cell the goal names and nobody measured makes the goal not decided: it
+// is never met by fewer cells than it names.
+func TestGoalNamesItsCells(t *testing.T) {
+	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Config: map[string]string{"method": "stream"},
+		Cells:  map[string][]string{"containers": {"32", "1024"}},
+		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}}
+	base32 := goalRow("list", 0, around(100), around(1))
+	base32.Parameters["containers"] = 32 // its stream run is missing
+	md := renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)), base32)
+	wantAll(t, md, "| containers=1024 | stream | 0.60x (met;", "| containers=32 | stream | — | not decided (not measured) |",
+		"**Goal not decided**", "not decided in 1 of 2 cells: containers=32: stream.")
+	md = renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)))
+	wantAll(t, md, "| containers=32 | stream | — | not decided (not measured) |", "**Goal not decided**")
 }

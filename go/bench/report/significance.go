@@ -4,8 +4,6 @@ import (
 	"slices"
 
 	"golang.org/x/perf/benchmath"
-
-	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 // mannWhitney tests whether two sets of repetitions differ, as benchstat
@@ -31,17 +29,6 @@ func significanceNote(c benchmath.Comparison) string {
 		note = "~ " + note
 	}
 	return note
-}
-
-// scaled returns the repetitions multiplied by f: the baseline moved to a
-// goal's bound, so that "x is at most 0.7 times the baseline" becomes a test
-// of x against 0.7 times the baseline's repetitions.
-func scaled(reps []float64, f float64) []float64 {
-	out := make([]float64, len(reps))
-	for i, v := range reps {
-		out[i] = v * f
-	}
-	return out
 }
 
 // Decision is a goal's verdict on one limit, cell or goal.
@@ -81,19 +68,4 @@ func (d Decision) and(e Decision) Decision {
 		return Met
 	}
 	return NotDecided
-}
-
-// decideBound judges "x is at most (upper) or at least (!upper) bound times
-// base" on the repetitions: it tests x against base scaled to the bound, and
-// decides only when the test finds them different, by which side of the
-// scaled median x's median lies on.
-func decideBound(x, base schema.Metric, bound float64, upper bool) (Decision, benchmath.Comparison) {
-	c := mannWhitney(scaled(base.Reps, bound), x.Reps)
-	if !significant(c) {
-		return NotDecided, c
-	}
-	if below := x.Median < bound*base.Median; below == upper {
-		return Met, c
-	}
-	return NotMet, c
 }

@@ -1,0 +1,145 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// A goal's verdict rests on the ratio of a configuration's figure to its
+// baseline's, so that ratio is what gets a confidence interval: the
+// Hodges-Lehmann estimate of the shift between the two sets of repetitions
+// on a log scale, with its exact distribution-free bounds (the order
+// statistics of all pairwise log ratios that the Mann-Whitney U
+// distribution picks). A claim "at most b times" is met when the ratio's
+// upper one-sided bound is below b, not met when its lower bound is above
+// b, and not decided otherwise; "at least b times" mirrors it. Each bound
+// is one-sided at goalAlpha, as each claim is.
+const goalAlpha = 0.05
+
+// ratioInterval is the estimate of x/base and its one-sided (1-alpha)
+// confidence bounds: the ratio is at least Lo, and (separately) at most Hi.
+type ratioInterval struct {
+	Estimate float64
+	Lo, Hi   float64
+	N, M     int  // repetitions of x and of base
+	Bounded  bool // false: too few repetitions for any bound at alpha
+}
+
+// newRatioInterval estimates x/base from positive repetitions. It returns
+// an error when a figure is not positive (a ratio of them means nothing).
+func newRatioInterval(x, base []float64, alpha float64) (ratioInterval, error) {
+	n, m := len(x), len(base)
+	if n == 0 || m == 0 {
+		return ratioInterval{}, fmt.Errorf("no repetitions")
+	}
+	diffs := make([]float64, 0, n*m)
+	for _, a := range x {
+		for _, b := range base {
+			if a <= 0 || b <= 0 {
+				return ratioInterval{}, fmt.Errorf("a figure is not positive")
+			}
+			diffs = append(diffs, math.Log(a)-math.Log(b))
+		}
+	}
+	slices.Sort(diffs)
+	r := ratioInterval{Estimate: math.Exp(median(diffs)), N: n, M: m, Lo: 0, Hi: math.Inf(1)}
+	if c := mannWhitneyLowerCount(n, m, alpha); c > 0 {
+		r.Bounded = true
+		r.Lo = math.Exp(diffs[c-1])
+		r.Hi = math.Exp(diffs[len(diffs)-c])
+	}
+	return r, nil
+}
+
+func median(sorted []float64) float64 {
+	k := len(sorted)
+	if k%2 == 1 {
+		return sorted[k/2]
+	}
+	return (sorted[k/2-1] + sorted[k/2]) / 2
+}
+
+// mannWhitneyLowerCount is the largest c with P(U <= c-1) <= alpha, where
+// U is the Mann-Whitney count of pairs (x_i > y_j) for samples of n and m
+// with no difference between them: the c-th smallest pairwise difference
+// is then a lower (1-alpha) confidence bound of the shift, and the c-th
+// largest an upper one. 0 means no bound exists at alpha (too few
+// repetitions: with 3 and 3, even P(U = 0) is 1/20).
+func mannWhitneyLowerCount(n, m int, alpha float64) int {
+	counts := uCounts(n, m)
+	total := 0.0
+	for _, c := range counts {
+		total += c
+	}
+	cum := 0.0
+	for u, c := range counts {
+		cum += c
+		if cum/total > alpha {
+			return u
+		}
+	}
+	return len(counts)
+}
+
+// uCounts is, for each u in 0..n*m, the number of the C(n+m, n)
+// arrangements of n x's and m y's in which u pairs have the x above the y:
+// the recurrence f(n, m, u) = f(n-1, m, u-m) + f(n, m-1, u), by whether the
+// largest value is an x (above all m y's) or a y.
+func uCounts(n, m int) []float64 {
+	// prev[j] holds f(i-1, j, .), cur[j] builds f(i, j, .).
+	prev := make([][]float64, m+1)
+	for j := range prev {
+		prev[j] = []float64{1} // f(0, j, 0) = 1
+	}
+	for i := 1; i <= n; i++ {
+		cur := make([][]float64, m+1)
+		cur[0] = []float64{1} // f(i, 0, 0) = 1
+		for j := 1; j <= m; j++ {
+			f := make([]float64, i*j+1)
+			for u, c := range prev[j] { // the largest is an x: u-j pairs below it come from f(i-1, j)
+				f[u+j] += c
+			}
+			for u, c := range cur[j-1] { // the largest is a y
+				f[u] += c
+			}
+			cur[j] = f
+		}
+		prev = cur
+	}
+	return prev[m]
+}
+
+// bounds prints the bound a verdict rests on: for a claim of one side
+// ("at most", upper, or "at least"), the bound on that side when it is met
+// and the other when it is not; both otherwise, for a verdict not decided or
+// a claim with two sides.
+func (r ratioInterval) bounds(d Decision, upper, lower bool) string {
+	if !r.Bounded {
+		return fmt.Sprintf("no bound at %d+%d reps", r.N, r.M)
+	}
+	conf := fmt.Sprintf("%g%%", 100*(1-goalAlpha))
+	n := fmt.Sprintf("n=%d+%d", r.N, r.M)
+	if upper != lower && d != NotDecided {
+		// "At most" is met by the upper bound and missed by the lower one;
+		// "at least" the other way round.
+		if (d == Met) == upper {
+			return fmt.Sprintf("%s: ≤ %.2fx, %s", conf, r.Hi, n)
+		}
+		return fmt.Sprintf("%s: ≥ %.2fx, %s", conf, r.Lo, n)
+	}
+	return fmt.Sprintf("%s: ≥ %.2fx and ≤ %.2fx, %s", conf, r.Lo, r.Hi, n)
+}
+
+// decide judges "the ratio is at most (upper) or at least (!upper) bound".
+func (r ratioInterval) decide(bound float64, upper bool) Decision {
+	switch {
+	case !r.Bounded:
+		return NotDecided
+	case upper && r.Hi < bound, !upper && r.Lo > bound:
+		return Met
+	case upper && r.Lo > bound, !upper && r.Hi < bound:
+		return NotMet
+	}
+	return NotDecided
+}

@@ -1,0 +1,62 @@
+package report
+
+import (
+	"math"
+	"testing"
+)
+
+// The exact distribution of U counts every arrangement once, and its
+// one-sided 5% points are the textbook's critical values.
+func TestMannWhitneyLowerCount(t *testing.T) {
+	for _, c := range []struct{ n, m, want int }{
+		{2, 2, 0},    // P(U = 0) = 1/6: no bound
+		{3, 3, 1},    // P(U = 0) = 1/20
+		{6, 6, 8},    // P(U <= 7) = 0.047, P(U <= 8) = 0.066
+		{12, 12, 43}, // critical U = 42, one-tailed 0.05
+		{5, 8, 9},    // critical U = 8
+	} {
+		if got := mannWhitneyLowerCount(c.n, c.m, 0.05); got != c.want {
+			t.Errorf("n=%d m=%d: c=%d, want %d", c.n, c.m, got, c.want)
+		}
+	}
+	counts := uCounts(7, 5)
+	total := 0.0
+	for _, v := range counts {
+		total += v
+	}
+	if total != 792 { // C(12, 5)
+		t.Errorf("uCounts(7, 5) sums to %g, want 792", total)
+	}
+}
+
+// The ratio's bounds bracket the true ratio of two samples that differ by
+// a known factor, and decide claims on either side of it.
+func TestRatioInterval(t *testing.T) {
+	base := []float64{100, 103, 97, 101, 99, 102, 98, 100, 104, 96, 101, 99}
+	x := make([]float64, len(base))
+	for i, v := range base {
+		x[i] = 0.6 * v * (1 + 0.01*float64(i%3-1))
+	}
+	r, err := newRatioInterval(x, base, goalAlpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Estimate-0.6) > 0.01 || !(r.Lo < 0.6 && 0.6 < r.Hi) || r.Hi > 0.63 || r.Lo < 0.57 {
+		t.Errorf("estimate %.3f, bounds %.3f to %.3f: want 0.6 inside, tight", r.Estimate, r.Lo, r.Hi)
+	}
+	for _, c := range []struct {
+		bound float64
+		upper bool
+		want  Decision
+	}{
+		{0.7, true, Met}, {0.5, true, NotMet}, {0.6, true, NotDecided},
+		{0.5, false, Met}, {0.7, false, NotMet}, {0.6, false, NotDecided},
+	} {
+		if got := r.decide(c.bound, c.upper); got != c.want {
+			t.Errorf("bound %g upper=%v: %v, want %v", c.bound, c.upper, got, c.want)
+		}
+	}
+	if _, err := newRatioInterval([]float64{1, 0}, base, goalAlpha); err == nil {
+		t.Error("a zero figure gave a ratio")
+	}
+}
