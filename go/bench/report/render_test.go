@@ -202,8 +202,9 @@ func TestRouteGuideCPUPerRequest(t *testing.T) {
 	}
 }
 
-// Tables print a median's spread: half the range below six repetitions,
-// the median's 95% confidence interval from six on, nothing for one.
+// Tables print a median's spread as the larger side of the interval a
+// chart draws: the range below six repetitions, the median's 95%
+// confidence interval from six on, nothing for one.
 func TestSpread(t *testing.T) {
 	for _, c := range []struct {
 		reps []float64
@@ -212,6 +213,8 @@ func TestSpread(t *testing.T) {
 		{[]float64{100}, ""},
 		{[]float64{100, 100, 100}, ""},
 		{[]float64{90, 100, 110}, " ±10%"},
+		// Lopsided: the error bar runs from 98 to 110, so +10% is its larger side.
+		{[]float64{98, 100, 110}, " ±10%"},
 		{[]float64{99, 100, 101}, " ±1.0%"},
 		// Six repetitions: the interval runs from the lowest to the highest
 		// order statistic, here 90 and 115, so ±15% of 100.

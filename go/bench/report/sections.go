@@ -112,17 +112,15 @@ func interval(m schema.Metric) (lo, hi float64) {
 }
 
 // spread is what a table prints after a median: " ±N%", the larger side
-// of its interval as a share of the median; "" for one repetition, or when
+// of its interval (the chart's error bar) as a share of the median; "" for one repetition, or when
 // all were equal.
 func spread(m schema.Metric) string {
 	if len(m.Reps) < 2 || m.Median == 0 {
 		return ""
 	}
-	half := (m.Max - m.Min) / 2
-	if len(m.Reps) >= spreadMinReps {
-		lo, hi := interval(m)
-		half = max(hi-m.Median, m.Median-lo)
-	}
+	// The same interval as a chart's error bar, by its larger side.
+	lo, hi := interval(m)
+	half := max(hi-m.Median, m.Median-lo)
 	pct := half / math.Abs(m.Median) * 100
 	if pct == 0 {
 		return ""
