@@ -163,8 +163,10 @@ var metricLabels = map[string]string{
 	schema.MetricCPUPressure:    "Host CPU pressure",
 	schema.MetricEncodedBytes:   "Encoded bytes",
 	// The connection-scale suite's own (go/routeguide/loadgen).
-	schema.MetricServerRSS:        "Server RSS",
-	schema.MetricServerRSSPerConn: "Server RSS per connection",
+	schema.MetricServerRSS:                "Server RSS",
+	schema.MetricServerMarginalRSSPerConn: "Server marginal RSS per connection",
+	schema.MetricServerConnsHeld:          "Connections the server held",
+	schema.MetricServerRSSPerConn:         "Server RSS per connection",
 	// gRPC's benchmark protocol (go/qps).
 	schema.MetricQPSPerServerCore:  "QPS per server core",
 	schema.MetricServerUtilisation: "Server utilisation",

@@ -30,8 +30,15 @@ const (
 	MetricAllocsPerOp    = "allocs_per_op"
 
 	// Suites' own.
-	MetricServerRSS         = "server_rss"           // the server's resident set size after a repetition (connection scale)
-	MetricServerRSSPerConn  = "server_rss_per_conn"  // that RSS divided by the connections held (connection scale)
+	MetricServerRSS        = "server_rss"          // the server's resident set size after a repetition (connection scale)
+	MetricServerRSSPerConn = "server_rss_per_conn" // that RSS divided by the connections held (connection scale)
+	// The growth of the server's anonymous RSS from before the idle
+	// connections opened to after a repetition, per idle connection: what
+	// one more connection costs, without the starting heap (connection scale).
+	MetricServerMarginalRSSPerConn = "server_marginal_rss_per_conn"
+	// The connections the server held after a repetition, counted as its
+	// open sockets beyond those it had before the cell (connection scale).
+	MetricServerConnsHeld   = "server_conns_held"
 	MetricCPUPressure       = "cpu_pressure"         // the share of the wall time some task on the host waited for a CPU
 	MetricServerBytesPerOp  = "server_bytes_per_op"  // the server's bytes allocated per operation (CRI, from its debug service)
 	MetricServerAllocsPerOp = "server_allocs_per_op" // the server's allocations per operation (CRI)

@@ -9,7 +9,7 @@ package schema
 var primaryMetrics = map[string][]string{
 	"routeguide":          {MetricReqPerSec, MetricServerCPUPerOp, MetricLatencyP50},
 	"routeguide_openloop": {MetricLatencyP50, MetricLatencyP99, MetricServerCPUPerOp},
-	"connscale":           {MetricReqPerSec, MetricServerCPUPerOp, MetricServerRSSPerConn},
+	"connscale":           {MetricReqPerSec, MetricServerCPUPerOp, MetricServerMarginalRSSPerConn},
 	"qps":                 {MetricQPSPerServerCore, MetricLatencyP50},
 	"tournament":          {MetricNsPerOp, MetricBytesPerOp},
 	"kubernetes":          {MetricNsPerOp},

@@ -40,6 +40,9 @@ const (
 	ExtraClientCPUs = "client_cpus"
 	// ExtraCPUs says why a run was not pinned.
 	ExtraCPUs = "cpus"
+	// ExtraOrderSeed is the seed of a run whose cells ran in a random
+	// order, which gives that order again.
+	ExtraOrderSeed = "order_seed"
 )
 
 // FileSHA256 is the hex SHA-256 of the file at path, so that results name

@@ -28,6 +28,14 @@ func (p *Process) RSS() (int64, error) {
 	return kib * 1024, err
 }
 
+// AnonRSS is the anonymous part of the server's resident set in bytes:
+// its heap and stacks, without the mapped files (binary, libraries) that a
+// count of connections does not change (Linux only).
+func (p *Process) AnonRSS() (int64, error) {
+	kib, err := statusField(p.PID(), "RssAnon")
+	return kib * 1024, err
+}
+
 // Threads is the server's thread count (Linux only).
 func (p *Process) Threads() (int, error) {
 	n, err := statusField(p.PID(), "Threads")

@@ -69,6 +69,9 @@ type config struct {
 	// lispClient is the Lisp load generator that makes the calls instead
 	// of this process (-lisp_client); empty for the Go client.
 	lispClient string
+	// orderSeed shuffles the connection-scale cells (-order_seed); 0
+	// takes one from the clock.
+	orderSeed int64
 }
 
 // serverSpec is a server to start: its label in the results, executable
@@ -125,6 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.cpus, "cpus", cpusAuto, "CPU `placement`: auto (with -server and 2 or more CPUs, the server on the first half and this load generator on the rest), off (both share every CPU), or SERVER/CLIENT CPU lists such as 0/1")
 	fs.Float64Var(&cfg.rate, "rate", 0, "if positive, an open loop: `requests/s` offered in all, on a fixed schedule, each latency measured from when its request was due (no coordinated omission); the clients bound how many are in flight")
 	fs.StringVar(&cfg.lispClient, "lisp_client", "", "make the calls with the Lisp RouteGuide client at this `executable` (//lisp/routeguide:loadgen), started on this load generator's CPUs, instead of with grpc-go in this process; this program still measures and computes every result, and names the scenarios .../client=lisp")
+	fs.Int64Var(&cfg.orderSeed, "order_seed", 0, "with several -total_conns, the `seed` of the cells' random order, so that no cell always inherits the heap of the same smaller one (0: from the clock; the seed used is recorded as order_seed)")
 	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
 
 	if err := cfg.bench.Parse(fs, args[1:]); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
@@ -82,8 +83,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	case cfg.rate > 0:
 		name = openLoopSuite
 	}
-	file := schema.NewFile(name, env)
 	scenarios := cfg.scenarios()
+	if len(cfg.totalConns) > 1 {
+		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleScenarios(scenarios, cfg.orderSeed), 10)
+	}
+	file := schema.NewFile(name, env)
 
 	// One session per server: the one at -addr, or each one started.
 	work, workErr := newWorkload(cfg.streamMsgs, newChatSpots())
@@ -149,7 +153,14 @@ func (ss *session) start(ctx context.Context, spec serverSpec, cpus cpuset.Set) 
 	}
 	fmt.Fprintf(ss.progress, "[%s] %s server %s (pid %d) listening on %s\n", suite, spec.impl, spec.path, srv.PID(), srv.Addr())
 	ss.server, ss.addr, ss.cpu = srv, srv.Addr(), harness.NewProcessCPU(srv.PID())
+	ss.spec, ss.cpus = spec, cpus
 	return nil
+}
+
+// restart stops the session's server and starts it again, as it was.
+func (ss *session) restart(ctx context.Context) error {
+	ss.stop()
+	return ss.start(ctx, ss.spec, ss.cpus)
 }
 
 // stop stops the session's server, if it started one; a second call does

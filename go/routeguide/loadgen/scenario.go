@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
@@ -58,6 +60,19 @@ func (cfg config) scenarios() []scenario {
 	return out
 }
 
+// shuffleScenarios puts the scenarios in a random order drawn from seed (0:
+// a seed from the clock), and returns the seed used. Connection-scale cells
+// in a fixed order would each start from the heap the previous, smaller
+// one left behind; shuffled, no cell always follows the same one.
+func shuffleScenarios(s []scenario, seed int64) int64 {
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	r := rand.New(rand.NewPCG(uint64(seed), 0))
+	r.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
+	return seed
+}
+
 // name is unique among the results of a report, which may combine the Go
 // and the Lisp run: hence the implementation first, e.g.
 // "go/unary/clients=10".
@@ -79,7 +94,9 @@ type session struct {
 	addr     string
 	lisp     *lispClient         // makes the calls when set (-lisp_client), shared by all sessions
 	server   *serverproc.Process // nil when measuring a running server (-addr)
-	cpu      harness.CPUSource   // the server's CPU, or nil
+	spec     serverSpec          // what server was started, and on which CPUs
+	cpus     cpuset.Set
+	cpu      harness.CPUSource // the server's CPU, or nil
 	work     *workload
 	progress io.Writer
 	// stallGrace is how far a scenario may overrun its plan before it is
@@ -155,7 +172,8 @@ func timeBudget(p harness.Plan, grace time.Duration) time.Duration {
 // session, in session order.
 //
 // A cell's connections normally stay open from its first repetition to its
-// last, and it warms up once. At connection scale with more than one
+// last, and it warms up once. At connection scale each cell (or turn) starts
+// its server afresh (cell.connect), and the cells run in a random order. At connection scale with more than one
 // server, each turn connects, warms up, measures and disconnects instead,
 // and the next turn starts once the server has closed them: this load
 // generator holds the client end of every connection, and two servers'
@@ -215,8 +233,11 @@ type cell struct {
 	// cell's connections were last opened (-1: not known).
 	socketBaseline int
 	reps           []harness.Rep
-	rss            []float64
-	err            error // the first failure; nothing more is measured after it
+	scale          []scaleSample
+	// marginal is the server's anonymous RSS grown per idle connection,
+	// each time the cell's idle connections opened.
+	marginal []float64
+	err      error // the first failure; nothing more is measured after it
 }
 
 // newCell is scenario s against the session's server, not yet connected.
@@ -245,7 +266,18 @@ func (c *cell) connect(ctx context.Context) {
 			return
 		}
 	}
-	if n, ok := ss.serverSockets(); ok {
+	if s.total > 0 && ss.server != nil {
+		// Each connection-scale cell, or turn, starts from a fresh server:
+		// a heap that earlier connections grew would hold the next ones
+		// for free, and what one more costs could not be read.
+		if err := ss.restart(ctx); err != nil {
+			c.err = fmt.Errorf("not run: %w", err)
+			return
+		}
+	}
+	// A process with no socket at all is not the one serving (a wrapper
+	// whose server runs elsewhere): there is nothing of its to count.
+	if n, ok := ss.serverSockets(); ok && n > 0 {
 		c.socketBaseline = n
 	}
 	var clients []pb.RouteGuideClient
@@ -273,17 +305,23 @@ func (c *cell) connect(ctx context.Context) {
 		c.close = append(c.close, closeConns)
 	}
 	if idle := s.total - s.clients; idle > 0 {
-		before, _ := ss.serverRSS()
+		// What the idle connections cost is read before any load runs on
+		// them, so that the heap the calls grow is not counted.
+		before, okBefore := ss.serverAnonRSS()
 		closeIdle, err := openIdle(ctx, ss.addr, idle)
 		if err != nil {
 			c.err = err
 			return
 		}
 		c.close = append(c.close, closeIdle)
-		time.Sleep(idleSettleBeforeMeasure) // let the server accept and set up every one
-		if after, ok := ss.serverRSS(); ok && before > 0 && first {
-			fmt.Fprintf(ss.progress, "[%s] %s: %d idle connections added %.1f KiB of server RSS each\n",
-				suite, c.name, idle, (after-before)/float64(idle)/1024)
+		time.Sleep(idleSettleBeforeMeasure) // let the server set up every one
+		if after, ok := ss.serverAnonRSS(); ok && okBefore && before > 0 {
+			perConn := (after - before) / float64(idle)
+			c.marginal = append(c.marginal, perConn)
+			if first || perConn < 0 {
+				fmt.Fprintf(ss.progress, "[%s] %s: %d idle connections added %.1f KiB of server anonymous RSS each\n",
+					suite, c.name, idle, perConn/1024)
+			}
 		}
 	}
 	if ss.lisp == nil {
@@ -321,11 +359,7 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 
 	r := &harness.Runner{Suite: suite, Scenario: label, Plan: plan, Server: ss.cpu, Progress: ss.progress}
 	if c.s.total > 0 {
-		r.AfterRep = func(int) {
-			if v, ok := ss.serverRSS(); ok {
-				c.rss = append(c.rss, v)
-			}
-		}
+		r.AfterRep = func(int) { c.sampleScale() }
 	}
 	var reps []harness.Rep
 	var err error
@@ -346,7 +380,38 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 		// repetition could leave too few failures to notice.
 		err = ss.server.ExitedEarly()
 	}
+	if err == nil {
+		err = c.checkHeld()
+	}
 	c.err = err
+}
+
+// sampleScale reads the server's memory and connections after a
+// connection-scale repetition.
+func (c *cell) sampleScale() {
+	v, ok := c.ss.serverRSS()
+	if !ok {
+		return
+	}
+	sample := scaleSample{rss: v, held: -1}
+	if n, ok := c.ss.serverSockets(); ok && c.socketBaseline >= 0 {
+		sample.held = float64(n - c.socketBaseline)
+	}
+	c.scale = append(c.scale, sample)
+}
+
+// checkHeld fails a connection-scale cell whose server, after a
+// repetition, held fewer sockets than the cell's idle connections: it
+// refused or dropped some, and its figures are not for the count claimed.
+func (c *cell) checkHeld() error {
+	idle := c.s.total - c.s.clients
+	if len(c.scale) == 0 || idle <= 0 {
+		return nil
+	}
+	if held := c.scale[len(c.scale)-1].held; held >= 0 && int(held) < idle {
+		return fmt.Errorf("the server held %d connections after the repetition, fewer than the cell's %d idle ones", int(held), idle)
+	}
+	return nil
 }
 
 // result closes the cell's connections and returns its result.
@@ -357,9 +422,19 @@ func (c *cell) result() schema.Result {
 	}
 	res := harness.Result(c.name, c.params, c.reps, c.err)
 	if c.s.total > 0 && res.Status == schema.StatusOK {
-		res.Metrics = append(res.Metrics, scaleMetrics(c.reps, c.rss, c.s.total)...)
+		res.Metrics = append(res.Metrics, scaleMetrics(c.reps, c.scale, c.marginal, c.s.total)...)
 	}
 	return res
+}
+
+// serverAnonRSS is the anonymous part of the started server's resident
+// set, if there is one.
+func (ss *session) serverAnonRSS() (float64, bool) {
+	if ss.server == nil {
+		return 0, false
+	}
+	rss, err := ss.server.AnonRSS()
+	return float64(rss), err == nil
 }
 
 // serverRSS is the started server's resident set size, if there is one.
