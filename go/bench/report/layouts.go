@@ -242,7 +242,7 @@ var BuiltinLayouts = map[string]Layout{
 				Metric: schema.MetricLatencyP99, Names: implNames,
 			},
 			PivotTable{
-				Title: "Server marginal RSS per connection (anonymous RSS grown per idle connection)", GroupBy: []string{"rpc", "clients"},
+				Title: "Server marginal RSS per connection (anonymous RSS grown per connection opened, before any call)", GroupBy: []string{"rpc", "clients"},
 				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
 				Metric: schema.MetricServerMarginalRSSPerConn, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
@@ -288,9 +288,10 @@ var BuiltinLayouts = map[string]Layout{
 			},
 			Goal{
 				Title: "Goal: memory",
-				Statement: "At every connection count, what one more idle connection costs the Lisp " +
-					"server in memory (its anonymous RSS grown from before the idle connections " +
-					"opened, per idle connection) is at most 2x what it costs the Go server.",
+				Statement: "At every connection count, what one more connection costs the Lisp " +
+					"server in memory (its anonymous RSS grown from before the cell's connections " +
+					"opened to once they settled, before any call, per connection; each cell on a " +
+					"freshly started server) is at most 2x what it costs the Go server.",
 				GroupBy:  []string{"rpc", "clients", "total_conns"},
 				Cells:    map[string][]string{"total_conns": {"100", "1000", "10000"}},
 				Vary:     []string{"impl"},

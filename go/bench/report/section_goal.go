@@ -269,9 +269,17 @@ func (s Goal) verdict(base, r Row) goalVerdict {
 	for _, l := range s.Limits {
 		bm, okb := base.Metric(l.Metric)
 		xm, okx := r.Metric(l.Metric)
-		if base.Status != schema.StatusOK || r.Status != schema.StatusOK || !okb || !okx || bm.Median == 0 {
+		if base.Status != schema.StatusOK || r.Status != schema.StatusOK {
 			v.cells = append(v.cells, missing)
 			v.decision = NotMet
+			continue
+		}
+		if !okb || !okx || bm.Median == 0 {
+			// Both ran, and the figure was not recorded (a suite leaves out
+			// what it could not read): nothing to decide on.
+			v.cells = append(v.cells, missing)
+			v.decision = v.decision.and(NotDecided)
+			v.why = "no " + MetricLabel(l.Metric)
 			continue
 		}
 		d, cell := l.decide(xm, bm)

@@ -180,3 +180,12 @@ func TestGoalNamesItsCells(t *testing.T) {
 	md = renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)))
 	wantAll(t, md, "| containers=32 | stream | — | not decided (not measured) |", "**Goal not decided**")
 }
+
+// Two runs that both succeeded without recording the goal's metric leave
+// the cell not decided, and say so; only a failed run is not met.
+func TestGoalWithoutTheMetricIsNotDecided(t *testing.T) {
+	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Limits: []RatioLimit{{Metric: "server_rss", Max: 2}}}
+	md := renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)))
+	wantAll(t, md, "| — | not decided (no Server RSS) |", "**Goal not decided**")
+}

@@ -32,9 +32,10 @@ const (
 	// Suites' own.
 	MetricServerRSS        = "server_rss"          // the server's resident set size after a repetition (connection scale)
 	MetricServerRSSPerConn = "server_rss_per_conn" // that RSS divided by the connections held (connection scale)
-	// The growth of the server's anonymous RSS from before the idle
-	// connections opened to after a repetition, per idle connection: what
-	// one more connection costs, without the starting heap (connection scale).
+	// The growth of the server's anonymous RSS from before the cell's
+	// connections opened to once they have settled, before any call, per
+	// connection: what one more connection costs, without the starting
+	// heap (connection scale).
 	MetricServerMarginalRSSPerConn = "server_marginal_rss_per_conn"
 	// The connections the server held after a repetition, counted as its
 	// open sockets beyond those it had before the cell (connection scale).

@@ -111,9 +111,9 @@ type scaleSample struct {
 // scaleMetrics are the connection-scale metrics of a finished scenario: the
 // server's RSS after each repetition; that RSS divided by the connections
 // (which counts the starting heap too); the connections it held after each;
-// and marginal, the growth of its anonymous RSS per idle connection each
-// time the idle connections opened (once, or once a turn): what one more
-// costs. (The server's CPU per request is the harness's server_cpu_per_op.)
+// and marginal, the growth of its anonymous RSS per connection each time
+// the cell's connections opened (once, or once a turn), before any load:
+// what one more costs. (The server's CPU per request is the harness's server_cpu_per_op.)
 // Metrics not read after every repetition are left out, and so is the
 // marginal RSS if a reading of it fell: the heap then moved by more than
 // the connections added, and the figure would be noise.

@@ -280,6 +280,13 @@ func (c *cell) connect(ctx context.Context) {
 	if n, ok := ss.serverSockets(); ok && n > 0 {
 		c.socketBaseline = n
 	}
+	// What the connections cost is read before any load runs on them, so
+	// that the heap the calls grow is not counted: from before the first
+	// is opened to after the last has settled.
+	before, okBefore := 0.0, false
+	if s.total > 0 {
+		before, okBefore = ss.serverAnonRSS()
+	}
 	var clients []pb.RouteGuideClient
 	if ss.lisp != nil {
 		// Each call is bounded within the stall grace, so that a server
@@ -305,22 +312,22 @@ func (c *cell) connect(ctx context.Context) {
 		c.close = append(c.close, closeConns)
 	}
 	if idle := s.total - s.clients; idle > 0 {
-		// What the idle connections cost is read before any load runs on
-		// them, so that the heap the calls grow is not counted.
-		before, okBefore := ss.serverAnonRSS()
 		closeIdle, err := openIdle(ctx, ss.addr, idle)
 		if err != nil {
 			c.err = err
 			return
 		}
 		c.close = append(c.close, closeIdle)
+	}
+	if s.total > 0 {
 		time.Sleep(idleSettleBeforeMeasure) // let the server set up every one
+		opened := s.total - s.clients + ss.clientConns(s)
 		if after, ok := ss.serverAnonRSS(); ok && okBefore && before > 0 {
-			perConn := (after - before) / float64(idle)
+			perConn := (after - before) / float64(opened)
 			c.marginal = append(c.marginal, perConn)
 			if first || perConn < 0 {
-				fmt.Fprintf(ss.progress, "[%s] %s: %d idle connections added %.1f KiB of server anonymous RSS each\n",
-					suite, c.name, idle, perConn/1024)
+				fmt.Fprintf(ss.progress, "[%s] %s: %d connections added %.1f KiB of server anonymous RSS each\n",
+					suite, c.name, opened, perConn/1024)
 			}
 		}
 	}
@@ -425,6 +432,14 @@ func (c *cell) result() schema.Result {
 		res.Metrics = append(res.Metrics, scaleMetrics(c.reps, c.scale, c.marginal, c.s.total)...)
 	}
 	return res
+}
+
+// clientConns is how many connections the clients of scenario s open.
+func (ss *session) clientConns(s scenario) int {
+	if ss.cfg.conns == shared {
+		return 1
+	}
+	return s.clients
 }
 
 // serverAnonRSS is the anonymous part of the started server's resident
