@@ -5,6 +5,7 @@ package cpuset
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,14 +71,72 @@ func (s Set) Overlaps(o Set) bool {
 	return false
 }
 
-// Split divides usable CPUs between a server and its load generator: the
-// server gets the first half, rounded down, and the load generator the
-// rest. With fewer than two CPUs there is nothing to divide, and ok is
-// false.
+// Split divides usable CPUs between a server and its load generator by
+// physical core: SMT siblings share a core's execution units, so a server
+// on one thread of a core and its load generator on the other would still
+// take each other's time. The server gets the first half of the cores,
+// rounded down, with all their usable threads, and the load generator the
+// rest. Where every usable CPU is on one core, or the topology is unknown,
+// each CPU counts as a core of its own. With fewer than two CPUs there is
+// nothing to divide, and ok is false.
 func Split(usable Set) (server, client Set, ok bool) {
+	return splitByCore(usable, readCore)
+}
+
+func splitByCore(usable Set, coreOf func(cpu int) (core, bool)) (server, client Set, ok bool) {
 	if len(usable) < 2 {
 		return nil, nil, false
 	}
-	n := len(usable) / 2
-	return slices.Clone(usable[:n]), slices.Clone(usable[n:]), true
+	// The usable CPUs grouped by core, cores in the order of their first CPU.
+	var cores [][]int
+	index := map[core]int{}
+	for _, cpu := range usable {
+		c, known := coreOf(cpu)
+		if !known {
+			c = core{pkg: -1, id: cpu}
+		}
+		i, seen := index[c]
+		if !seen {
+			i = len(cores)
+			index[c] = i
+			cores = append(cores, nil)
+		}
+		cores[i] = append(cores[i], cpu)
+	}
+	if len(cores) < 2 {
+		// One core's threads: nothing better than splitting them.
+		cores = cores[:0]
+		for _, cpu := range usable {
+			cores = append(cores, []int{cpu})
+		}
+	}
+	n := len(cores) / 2
+	return flatten(cores[:n]), flatten(cores[n:]), true
+}
+
+// core identifies a physical core: its package and its id within it.
+type core struct{ pkg, id int }
+
+// readCore reads a CPU's core from sysfs; false where it is not reported.
+func readCore(cpu int) (core, bool) {
+	read := func(name string) (int, bool) {
+		b, err := os.ReadFile(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/topology/%s", cpu, name))
+		if err != nil {
+			return 0, false
+		}
+		v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		return v, err == nil
+	}
+	pkg, ok1 := read("physical_package_id")
+	id, ok2 := read("core_id")
+	return core{pkg, id}, ok1 && ok2
+}
+
+func flatten(groups [][]int) Set {
+	var out Set
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	slices.Sort(out)
+	return out
 }

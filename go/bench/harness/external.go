@@ -134,9 +134,9 @@ func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhis
 			return Rep{}, fmt.Errorf("server CPU: %w", err)
 		}
 	}
-	stall0 := readStall()
+	stall0, steal0 := readStall(), readSteal()
 	ext, err := c.Start(ctx)
-	stall1 := readStall()
+	stall1, steal1 := readStall(), readSteal()
 	if err != nil {
 		return Rep{}, err
 	}
@@ -150,6 +150,7 @@ func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhis
 	}
 	rep.ClientCores, rep.ServerCores, rep.SharedCPUs = r.sideCores()
 	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, ext.Wall)
+	rep.CPUSteal, rep.HasCPUSteal = stealShare(steal0, steal1, ext.Wall, hostCPUs())
 	if r.Server != nil {
 		server1, err := r.Server.CPU()
 		if err != nil {

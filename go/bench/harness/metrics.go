@@ -66,7 +66,8 @@ func Metrics(reps []Rep) []schema.Metric {
 		out = append(out, schema.NewMetric(d.name, d.unit, d.better, values))
 	}
 	out = append(out, utilisationMetrics(reps)...)
-	return append(out, pressureMetric(reps)...)
+	out = append(out, pressureMetric(reps)...)
+	return append(out, stealMetric(reps)...)
 }
 
 // utilisationMetrics are each side's utilisation per repetition, for the

@@ -45,6 +45,11 @@ type Rep struct {
 	// kernel does not report it.
 	CPUPressure    float64
 	HasCPUPressure bool
+	// CPUSteal is the share of the host's CPU time the hypervisor gave to
+	// other guests during Wall (see steal.go); HasCPUSteal is false where
+	// the kernel does not report it.
+	CPUSteal    float64
+	HasCPUSteal bool
 }
 
 // Attempts is the number of operations started: successful plus failed.

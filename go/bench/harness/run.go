@@ -151,7 +151,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 		}
 	}
 
-	stall0 := readStall()
+	stall0, steal0 := readStall(), readSteal()
 	start := time.Now()
 	if r.Plan.Duration > 0 {
 		deadline = start.Add(r.Plan.Duration)
@@ -163,7 +163,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 	stopTicker := prog.ticker(label, start, t)
 	wg.Wait()
 	wall := time.Since(start)
-	stall1 := readStall()
+	stall1, steal1 := readStall(), readSteal()
 	stopTicker()
 
 	client1, err := selfCPU()
@@ -173,6 +173,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 	rep := Rep{Wall: wall, ClientCPU: client1.Sub(client0)}
 	rep.ClientCores, rep.ServerCores, rep.SharedCPUs = r.sideCores()
 	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, wall)
+	rep.CPUSteal, rep.HasCPUSteal = stealShare(steal0, steal1, wall, hostCPUs())
 	if r.Server != nil {
 		server1, err := r.Server.CPU()
 		if err != nil {

@@ -46,6 +46,7 @@ func (c MetricChange) Delta() string { return c.Test.FormatDelta(c.Old.Center, c
 // change in them is shown, but is neither better nor worse.
 var hostMetrics = map[string]bool{
 	schema.MetricCPUPressure: true,
+	schema.MetricCPUSteal:    true,
 	// How busy each side was: a change is worth seeing, neither good nor bad.
 	schema.MetricClientUtilisation: true,
 	schema.MetricServerUtilisation: true,

@@ -161,6 +161,7 @@ var metricLabels = map[string]string{
 	schema.MetricBytesPerOp:     "Bytes/op",
 	schema.MetricAllocsPerOp:    "Allocs/op",
 	schema.MetricCPUPressure:    "Host CPU pressure",
+	schema.MetricCPUSteal:       "Host CPU steal",
 	schema.MetricEncodedBytes:   "Encoded bytes",
 	// The connection-scale suite's own (go/routeguide/loadgen).
 	schema.MetricServerRSS:                "Server RSS",
@@ -178,6 +179,7 @@ var metricLabels = map[string]string{
 // "98%", not "0.98x".
 var shareMetrics = map[string]bool{
 	schema.MetricCPUPressure:       true,
+	schema.MetricCPUSteal:          true,
 	schema.MetricServerUtilisation: true,
 	schema.MetricClientUtilisation: true,
 }

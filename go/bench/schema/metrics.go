@@ -41,6 +41,7 @@ const (
 	// open sockets beyond those it had before the cell (connection scale).
 	MetricServerConnsHeld   = "server_conns_held"
 	MetricCPUPressure       = "cpu_pressure"         // the share of the wall time some task on the host waited for a CPU
+	MetricCPUSteal          = "cpu_steal"            // the share of the host's CPU time its hypervisor gave to other guests
 	MetricServerBytesPerOp  = "server_bytes_per_op"  // the server's bytes allocated per operation (CRI, from its debug service)
 	MetricServerAllocsPerOp = "server_allocs_per_op" // the server's allocations per operation (CRI)
 	MetricEncodedBytes      = "encoded_bytes"        // an object's encoded size (Kubernetes content types)

@@ -67,7 +67,7 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 		"gRPC's standard scenarios to run, comma-separated")
 	fs.StringVar(&payloads, "payloads", "0,1024", "request and response payload `sizes` in octets, comma-separated")
 	fs.DurationVar(&cfg.duration, "duration", time.Second, "measured time per repetition, in whole seconds (gRPC's scenarios count seconds)")
-	fs.StringVar(&cfg.cpus, "cpus", "auto", "CPU placement: auto (server workers on the first half of the usable CPUs, client workers and this driver on the rest), off, or SERVER/CLIENT CPU lists such as 0/1")
+	fs.StringVar(&cfg.cpus, "cpus", "auto", "CPU placement: auto (server workers on the first half of the usable physical cores, SMT siblings kept together, client workers and this driver on the rest), off, or SERVER/CLIENT CPU lists such as 0/1")
 	if err := cfg.flags.Parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -122,7 +122,8 @@ func implementations(list string, paths map[string]string) ([]string, error) {
 }
 
 // placement gives the server workers and the client workers CPU sets of
-// their own: auto splits the usable CPUs in two halves.
+// their own: auto splits the usable physical cores in two halves
+// (cpuset.Split).
 func placement(spec string) (sets [2]cpuset.Set, unpinnedBy string, err error) {
 	switch spec {
 	case "off":

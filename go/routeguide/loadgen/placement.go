@@ -49,7 +49,8 @@ func parseCPUs(s string) (placement, error) {
 }
 
 // place decides the placement for this run. auto gives the server the
-// first half of the usable CPUs and the load generator the rest; it pins
+// first half of the usable physical cores and the load generator the rest
+// (cpuset.Split); it pins
 // nothing when there are fewer than two, or when the server is not ours
 // to start (-addr).
 func (cfg *config) place() placement {

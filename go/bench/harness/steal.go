@@ -1,0 +1,78 @@
+package harness
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// The host's CPU steal during a repetition (schema.MetricCPUSteal) is the
+// share of its CPUs' time that the hypervisor gave to other guests while
+// this one had work: the "steal" column of /proc/stat, over the wall time
+// and the CPUs. CPU pressure cannot show it (a stolen CPU looks busy to the
+// guest, not contended), yet it slows both sides of a measurement, and
+// differently from one repetition to the next.
+
+// statPath is where Linux reports its CPUs' cumulative times.
+const statPath = "/proc/stat"
+
+// parseSteal reads the steal time of the "cpu" line (all CPUs) of
+// /proc/stat: its eighth field, in clock ticks.
+func parseSteal(data []byte, ticksPerSecond int64) (time.Duration, bool) {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	fields := bytes.Fields(line)
+	if len(fields) < 9 || string(fields[0]) != "cpu" || ticksPerSecond <= 0 {
+		return 0, false
+	}
+	ticks, err := strconv.ParseInt(string(fields[8]), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(ticks) * time.Second / time.Duration(ticksPerSecond), true
+}
+
+// stealReading is the host's cumulative steal, ok false where the kernel
+// does not report it.
+type stealReading struct {
+	total time.Duration
+	ok    bool
+}
+
+// readSteal reads the host's cumulative steal time.
+func readSteal() stealReading {
+	data, err := os.ReadFile(statPath)
+	if err != nil {
+		return stealReading{}
+	}
+	d, ok := parseSteal(data, clockTicksPerSecond())
+	return stealReading{d, ok}
+}
+
+// stealShare is the share of the host's CPU time stolen between two
+// readings, over wall and cpus; ok false if either is missing.
+func stealShare(before, after stealReading, wall time.Duration, cpus int) (float64, bool) {
+	if !before.ok || !after.ok || wall <= 0 || cpus <= 0 {
+		return 0, false
+	}
+	return float64(after.total-before.total) / float64(wall) / float64(cpus), true
+}
+
+// hostCPUs is the number of CPUs /proc/stat's "cpu" line adds up.
+func hostCPUs() int { return runtime.NumCPU() }
+
+// stealMetric is the host's CPU steal per repetition, if every one could
+// read it.
+func stealMetric(reps []Rep) []schema.Metric {
+	values := make([]float64, len(reps))
+	for i, r := range reps {
+		if !r.HasCPUSteal {
+			return nil
+		}
+		values[i] = r.CPUSteal
+	}
+	return []schema.Metric{schema.NewMetric(schema.MetricCPUSteal, schema.UnitRatio, schema.LowerIsBetter, values)}
+}
