@@ -56,8 +56,8 @@ func run(ctx context.Context, o *options) (*schema.File, error) {
 	return file, nil
 }
 
-// runClients starts kcp in a temporary root directory, runs every kind x
-// content type, and stops kcp.
+// runClients starts kcp in a temporary root directory, runs every kind in
+// every content type (the content types of a kind in turns), and stops kcp.
 func runClients(ctx context.Context, o *options) ([]schema.Result, error) {
 	dir, err := os.MkdirTemp("", "kcpbench-")
 	if err != nil {
@@ -83,11 +83,9 @@ func runClients(ctx context.Context, o *options) ([]schema.Result, error) {
 	}
 	var results []schema.Result
 	for _, k := range o.Kinds {
-		for _, m := range o.Media {
-			results = append(results, runClientScenario(ctx, kcp.Config, k, m, p, os.Stderr))
-			if ctx.Err() != nil {
-				return results, ctx.Err()
-			}
+		results = append(results, runKind(ctx, kcp.Config, k, o.Media, p, os.Stderr)...)
+		if ctx.Err() != nil {
+			return results, ctx.Err()
 		}
 	}
 	return results, nil

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 // The content types are really used: against a real kcp, each of the four
@@ -47,6 +50,24 @@ func TestContentTypesOnTheWire(t *testing.T) {
 		if n, err := verifyWire(ctx, kcp.Config, allKinds[0], media); err != nil || n != 3 {
 			t.Errorf("verifyWire(%s) = %d, %v", media, n, err)
 		}
+	}
+	// And a kind measured in every content type, in turns, gives each its
+	// repetitions: a warm-up before each one's first turn only.
+	var progress strings.Builder
+	p := clientPlan{Plan: harness.Plan{Workers: 1, Ops: 2, Reps: 2, Warmup: harness.Warmup{Ops: 1}},
+		ServerPID: kcp.PID(), ServerExited: kcp.ExitedEarly}
+	results := runKind(ctx, kcp.Config, allKinds[0], allMediaTypes, p, &progress)
+	if len(results) != len(allMediaTypes) {
+		t.Fatalf("%d results for %d content types", len(results), len(allMediaTypes))
+	}
+	for i, r := range results {
+		ops, _ := r.Metric(schema.MetricOps)
+		if r.Status != schema.StatusOK || len(ops.Reps) != 2 || r.Parameters["content_type"] != allMediaTypes[i] {
+			t.Errorf("%s: %s, %d repetitions: %s", r.Scenario, r.Status, len(ops.Reps), r.Error)
+		}
+	}
+	if got := strings.Count(progress.String(), "warm-up"); got != len(allMediaTypes) {
+		t.Errorf("%d warm-ups, want one per content type:\n%s", got, progress.String())
 	}
 }
 
