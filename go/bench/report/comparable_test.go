@@ -79,3 +79,23 @@ func TestGoalRefusesCellsOfAnotherHostOrTime(t *testing.T) {
 	wantAll(t, md, "| containers=32 | stream | — | not judged (measured on different hosts) |",
 		"| containers=64 | stream | — | not judged (measured 2 h apart, over 30 min) |", "**Goal not decided**")
 }
+
+// A scenario table's ratio column and a comparison table's change refuse
+// rows of another host as the pivot does.
+func TestTablesRefuseRowsOfAnotherHost(t *testing.T) {
+	noon := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	here, there := measuredAt("h1", noon), measuredAt("h2", noon)
+	at := func(r Row, env *schema.Environment) Row { r.Env = env; return r }
+	d := &Dataset{Rows: []Row{
+		at(goalRow("list", 0, around(100), around(1)), here),
+		at(goalRow("stream", 0, around(50), around(1)), there),
+	}}
+	p := &Page{}
+	ScenarioTable{RowParams: []string{"method"}, Metrics: Metrics("latency_p50"),
+		Ratio: &Ratio{Metric: "latency_p50"}}.Render(d, p)
+	wantAll(t, p.md.String(), "— (measured on different hosts)")
+	tbl := ComparisonTable(Metrics("latency_p50"), []Column{{Name: "List", Row: &d.Rows[0]}, {Name: "Stream", Row: &d.Rows[1]}}, 0.02)
+	if got := tbl.Rows[0][3]; got != "— (measured on different hosts)" {
+		t.Errorf("delta %q", got)
+	}
+}

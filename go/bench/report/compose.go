@@ -82,7 +82,9 @@ func ComparisonTable(metrics []MetricView, cols []Column, sameWithin float64) Ta
 		for i, c := range cols {
 			v, ok := columnValue(c, mv.Name)
 			cell := cellText(c, v, ok, unit)
-			if !pair && i > 0 && ok && baseOK && base != 0 {
+			if why := incomparableColumns(cols[0], c); !pair && i > 0 && ok && why != "" {
+				cell += " (" + why + ")"
+			} else if !pair && i > 0 && ok && baseOK && base != 0 {
 				change := v/base - 1
 				if math.Abs(change) >= sameWithin && improved(change, better) {
 					cell = "**" + cell + "**"
@@ -95,7 +97,9 @@ func ComparisonTable(metrics []MetricView, cols []Column, sameWithin float64) Ta
 			a, aOK := columnValue(cols[0], mv.Name)
 			b, bOK := columnValue(cols[1], mv.Name)
 			d := missing
-			if aOK && bOK {
+			if why := incomparableColumns(cols[0], cols[1]); why != "" {
+				d += " (" + why + ")"
+			} else if aOK && bOK {
 				d = Delta(a, b, better, cols[1].Name, mv.wording(unit), sameWithin)
 			}
 			row = append(row, d)
@@ -103,6 +107,15 @@ func ComparisonTable(metrics []MetricView, cols []Column, sameWithin float64) Ta
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// incomparableColumns says why two columns' rows must not be related (see
+// Incomparable), or "" when they may, or when either is missing.
+func incomparableColumns(a, b Column) string {
+	if a.Row == nil || b.Row == nil {
+		return ""
+	}
+	return Incomparable(*a.Row, *b.Row)
 }
 
 func columnValue(c Column, metric string) (float64, bool) {

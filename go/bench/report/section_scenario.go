@@ -128,6 +128,10 @@ func (s ScenarioTable) addRatio(d *Dataset, t *Table) {
 		if cells[i] == missing || base == nil || &d.Rows[i] == base {
 			continue
 		}
+		if why := Incomparable(r, *base); why != "" {
+			cells[i] = missing + " (" + why + ")"
+			continue
+		}
 		m, _ := r.Metric(rt.Metric)
 		cells[i] += " " + significanceNote(mannWhitney(m.Reps, baseMetric.Reps))
 	}
