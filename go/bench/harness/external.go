@@ -115,9 +115,13 @@ func (r *Runner) RunExternal(ctx context.Context, c External) ([]Rep, error) {
 		}
 	}
 	merged := newLatencyHistogram()
-	return r.repeat(prog, func(string) (Rep, error) {
+	reps, err := r.repeat(prog, func(string) (Rep, error) {
 		return r.measureExternal(ctx, c, merged)
 	})
+	if err == nil && r.Plan.Rate > 0 {
+		err = checkErrorShare(r.Scenario, reps)
+	}
+	return reps, err
 }
 
 // measureExternal runs one repetition of c, with the server's CPU and the

@@ -72,8 +72,10 @@ func TestRunExternalComputesWhatRunDoes(t *testing.T) {
 		Plan: Plan{Workers: 4, Duration: 500 * time.Millisecond, Rate: 300, Warmup: Warmup{Ops: 7}, Reps: 3},
 	}
 	reps, err := r.RunExternal(context.Background(), f)
-	if err != nil {
-		t.Fatal(err)
+	// Two failures in 102 calls is over an open loop's error budget: the
+	// run fails, its repetitions kept.
+	if err == nil || !strings.Contains(err.Error(), "2 of 102 operations failed") || len(reps) != 3 {
+		t.Fatalf("err %v with %d repetitions, want the error share over budget and all 3", err, len(reps))
 	}
 	if len(f.warmups) != 1 || f.warmups[0].Ops != 7 || len(f.plans) != 3 || f.plans[0].Rate != 300 {
 		t.Fatalf("warm-ups %v, plans %v", f.warmups, f.plans)

@@ -66,6 +66,7 @@ func Metrics(reps []Rep) []schema.Metric {
 		out = append(out, schema.NewMetric(d.name, d.unit, d.better, values))
 	}
 	out = append(out, utilisationMetrics(reps)...)
+	out = append(out, sendLagMetrics(reps)...)
 	out = append(out, pressureMetric(reps)...)
 	return append(out, stealMetric(reps)...)
 }

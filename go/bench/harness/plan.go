@@ -33,8 +33,13 @@ type Plan struct {
 	// each one's latency is measured from when it was due, not from when a
 	// worker got to it (as wrk2 does). A stall then shows in the latency of
 	// every operation that waited behind it, instead of delaying them
-	// unseen (coordinated omission). Workers bounds how many run at once.
+	// unseen (coordinated omission). Operations do not wait for each other
+	// (see openloop.go): operation n runs as worker n mod Workers, so the
+	// Op must allow several calls with one worker index at once.
 	Rate float64
+	// MaxInFlight bounds an open loop's concurrent operations; 0 means
+	// DefaultMaxInFlight.
+	MaxInFlight int
 	// Warmup runs before the first repetition and is not measured.
 	Warmup Warmup
 	// Reps is the number of measured repetitions; statistics across
@@ -51,8 +56,8 @@ func (p Plan) Validate() error {
 	if (p.Ops > 0) == (p.Duration > 0) {
 		errs = append(errs, errors.New("exactly one of ops and duration must be positive"))
 	}
-	if p.Ops < 0 || p.Duration < 0 || p.MaxOps < 0 || p.Rate < 0 {
-		errs = append(errs, errors.New("ops, duration, max ops and rate must not be negative"))
+	if p.Ops < 0 || p.Duration < 0 || p.MaxOps < 0 || p.Rate < 0 || p.MaxInFlight < 0 {
+		errs = append(errs, errors.New("ops, duration, max ops, rate and max in flight must not be negative"))
 	}
 	if p.Rate > 0 && p.Duration <= 0 {
 		errs = append(errs, errors.New("a rate needs a fixed duration"))
@@ -64,6 +69,13 @@ func (p Plan) Validate() error {
 		errs = append(errs, errors.New("warm-up must not be negative"))
 	}
 	return errors.Join(errs...)
+}
+
+func (p Plan) maxInFlight() int {
+	if p.MaxInFlight > 0 {
+		return p.MaxInFlight
+	}
+	return DefaultMaxInFlight
 }
 
 func (p Plan) maxOps() int64 {

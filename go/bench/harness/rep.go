@@ -39,6 +39,10 @@ type Rep struct {
 	AllocsUnmeasured   bool
 
 	Latency Percentiles
+	// SendLag, in an open loop (HasSendLag), is how late the operations
+	// started after they were due (see openloop.go).
+	SendLag    Percentiles
+	HasSendLag bool
 
 	// CPUPressure is the share of Wall in which some task on the host
 	// waited for a CPU (see pressure.go); HasCPUPressure is false where the

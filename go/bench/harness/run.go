@@ -46,9 +46,25 @@ func (r *Runner) Run(ctx context.Context, op Op) ([]Rep, error) {
 	if err := r.warmUp(ctx, op, workers, prog); err != nil {
 		return nil, err
 	}
-	return r.repeat(prog, func(label string) (Rep, error) {
+	reps, err := r.repeat(prog, func(label string) (Rep, error) {
 		return r.measure(ctx, op, workers, merged, prog, label)
 	})
+	if err == nil && r.Plan.Rate > 0 {
+		err = checkErrorShare(r.Scenario, reps)
+	}
+	return reps, err
+}
+
+// checkErrorShare fails an open loop in which a repetition's failed
+// operations exceeded openLoopMaxErrorShare of those started.
+func checkErrorShare(scenario string, reps []Rep) error {
+	for i, rep := range reps {
+		if a := rep.Attempts(); a > 0 && float64(rep.Errors) > openLoopMaxErrorShare*float64(a) {
+			return fmt.Errorf("%s rep %d/%d: %d of %d operations failed (%.2f%%, over the open loop's %g%%): %s",
+				scenario, i+1, len(reps), rep.Errors, a, 100*float64(rep.Errors)/float64(a), 100*openLoopMaxErrorShare, rep.FirstError)
+		}
+	}
+	return nil
 }
 
 // repeat measures Plan.Reps repetitions with measure, printing progress and
@@ -92,7 +108,7 @@ func (r *Runner) warmUp(ctx context.Context, op Op, workers []*worker, prog *pro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.loop(ctx, op, t, deadline, nil)
+			w.loop(ctx, op, t, deadline)
 		}()
 	}
 	wg.Wait()
@@ -125,14 +141,29 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 	release := make(chan struct{})
 	var deadline time.Time
 	var sched *schedule
+	var open *openLoop
 	var wg sync.WaitGroup
-	for _, w := range workers {
+	if r.Plan.Rate > 0 {
+		// The dispatcher's sleeps hold a P (sleeper): one more for the rest.
+		procs := runtime.GOMAXPROCS(0)
+		runtime.GOMAXPROCS(openLoopProcs(procs))
+		defer runtime.GOMAXPROCS(procs)
+		open = newOpenLoop(workers, r.Plan.maxInFlight())
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-release
-			w.loop(ctx, op, t, deadline, sched)
+			open.run(ctx, op, t, deadline, sched)
 		}()
+	} else {
+		for _, w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-release
+				w.loop(ctx, op, t, deadline)
+			}()
+		}
 	}
 
 	runtime.GC()
@@ -196,6 +227,9 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 	}
 	mergeLatencies(merged, workers)
 	rep.Latency = percentilesOf(merged)
+	if open != nil {
+		rep.SendLag, rep.HasSendLag = percentilesOf(open.lag), true
+	}
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}

@@ -249,7 +249,9 @@ func TestOpenLoopCountsWaitingTime(t *testing.T) {
 		time.Sleep(30 * time.Millisecond)
 		return 1, nil
 	}
-	r := &Runner{Plan: Plan{Workers: 1, Duration: 200 * time.Millisecond, Rate: 100, Reps: 1}}
+	// One operation in flight at most: each waits for the one before, and
+	// that wait is both send lag and latency.
+	r := &Runner{Plan: Plan{Workers: 1, Duration: 200 * time.Millisecond, Rate: 100, Reps: 1, MaxInFlight: 1}}
 	reps, err := r.Run(context.Background(), op)
 	if err != nil {
 		t.Fatal(err)
@@ -260,6 +262,61 @@ func TestOpenLoopCountsWaitingTime(t *testing.T) {
 	}
 	if rep.Latency.Max < 350*time.Millisecond || rep.Latency.P50 < 150*time.Millisecond {
 		t.Errorf("latency p50 %v, max %v: the waiting behind slow operations is not counted", rep.Latency.P50, rep.Latency.Max)
+	}
+	if !rep.HasSendLag || rep.SendLag.Max < 300*time.Millisecond {
+		t.Errorf("send lag %+v: the dispatcher's waiting is not shown", rep.SendLag)
+	}
+}
+
+// TestOpenLoopDoesNotWaitForEarlierOperations: with the default in-flight
+// cap, slow operations overlap, as real callers' would: each latency is the
+// operation's own, and the operations start on time, whatever the number
+// of workers.
+func TestOpenLoopDoesNotWaitForEarlierOperations(t *testing.T) {
+	var inFlight, peak atomic.Int64
+	op := func(ctx context.Context, worker int) (int, error) {
+		n := inFlight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(30 * time.Millisecond)
+		inFlight.Add(-1)
+		return 1, nil
+	}
+	r := &Runner{Plan: Plan{Workers: 1, Duration: 200 * time.Millisecond, Rate: 100, Reps: 1}}
+	reps, err := r.Run(context.Background(), op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := reps[0]
+	if rep.Ops != 20 || peak.Load() < 2 {
+		t.Errorf("%d ops, at most %d at once: want 20, overlapping", rep.Ops, peak.Load())
+	}
+	if rep.Latency.P50 > 100*time.Millisecond || rep.SendLag.P50 > 20*time.Millisecond {
+		t.Errorf("latency p50 %v, send lag p50 %v: operations waited for each other", rep.Latency.P50, rep.SendLag.P50)
+	}
+	ms := Metrics(reps)
+	found := false
+	for _, m := range ms {
+		found = found || m.Name == "send_lag_p99"
+	}
+	if !found {
+		t.Error("no send lag metric")
+	}
+}
+
+// An open loop fails when more than 0.1% of its operations failed: the
+// percentiles of the rest would hide them.
+func TestOpenLoopErrorBudget(t *testing.T) {
+	var n atomic.Int64
+	op := func(ctx context.Context, worker int) (int, error) {
+		if n.Add(1)%10 == 0 {
+			return 0, errors.New("unavailable")
+		}
+		return 1, nil
+	}
+	r := &Runner{Scenario: "x", Plan: Plan{Workers: 2, Duration: 100 * time.Millisecond, Rate: 200, Reps: 1}}
+	if _, err := r.Run(context.Background(), op); err == nil || !strings.Contains(err.Error(), "2 of 20 operations failed") {
+		t.Errorf("err = %v, want the error share named", err)
 	}
 }
 

@@ -46,10 +46,6 @@ type worker struct {
 	ops, errors, msgs int64
 	firstErr          error
 	firstErrAt        time.Time
-
-	// wait paces an open loop: one timer per worker, reset for each
-	// operation that is early, not one allocated per operation.
-	wait *time.Timer
 }
 
 func (w *worker) reset() {
@@ -58,17 +54,15 @@ func (w *worker) reset() {
 	w.firstErr, w.firstErrAt = nil, time.Time{}
 }
 
-// loop runs operations until the tickets run out, the deadline (if not zero)
-// has passed, or ctx is done. It checks the deadline after each operation
-// with the timestamp it took anyway, so a fixed-duration run costs no extra
-// clock reads. With a schedule (open loop), each operation waits until it
-// is due, none is started once the deadline is reached, and its latency
-// counts from when it was due.
-func (w *worker) loop(ctx context.Context, op Op, t *tickets, deadline time.Time, sched *schedule) {
+// loop runs operations back to back (a closed loop) until the tickets run
+// out, the deadline (if not zero) has passed, or ctx is done. It checks the
+// deadline after each operation with the timestamp it took anyway, so a
+// fixed-duration run costs no extra clock reads. (An open loop is run by
+// openLoop instead.)
+func (w *worker) loop(ctx context.Context, op Op, t *tickets, deadline time.Time) {
 	done := ctx.Done()
 	for {
-		n, ok := t.next()
-		if !ok {
+		if _, ok := t.next(); !ok {
 			return
 		}
 		select {
@@ -77,43 +71,10 @@ func (w *worker) loop(ctx context.Context, op Op, t *tickets, deadline time.Time
 		default:
 		}
 		start := time.Now()
-		if sched != nil {
-			due := sched.due(n)
-			if !due.Before(deadline) {
-				return
-			}
-			if early := due.Sub(start); early > 0 {
-				if w.wait == nil {
-					w.wait = time.NewTimer(early)
-				} else {
-					w.wait.Reset(early)
-				}
-				select {
-				case <-done:
-					w.wait.Stop()
-					return
-				case <-w.wait.C:
-				}
-			}
-			start = due
-		}
 		msgs, err := op(ctx, w.id)
 		end := time.Now()
-		if err != nil {
-			w.errors++
-			if w.firstErr == nil {
-				w.firstErr, w.firstErrAt = err, end
-			}
-		} else {
-			w.ops++
-			w.msgs += int64(msgs)
-			// Failed operations stay out of the histogram: a fast
-			// rejection is not a latency the service achieved.
-			recordLatency(w.latency, end.Sub(start))
-		}
-		// An open loop ends by its schedule: operations due before the
-		// deadline run however late, or their latency would go unseen.
-		if sched == nil && !deadline.IsZero() && !end.Before(deadline) {
+		w.record(msgs, err, end, end.Sub(start))
+		if !deadline.IsZero() && !end.Before(deadline) {
 			return
 		}
 	}

@@ -162,6 +162,9 @@ var metricLabels = map[string]string{
 	schema.MetricAllocsPerOp:    "Allocs/op",
 	schema.MetricCPUPressure:    "Host CPU pressure",
 	schema.MetricCPUSteal:       "Host CPU steal",
+	schema.MetricSendLagP50:     "Send lag p50",
+	schema.MetricSendLagP99:     "Send lag p99",
+	schema.MetricSendLagMax:     "Send lag max",
 	schema.MetricEncodedBytes:   "Encoded bytes",
 	// The connection-scale suite's own (go/routeguide/loadgen).
 	schema.MetricServerRSS:                "Server RSS",

@@ -216,9 +216,27 @@ var BuiltinLayouts = map[string]Layout{
 			openLoopLatency(schema.MetricLatencyP99),
 			openLoopLatency(schema.MetricLatencyP999),
 			PivotTable{
-				Title: "Achieved rate", GroupBy: []string{"rpc", "client", "rate"},
-				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Title: "Achieved rate", GroupBy: []string{"rpc", "client", "clients"},
+				Rows: "rate", Cols: "impl", ColOrder: []string{"go", "lisp"},
 				Metric: schema.MetricReqPerSec, Names: implNames,
+			},
+			// How late the load generator started the calls: part of every
+			// latency above, and the load generator's, not the server's.
+			PivotTable{
+				Title: "Send lag p99 (how late calls started after they were due)", GroupBy: []string{"rpc", "client", "clients"},
+				Rows: "rate", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricSendLagP99, Names: implNames,
+			},
+			PivotTable{
+				Title: "Send lag max", GroupBy: []string{"rpc", "client", "clients"},
+				Rows: "rate", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricSendLagMax, Names: implNames,
+			},
+			// The latency-versus-load curve of a rate sweep, up to each
+			// server's saturation, where its latency climbs without bound.
+			ChartSection{
+				Title: "Latency p99 by offered rate", GroupBy: []string{"rpc", "client", "clients"}, Kind: LineChart,
+				X: "rate", Series: "impl", Metric: schema.MetricLatencyP99, LogY: true, Names: implNames,
 			},
 		},
 	},
@@ -401,8 +419,8 @@ var kubernetesMethod = []string{
 // Lisp servers side by side at the same offered rate and load generator.
 func openLoopLatency(metric string) PivotTable {
 	return PivotTable{
-		Title: MetricLabel(metric), GroupBy: []string{"rpc", "client", "rate"},
-		Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+		Title: MetricLabel(metric), GroupBy: []string{"rpc", "client", "clients"},
+		Rows: "rate", Cols: "impl", ColOrder: []string{"go", "lisp"},
 		Metric: metric, Names: implNames,
 		Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 	}

@@ -26,8 +26,13 @@ const (
 	MetricLatencyP99     = "latency_p99"
 	MetricLatencyP999    = "latency_p999"
 	MetricLatencyMax     = "latency_max"
-	MetricBytesPerOp     = "bytes_per_op"
-	MetricAllocsPerOp    = "allocs_per_op"
+	// An open loop's send lag: how late its operations started after they
+	// were due, which its latencies include.
+	MetricSendLagP50  = "send_lag_p50"
+	MetricSendLagP99  = "send_lag_p99"
+	MetricSendLagMax  = "send_lag_max"
+	MetricBytesPerOp  = "bytes_per_op"
+	MetricAllocsPerOp = "allocs_per_op"
 
 	// Suites' own.
 	MetricServerRSS        = "server_rss"          // the server's resident set size after a repetition (connection scale)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +58,9 @@ type config struct {
 	streamMsgs int
 	cpus       string    // -cpus: auto, off or SERVER/CLIENT
 	cpuSets    placement // -cpus SERVER/CLIENT, parsed
-	rate       float64
+	// rates, when given, make this an open loop, one scenario per rate
+	// offered (a sweep: a latency-versus-load curve).
+	rates []float64
 	// totalConns, when given, makes this the connection-scale suite: each
 	// scenario holds that many connections, the clients' plus idle ones.
 	totalConns []int
@@ -112,7 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	// before the first measured repetition.
 	cfg := config{bench: harness.Flags{Reps: 3, Warmup: harness.Warmup{Duration: time.Second}}}
 	cfg.bench.Register(fs)
-	var rpcs, clients, conns, totalConns, serverArgs, rivalArgs string
+	var rpcs, clients, conns, totalConns, serverArgs, rivalArgs, rates string
 	fs.StringVar(&cfg.serverPath, "server", "", "RouteGuide server `executable` to start with -addr 127.0.0.1:0 (its CPU time is measured too)")
 	fs.StringVar(&serverArgs, "server_args", "", "space-separated extra `arguments` for the -server started, such as a tuning flag; recorded in the results")
 	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
@@ -126,7 +129,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&conns, "conns", string(perClient), "connection `mode`: per-client (each client its own HTTP/2 connection) or shared (all clients multiplex one)")
 	fs.StringVar(&totalConns, "total_conns", "", "comma `list` of total connection counts: each scenario adds idle HTTP/2 connections up to it and records the server's RSS per idle connection and CPU per request (the connscale suite)")
 	fs.StringVar(&cfg.cpus, "cpus", cpusAuto, "CPU `placement`: auto (with -server and 2 or more CPUs, the server on the first half of the physical cores, SMT siblings kept together, and this load generator on the rest), off (both share every CPU), or SERVER/CLIENT CPU lists such as 0/1")
-	fs.Float64Var(&cfg.rate, "rate", 0, "if positive, an open loop: `requests/s` offered in all, on a fixed schedule, each latency measured from when its request was due (no coordinated omission); the clients bound how many are in flight")
+	fs.StringVar(&rates, "rate", "", "an open loop: comma `list` of rates, requests/s offered in all, each a scenario (a sweep gives a latency-versus-load curve); requests start on a fixed schedule whether earlier ones have finished or not (up to 10,000 in flight), each latency measured from when it was due (no coordinated omission), the dispatcher's lateness recorded as send lag; a cell fails above 0.1% errors")
 	fs.StringVar(&cfg.lispClient, "lisp_client", "", "make the calls with the Lisp RouteGuide client at this `executable` (//lisp/routeguide:loadgen), started on this load generator's CPUs, instead of with grpc-go in this process; this program still measures and computes every result, and names the scenarios .../client=lisp")
 	fs.Int64Var(&cfg.orderSeed, "order_seed", 0, "with several -total_conns, the `seed` of the cells' random order, so that no cell always inherits the heap of the same smaller one (0: from the clock; the seed used is recorded as order_seed)")
 	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
@@ -136,7 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	cfg.serverArgs = strings.Fields(serverArgs)
 	cfg.rival.args = strings.Fields(rivalArgs)
-	if err := cfg.complete(rpcs, clients, conns, totalConns); err != nil {
+	if err := cfg.complete(rpcs, clients, conns, totalConns, rates); err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
 		return config{}, err
@@ -146,7 +149,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // complete parses the list flags into cfg and checks every suite flag,
 // reporting all problems at once.
-func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
+func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string) error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
@@ -212,10 +215,22 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns string) error {
 			fail("-total_conns needs -conns per-client")
 		}
 	}
-	if cfg.rate != 0 && (cfg.rate < minRate || cfg.rate > maxRate) {
-		fail("-rate must be 0 (a closed loop) or from %g to %g calls/s, got %g", minRate, maxRate, cfg.rate)
+	if rates != "" {
+		for _, f := range strings.Split(rates, ",") {
+			r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			switch {
+			case err != nil:
+				fail("-rate %q: not a number", f)
+			case r < minRate || r > maxRate:
+				fail("-rate must be from %g to %g calls/s, got %g", minRate, maxRate, r)
+			case slices.Contains(cfg.rates, r):
+				fail("-rate %g given twice", r)
+			default:
+				cfg.rates = append(cfg.rates, r)
+			}
+		}
 	}
-	if cfg.rate > 0 && totalConns != "" {
+	if rates != "" && totalConns != "" {
 		fail("-rate and -total_conns are separate suites; give one")
 	}
 	if cfg.cpuSets, err = parseCPUs(cfg.cpus); err != nil {

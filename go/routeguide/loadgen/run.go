@@ -80,7 +80,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	switch {
 	case len(cfg.totalConns) > 0:
 		name = connScaleSuite
-	case cfg.rate > 0:
+	case len(cfg.rates) > 0:
 		name = openLoopSuite
 	}
 	scenarios := cfg.scenarios()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -250,27 +251,32 @@ func TestRunRecordsAServerThatDoesNotStart(t *testing.T) {
 	}
 }
 
-// TestOpenLoopRun offers 200 unary calls per second for 250 ms: the
-// results are their own suite, the scenario says its rate, and the calls
-// made are the ones due.
+// TestOpenLoopRun offers 200 and then 400 unary calls per second for 250
+// ms (a sweep): the results are their own suite, one scenario per rate that
+// says its rate, the calls made are the ones due, and each records its send
+// lag.
 func TestOpenLoopRun(t *testing.T) {
 	addr := startTestServer(t, features.Default())
-	res := runLoadgen(t, "-addr", addr, "-rpcs", "unary", "-clients", "4", "-duration", "250ms", "-rate", "200")
+	res := runLoadgen(t, "-addr", addr, "-rpcs", "unary", "-clients", "4", "-duration", "250ms", "-rate", "200,400")
 	if res.code != harness.ExitOK {
 		t.Fatalf("exit code %d; stdout:\n%s", res.code, res.stdout)
 	}
-	if res.file.Suite != "routeguide_openloop" || len(res.file.Results) != 1 {
-		t.Fatalf("suite %q with %d results, want routeguide_openloop with 1", res.file.Suite, len(res.file.Results))
+	if res.file.Suite != "routeguide_openloop" || len(res.file.Results) != 2 {
+		t.Fatalf("suite %q with %d results, want routeguide_openloop with 2", res.file.Suite, len(res.file.Results))
 	}
-	r := res.file.Results[0]
-	if r.Scenario != "go/unary/clients=4/rate=200" || r.Parameters["rate"] != 200.0 {
-		t.Errorf("scenario %q, rate parameter %v", r.Scenario, r.Parameters["rate"])
-	}
-	if m, ok := r.Metric(schema.MetricOps); !ok || m.Median != 50 {
-		t.Errorf("ops %v, want the 50 due in 250 ms at 200/s", m.Reps)
-	}
-	if _, ok := r.Metric(schema.MetricLatencyP999); !ok {
-		t.Error("no p99.9 latency")
+	for i, rate := range []float64{200, 400} {
+		r := res.file.Results[i]
+		if r.Scenario != fmt.Sprintf("go/unary/clients=4/rate=%g", rate) || r.Parameters["rate"] != rate {
+			t.Errorf("scenario %q, rate parameter %v", r.Scenario, r.Parameters["rate"])
+		}
+		if m, ok := r.Metric(schema.MetricOps); !ok || m.Median != rate/4 {
+			t.Errorf("ops %v, want the %g due in 250 ms at %g/s", m.Reps, rate/4, rate)
+		}
+		for _, name := range []string{schema.MetricLatencyP999, schema.MetricSendLagP99} {
+			if _, ok := r.Metric(name); !ok {
+				t.Errorf("%s: no %s", r.Scenario, name)
+			}
+		}
 	}
 }
 

@@ -50,10 +50,16 @@ func (cfg config) scenarios() []scenario {
 	if len(totals) == 0 {
 		totals = []int{0}
 	}
+	rates := cfg.rates
+	if len(rates) == 0 {
+		rates = []float64{0}
+	}
 	for _, t := range totals {
 		for _, k := range cfg.rpcs {
 			for _, n := range cfg.clients {
-				out = append(out, scenario{k, n, t, cfg.rate})
+				for _, r := range rates {
+					out = append(out, scenario{k, n, t, r})
+				}
 			}
 		}
 	}
