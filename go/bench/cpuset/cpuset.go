@@ -114,22 +114,28 @@ func splitByCore(usable Set, coreOf func(cpu int) (core, bool)) (server, client 
 	return flatten(cores[:n]), flatten(cores[n:]), true
 }
 
-// core identifies a physical core: its package and its id within it.
+// core identifies a physical core: by its first thread, where sysfs lists
+// the core's threads (pkg 0); by the CPU itself where it does not (pkg -1).
 type core struct{ pkg, id int }
 
-// readCore reads a CPU's core from sysfs; false where it is not reported.
+// readCore reads a CPU's core from sysfs: the threads that share it
+// (core_cpus_list, or thread_siblings_list on kernels before 5.7), named by
+// the first. Not physical_package_id and core_id: core_id is unique only
+// within a die or cluster on some machines (multi-die x86 packages, arm64
+// clusters), which would join distinct cores. False where not reported.
 func readCore(cpu int) (core, bool) {
-	read := func(name string) (int, bool) {
+	for _, name := range []string{"core_cpus_list", "thread_siblings_list"} {
 		b, err := os.ReadFile(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/topology/%s", cpu, name))
 		if err != nil {
-			return 0, false
+			continue
 		}
-		v, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		return v, err == nil
+		threads, err := Parse(strings.TrimSpace(string(b)))
+		if err != nil || !slices.Contains(threads, cpu) {
+			continue
+		}
+		return core{0, slices.Min(threads)}, true
 	}
-	pkg, ok1 := read("physical_package_id")
-	id, ok2 := read("core_id")
-	return core{pkg, id}, ok1 && ok2
+	return core{}, false
 }
 
 func flatten(groups [][]int) Set {

@@ -53,6 +53,11 @@ func Parts(path string) ([]Part, error) {
 	for i := 0; i < len(lines); i++ {
 		m := beginPattern.FindStringSubmatch(lines[i])
 		if m == nil {
+			// A marker mistyped (or with a CR after it) would otherwise
+			// leave its part unchecked, and the check would pass.
+			if strings.HasPrefix(strings.TrimSpace(lines[i]), "<!-- benchreport") || strings.HasPrefix(strings.TrimSpace(lines[i]), "<!-- /benchreport") {
+				return nil, fmt.Errorf("%s:%d: a benchreport marker out of place or not of the form %q", path, i+1, "<!-- benchreport: FILE, section: TITLE -->")
+			}
 			continue
 		}
 		end := i + 1
@@ -69,6 +74,9 @@ func Parts(path string) ([]Part, error) {
 		parts = append(parts, Part{Artifact: m[1], Section: m[2], Line: i + 1, end: end,
 			Have: strings.Join(lines[i+1:end], "\n"), Want: want})
 		i = end
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%s: no generated part (<!-- benchreport: FILE, section: TITLE -->) to check", path)
 	}
 	return parts, nil
 }

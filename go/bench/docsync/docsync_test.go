@@ -78,6 +78,9 @@ func TestErrors(t *testing.T) {
 		"<!-- benchreport: results.json, section: No such section -->\n<!-- /benchreport -->\n": `no section "No such section"`,
 		"x\n<!-- benchreport: missing.json, section: Throughput -->\n<!-- /benchreport -->\n":   "DOC.md:2:",
 		"<!-- benchreport: results.json, section: Throughput -->\nno end\n":                     "no <!-- /benchreport -->",
+		"<!-- benchreport: results.json section: Throughput -->\n<!-- /benchreport -->\n":       "DOC.md:1: a benchreport marker",
+		"<!-- benchreport: results.json, section: Throughput -->\r\n<!-- /benchreport -->\r\n":  "DOC.md:1: a benchreport marker",
+		"# Doc\n\nNo generated part.\n": "no generated part",
 	} {
 		if _, err := Check(writeDoc(t, body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err %v, want %q", body, err, want)

@@ -154,7 +154,7 @@ func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhis
 	}
 	rep.ClientCores, rep.ServerCores, rep.SharedCPUs = r.sideCores()
 	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, ext.Wall)
-	rep.CPUSteal, rep.HasCPUSteal = stealShare(steal0, steal1, ext.Wall, hostCPUs())
+	rep.CPUSteal, rep.HasCPUSteal = stealShare(steal0, steal1, ext.Wall, hostCPUs(steal1))
 	if r.Server != nil {
 		server1, err := r.Server.CPU()
 		if err != nil {

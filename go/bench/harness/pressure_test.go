@@ -45,14 +45,17 @@ func TestSteal(t *testing.T) {
 	if !ok || d != 126950*time.Millisecond {
 		t.Fatalf("parseSteal = %v, %v", d, ok)
 	}
+	if n := statCPUs(stat); n != 1 {
+		t.Errorf("statCPUs = %d, want 1 (the cpu0 line)", n)
+	}
 	if _, ok := parseSteal([]byte("intr 1 2\n"), 100); ok {
 		t.Error("a file without a cpu line gave a steal")
 	}
-	share, ok := stealShare(stealReading{time.Second, true}, stealReading{1500 * time.Millisecond, true}, time.Second, 2)
+	share, ok := stealShare(stealReading{time.Second, true, 2}, stealReading{1500 * time.Millisecond, true, 2}, time.Second, 2)
 	if !ok || share != 0.25 {
 		t.Errorf("stealShare = %v, %v; want 0.25", share, ok)
 	}
-	if _, ok := stealShare(stealReading{}, stealReading{time.Second, true}, time.Second, 2); ok {
+	if _, ok := stealShare(stealReading{}, stealReading{time.Second, true, 2}, time.Second, 2); ok {
 		t.Error("a missing reading gave a share")
 	}
 	reps := []Rep{{CPUSteal: 0.1, HasCPUSteal: true}, {CPUSteal: 0.2, HasCPUSteal: true}}

@@ -204,7 +204,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 	rep := Rep{Wall: wall, ClientCPU: client1.Sub(client0)}
 	rep.ClientCores, rep.ServerCores, rep.SharedCPUs = r.sideCores()
 	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, wall)
-	rep.CPUSteal, rep.HasCPUSteal = stealShare(steal0, steal1, wall, hostCPUs())
+	rep.CPUSteal, rep.HasCPUSteal = stealShare(steal0, steal1, wall, hostCPUs(steal1))
 	if r.Server != nil {
 		server1, err := r.Server.CPU()
 		if err != nil {

@@ -35,11 +35,25 @@ func parseSteal(data []byte, ticksPerSecond int64) (time.Duration, bool) {
 	return time.Duration(ticks) * time.Second / time.Duration(ticksPerSecond), true
 }
 
-// stealReading is the host's cumulative steal, ok false where the kernel
-// does not report it.
+// statCPUs counts the "cpuN" lines of /proc/stat: the CPUs its "cpu" line
+// adds up (every online CPU of the host, whatever this process's affinity
+// or its container's cpuset).
+func statCPUs(data []byte) int {
+	n := 0
+	for line := range bytes.Lines(data) {
+		if len(line) > 3 && bytes.HasPrefix(line, []byte("cpu")) && line[3] >= '0' && line[3] <= '9' {
+			n++
+		}
+	}
+	return n
+}
+
+// stealReading is the host's cumulative steal, and the CPUs it is summed
+// over; ok false where the kernel does not report it.
 type stealReading struct {
 	total time.Duration
 	ok    bool
+	cpus  int
 }
 
 // readSteal reads the host's cumulative steal time.
@@ -49,7 +63,7 @@ func readSteal() stealReading {
 		return stealReading{}
 	}
 	d, ok := parseSteal(data, clockTicksPerSecond())
-	return stealReading{d, ok}
+	return stealReading{d, ok, statCPUs(data)}
 }
 
 // stealShare is the share of the host's CPU time stolen between two
@@ -61,8 +75,16 @@ func stealShare(before, after stealReading, wall time.Duration, cpus int) (float
 	return float64(after.total-before.total) / float64(wall) / float64(cpus), true
 }
 
-// hostCPUs is the number of CPUs /proc/stat's "cpu" line adds up.
-func hostCPUs() int { return runtime.NumCPU() }
+// hostCPUs is the number of CPUs /proc/stat's "cpu" line adds up, as the
+// reading counted them: not runtime.NumCPU, which is this process's
+// affinity at start (a pinned or containerised benchmark would divide the
+// whole host's steal by a few CPUs).
+func hostCPUs(r stealReading) int {
+	if r.cpus > 0 {
+		return r.cpus
+	}
+	return runtime.NumCPU()
+}
 
 // stealMetric is the host's CPU steal per repetition, if every one could
 // read it.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // A goal's verdict rests on the ratio of a configuration's figure to its
@@ -65,43 +66,60 @@ func median(sorted []float64) float64 {
 // with no difference between them: the c-th smallest pairwise difference
 // is then a lower (1-alpha) confidence bound of the shift, and the c-th
 // largest an upper one. 0 means no bound exists at alpha (too few
-// repetitions: with 3 and 3, even P(U = 0) is 1/20).
+// repetitions: with 3 and 3, even P(U = 0) is 1/20), or alpha is not below
+// one half. Results are kept: the distribution costs O(n²m²).
 func mannWhitneyLowerCount(n, m int, alpha float64) int {
-	counts := uCounts(n, m)
-	total := 0.0
-	for _, c := range counts {
-		total += c
+	if alpha <= 0 || alpha >= 0.5 {
+		return 0
 	}
+	key := lowerCountKey{n, m, alpha}
+	if c, ok := lowerCounts.Load(key); ok {
+		return c.(int)
+	}
+	c := 0
 	cum := 0.0
-	for u, c := range counts {
-		cum += c
-		if cum/total > alpha {
-			return u
+	for u, p := range uProbs(n, m) {
+		cum += p
+		// A tolerance for rounding: P(U = 0) at 3+3 is 1/20 exactly.
+		if cum > alpha*(1+1e-9) {
+			c = u
+			break
 		}
 	}
-	return len(counts)
+	lowerCounts.Store(key, c)
+	return c
 }
 
-// uCounts is, for each u in 0..n*m, the number of the C(n+m, n)
-// arrangements of n x's and m y's in which u pairs have the x above the y:
-// the recurrence f(n, m, u) = f(n-1, m, u-m) + f(n, m-1, u), by whether the
-// largest value is an x (above all m y's) or a y.
-func uCounts(n, m int) []float64 {
-	// prev[j] holds f(i-1, j, .), cur[j] builds f(i, j, .).
+type lowerCountKey struct {
+	n, m  int
+	alpha float64
+}
+
+var lowerCounts sync.Map // lowerCountKey -> int
+
+// uProbs is, for each u in 0..n*m, the probability that u of the n*m pairs
+// have the x above the y when the C(n+m, n) arrangements of n x's and m
+// y's are equally likely: the recurrence
+// p(n, m, u) = n/(n+m) p(n-1, m, u-m) + m/(n+m) p(n, m-1, u), by whether the
+// largest value is an x (above all m y's) or a y. Kept as probabilities, not
+// counts, it cannot overflow (C(n+m, n) does past n = m = 517).
+func uProbs(n, m int) []float64 {
+	// prev[j] holds p(i-1, j, .), cur[j] builds p(i, j, .).
 	prev := make([][]float64, m+1)
 	for j := range prev {
-		prev[j] = []float64{1} // f(0, j, 0) = 1
+		prev[j] = []float64{1} // p(0, j, 0) = 1
 	}
 	for i := 1; i <= n; i++ {
 		cur := make([][]float64, m+1)
-		cur[0] = []float64{1} // f(i, 0, 0) = 1
+		cur[0] = []float64{1} // p(i, 0, 0) = 1
 		for j := 1; j <= m; j++ {
 			f := make([]float64, i*j+1)
-			for u, c := range prev[j] { // the largest is an x: u-j pairs below it come from f(i-1, j)
-				f[u+j] += c
+			px := float64(i) / float64(i+j)
+			for u, c := range prev[j] { // the largest is an x: u-j pairs below it come from p(i-1, j)
+				f[u+j] += px * c
 			}
 			for u, c := range cur[j-1] { // the largest is a y
-				f[u] += c
+				f[u] += (1 - px) * c
 			}
 			cur[j] = f
 		}
@@ -128,7 +146,7 @@ func (r ratioInterval) bounds(d Decision, upper, lower bool) string {
 		}
 		return fmt.Sprintf("%s: ≥ %.2fx, %s", conf, r.Lo, n)
 	}
-	return fmt.Sprintf("%s: ≥ %.2fx and ≤ %.2fx, %s", conf, r.Lo, r.Hi, n)
+	return fmt.Sprintf("%s each: ≥ %.2fx and ≤ %.2fx, %s", conf, r.Lo, r.Hi, n)
 }
 
 // decide judges "the ratio is at most (upper) or at least (!upper) bound".

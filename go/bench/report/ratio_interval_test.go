@@ -19,13 +19,23 @@ func TestMannWhitneyLowerCount(t *testing.T) {
 			t.Errorf("n=%d m=%d: c=%d, want %d", c.n, c.m, got, c.want)
 		}
 	}
-	counts := uCounts(7, 5)
+	probs := uProbs(7, 5)
 	total := 0.0
-	for _, v := range counts {
+	for _, v := range probs {
 		total += v
+		if k := v * 792; math.Abs(k-math.Round(k)) > 1e-9 { // C(12, 5) arrangements
+			t.Errorf("uProbs(7, 5): %g is not a count over 792", v)
+		}
 	}
-	if total != 792 { // C(12, 5)
-		t.Errorf("uCounts(7, 5) sums to %g, want 792", total)
+	if math.Abs(total-1) > 1e-12 {
+		t.Errorf("uProbs(7, 5) sums to %g, want 1", total)
+	}
+	// Past where C(n+m, n) overflows a float64, and an alpha with no bound.
+	if c := mannWhitneyLowerCount(600, 1, 0.05); c != 30 {
+		t.Errorf("n=600 m=1: c=%d, want 30", c)
+	}
+	if c := mannWhitneyLowerCount(3, 3, 1); c != 0 {
+		t.Errorf("alpha 1: c=%d, want 0", c)
 	}
 }
 

@@ -64,7 +64,7 @@ func TestGoalJudgesTheNamedConfiguration(t *testing.T) {
 func TestGoalNotDecided(t *testing.T) {
 	list := goalRow("list", 0, around(100), around(10))
 	atBound := goalRow("chunked", 16, around(74.5), around(10))
-	wantAll(t, renderGoal(criGoal, list, atBound), "x (not decided; 95%: ≥ 0.7", "**Goal not decided**", "not decided in 1 of 1 cells: chunked, per_chunk=16.")
+	wantAll(t, renderGoal(criGoal, list, atBound), "x (not decided; 95% each: ≥ 0.7", "**Goal not decided**", "not decided in 1 of 1 cells: chunked, per_chunk=16.")
 
 	// With two repetitions a side, even the lowest of the four pairwise
 	// ratios bounds nothing at 95% (P = 1/6); with three it does (1/20).

@@ -119,10 +119,16 @@ func TestScaleMetrics(t *testing.T) {
 // A server that holds fewer sockets than the cell's idle connections fails
 // the cell: its figures would not be for the count claimed.
 func TestCheckHeld(t *testing.T) {
-	c := &cell{s: scenario{clients: 1, total: 100}}
+	c := &cell{ss: &session{cfg: config{conns: perClient}}, s: scenario{clients: 1, total: 100}}
 	c.scale = []scaleSample{{held: 100}}
 	if err := c.checkHeld(); err != nil {
 		t.Errorf("all held: %v", err)
+	}
+	// The count includes the clients' connections: 99 of 100 is one idle
+	// connection dropped.
+	c.scale = []scaleSample{{held: 99}}
+	if err := c.checkHeld(); err == nil {
+		t.Error("one connection dropped, not noticed")
 	}
 	c.scale = append(c.scale, scaleSample{held: 57})
 	if err := c.checkHeld(); err == nil || !strings.Contains(err.Error(), "held 57") {

@@ -157,10 +157,20 @@ func (ss *session) start(ctx context.Context, spec serverSpec, cpus cpuset.Set) 
 	return nil
 }
 
-// restart stops the session's server and starts it again, as it was.
+// owned reports whether the session starts its own server (not -addr).
+func (ss *session) owned() bool { return ss.spec.path != "" }
+
+// restart stops the session's server and starts it again, as it was. On
+// failure the session has no server, no address and no CPU source, so that
+// nothing is measured against the old server's port (which another process,
+// the rival's restarted server included, may have taken) or its dead PID.
 func (ss *session) restart(ctx context.Context) error {
 	ss.stop()
-	return ss.start(ctx, ss.spec, ss.cpus)
+	if err := ss.start(ctx, ss.spec, ss.cpus); err != nil {
+		ss.addr, ss.cpu = "", nil
+		return err
+	}
+	return nil
 }
 
 // stop stops the session's server, if it started one; a second call does

@@ -240,8 +240,9 @@ type cell struct {
 	socketBaseline int
 	reps           []harness.Rep
 	scale          []scaleSample
-	// marginal is the server's anonymous RSS grown per idle connection,
-	// each time the cell's idle connections opened.
+	// marginal is the server's anonymous RSS grown per connection opened
+	// (the clients' and the idle ones), each time the cell's connections
+	// opened.
 	marginal []float64
 	err      error // the first failure; nothing more is measured after it
 }
@@ -266,17 +267,24 @@ func (c *cell) connect(ctx context.Context) {
 		c.err = fmt.Errorf("not run: %w", err)
 		return
 	}
-	if ss.server != nil {
-		if err := ss.server.ExitedEarly(); err != nil {
+	if s.total > 0 && ss.owned() {
+		// Each connection-scale cell, or turn, starts from a fresh server:
+		// a heap that earlier connections grew would hold the next ones
+		// for free, and what one more costs could not be read. Restarted
+		// before anything else is checked, so that a server that crashed
+		// in an earlier cell fails that cell only, and one that could not
+		// be restarted is tried again by the next.
+		if err := ss.restart(ctx); err != nil {
 			c.err = fmt.Errorf("not run: %w", err)
 			return
 		}
 	}
-	if s.total > 0 && ss.server != nil {
-		// Each connection-scale cell, or turn, starts from a fresh server:
-		// a heap that earlier connections grew would hold the next ones
-		// for free, and what one more costs could not be read.
-		if err := ss.restart(ctx); err != nil {
+	if ss.owned() && ss.server == nil {
+		c.err = errors.New("not run: the server is not running (it could not be restarted)")
+		return
+	}
+	if ss.server != nil {
+		if err := ss.server.ExitedEarly(); err != nil {
 			c.err = fmt.Errorf("not run: %w", err)
 			return
 		}
@@ -291,6 +299,10 @@ func (c *cell) connect(ctx context.Context) {
 	// is opened to after the last has settled.
 	before, okBefore := 0.0, false
 	if s.total > 0 {
+		// After the same settling time as the reading after the
+		// connections, so that what a server does in its first second
+		// (its heap growing to its working size) is not charged to them.
+		time.Sleep(idleSettleBeforeMeasure)
 		before, okBefore = ss.serverAnonRSS()
 	}
 	var clients []pb.RouteGuideClient
@@ -328,7 +340,9 @@ func (c *cell) connect(ctx context.Context) {
 	if s.total > 0 {
 		time.Sleep(idleSettleBeforeMeasure) // let the server set up every one
 		opened := s.total - s.clients + ss.clientConns(s)
-		if after, ok := ss.serverAnonRSS(); ok && okBefore && before > 0 {
+		// Only where the process is the one holding the sockets: a wrapper's
+		// memory says nothing about the connections.
+		if after, ok := ss.serverAnonRSS(); ok && okBefore && before > 0 && c.socketBaseline >= 0 {
 			perConn := (after - before) / float64(opened)
 			c.marginal = append(c.marginal, perConn)
 			if first || perConn < 0 {
@@ -414,15 +428,16 @@ func (c *cell) sampleScale() {
 }
 
 // checkHeld fails a connection-scale cell whose server, after a
-// repetition, held fewer sockets than the cell's idle connections: it
+// repetition, held fewer sockets than the cell opened (its clients' and its
+// idle connections: the count is of every socket beyond the baseline): it
 // refused or dropped some, and its figures are not for the count claimed.
 func (c *cell) checkHeld() error {
-	idle := c.s.total - c.s.clients
-	if len(c.scale) == 0 || idle <= 0 {
+	opened := c.s.total - c.s.clients + c.ss.clientConns(c.s)
+	if len(c.scale) == 0 || c.s.total <= 0 {
 		return nil
 	}
-	if held := c.scale[len(c.scale)-1].held; held >= 0 && int(held) < idle {
-		return fmt.Errorf("the server held %d connections after the repetition, fewer than the cell's %d idle ones", int(held), idle)
+	if held := c.scale[len(c.scale)-1].held; held >= 0 && int(held) < opened {
+		return fmt.Errorf("the server held %d connections after the repetition, fewer than the cell's %d", int(held), opened)
 	}
 	return nil
 }
