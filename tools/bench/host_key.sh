@@ -33,7 +33,9 @@ case $(cat "$sys/smt/active" 2>/dev/null) in
   0) smt=off ;;
   *) smt=unknown ;;
 esac
-governor=$(cat "$sys/cpu0/cpufreq/scaling_governor" 2>/dev/null || echo none)
+# Every CPU's governor: one that differs (a core left on powersave) changes what runs there.
+governor=$(cat "$sys"/cpu[0-9]*/cpufreq/scaling_governor 2>/dev/null | sort -u | paste -sd+ -)
+governor=${governor:-none}
 mem_gib=$(awk '/^MemTotal:/ {printf "%d", $2 / 1048576 + 0.5}' /proc/meminfo 2>/dev/null)
 # A virtual machine shares its host: its steal time and neighbours are part of every figure.
 virt=$(systemd-detect-virt --vm 2>/dev/null) || virt=""

@@ -65,3 +65,35 @@ func TestWilliamsOrderIsBalanced(t *testing.T) {
 		}
 	}
 }
+
+// With fewer rounds than a Williams design's cycle (seven contestants take
+// fourteen orders), the rounds run are still no rotation: over any first
+// rounds from three on, no contestant follows the same one in every round
+// (over two, a pair can).
+func TestWilliamsPrefixHasNoFixedPredecessor(t *testing.T) {
+	for n := 3; n <= 8; n++ {
+		design := williamsOrder(n)
+		for rounds := 3; rounds <= len(design); rounds++ {
+			for c := range n {
+				// -1: the contestant went first in that round.
+				preds := map[int]bool{}
+				for _, order := range design[:rounds] {
+					pred := -1
+					for i, x := range order {
+						if x == c && i > 0 {
+							pred = order[i-1]
+						}
+					}
+					preds[pred] = true
+				}
+				if len(preds) == 1 && !preds[-1] {
+					first := -1
+					for p := range preds {
+						first = p
+					}
+					t.Errorf("n=%d, %d rounds: contestant %d follows %d in every round", n, rounds, c, first)
+				}
+			}
+		}
+	}
+}
