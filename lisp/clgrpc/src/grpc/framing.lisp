@@ -87,7 +87,14 @@ application takes it."
              (member (call-kind call) '(:unary :server-streaming)))
         (%server-got-request call octets length compressed)
         (let ((inbox (or (call-inbox call)
-                         (setf (call-inbox call) (make-fifo 32)))))
+                         ;; Four entries a message: room for eight messages
+                         ;; on a stream, for one where a single message comes
+                         ;; (a client's unary or client-streaming call).
+                         (setf (call-inbox call)
+                               (make-fifo (if (and (eq (call-role call) :client)
+                                                   (member (call-kind call) '(:unary :client-streaming)))
+                                              4
+                                              32))))))
           (fifo-push inbox octets)
           (fifo-push inbox length)
           (fifo-push inbox window)
