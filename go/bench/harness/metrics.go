@@ -102,14 +102,21 @@ func repMetric(reps []Rep, name string, value func(Rep) float64) schema.Metric {
 // pressureMetric is the host's CPU pressure per repetition, if every one
 // could read it.
 func pressureMetric(reps []Rep) []schema.Metric {
+	return hostShareMetric(reps, schema.MetricCPUPressure, func(r Rep) (float64, bool) { return r.CPUPressure, r.HasCPUPressure })
+}
+
+// hostShareMetric is a share of the host's time per repetition (its CPU
+// pressure, its steal), if every repetition could read it.
+func hostShareMetric(reps []Rep, name string, value func(Rep) (float64, bool)) []schema.Metric {
 	values := make([]float64, len(reps))
 	for i, r := range reps {
-		if !r.HasCPUPressure {
+		v, ok := value(r)
+		if !ok {
 			return nil
 		}
-		values[i] = r.CPUPressure
+		values[i] = v
 	}
-	return []schema.Metric{schema.NewMetric(schema.MetricCPUPressure, schema.UnitRatio, schema.LowerIsBetter, values)}
+	return []schema.Metric{schema.NewMetric(name, schema.UnitRatio, schema.LowerIsBetter, values)}
 }
 
 // perOp is cpu per operation in nanoseconds, or 0 when nothing completed.

@@ -89,12 +89,5 @@ func hostCPUs(r stealReading) int {
 // stealMetric is the host's CPU steal per repetition, if every one could
 // read it.
 func stealMetric(reps []Rep) []schema.Metric {
-	values := make([]float64, len(reps))
-	for i, r := range reps {
-		if !r.HasCPUSteal {
-			return nil
-		}
-		values[i] = r.CPUSteal
-	}
-	return []schema.Metric{schema.NewMetric(schema.MetricCPUSteal, schema.UnitRatio, schema.LowerIsBetter, values)}
+	return hostShareMetric(reps, schema.MetricCPUSteal, func(r Rep) (float64, bool) { return r.CPUSteal, r.HasCPUSteal })
 }
