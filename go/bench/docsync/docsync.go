@@ -50,6 +50,7 @@ func Parts(path string) ([]Part, error) {
 	}
 	lines := strings.Split(string(b), "\n")
 	var parts []Part
+	reports := map[string]string{} // artifact path -> its rendered report, once each
 	for i := 0; i < len(lines); i++ {
 		m := beginPattern.FindStringSubmatch(lines[i])
 		if m == nil {
@@ -67,7 +68,15 @@ func Parts(path string) ([]Part, error) {
 		if end == len(lines) {
 			return nil, fmt.Errorf("%s:%d: no %s after this part's begin", path, i+1, endLine)
 		}
-		want, err := renderSection(filepath.Join(filepath.Dir(path), m[1]), m[2])
+		artifact := filepath.Join(filepath.Dir(path), m[1])
+		md, ok := reports[artifact]
+		if !ok {
+			if md, err = renderReport(artifact); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+			}
+			reports[artifact] = md
+		}
+		want, err := section(md, artifact, m[2])
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
 		}
@@ -126,10 +135,8 @@ func Fix(path string) (bool, error) {
 	return true, os.WriteFile(path, fixed, 0o644)
 }
 
-// renderSection renders the report of one results file and returns the
-// body of its section titled title: the lines under that heading, up to
-// the next heading of the same level or above.
-func renderSection(artifact, title string) (string, error) {
+// renderReport renders the report of one results file.
+func renderReport(artifact string) (string, error) {
 	f, err := schema.ReadFile(artifact)
 	if err != nil {
 		return "", err
@@ -138,7 +145,14 @@ func renderSection(artifact, title string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	lines := strings.Split(r.Markdown, "\n")
+	return r.Markdown, nil
+}
+
+// section returns the body of the section titled title in md, artifact's
+// report: the lines under that heading, up to the next heading of the same
+// level or above.
+func section(md, artifact, title string) (string, error) {
+	lines := strings.Split(md, "\n")
 	for i, l := range lines {
 		level := headingLevel(l)
 		if level == 0 || strings.TrimSpace(l[level:]) != title {

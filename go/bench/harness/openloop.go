@@ -60,7 +60,6 @@ func newOpenLoop(workers []*worker, maxInFlight int) *openLoop {
 // tickets, and returns once they have all finished or ctx is done and the
 // ones started have returned.
 func (o *openLoop) run(ctx context.Context, op Op, t *tickets, deadline time.Time, sched *schedule) {
-	o.lag.Reset()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	s := newSleeper()

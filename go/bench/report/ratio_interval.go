@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 // A goal's verdict rests on the ratio of a configuration's figure to its
@@ -44,21 +46,13 @@ func newRatioInterval(x, base []float64, alpha float64) (ratioInterval, error) {
 		}
 	}
 	slices.Sort(diffs)
-	r := ratioInterval{Estimate: math.Exp(median(diffs)), N: n, M: m, Lo: 0, Hi: math.Inf(1)}
+	r := ratioInterval{Estimate: math.Exp(schema.Median(diffs)), N: n, M: m, Lo: 0, Hi: math.Inf(1)}
 	if c := mannWhitneyLowerCount(n, m, alpha); c > 0 {
 		r.Bounded = true
 		r.Lo = math.Exp(diffs[c-1])
 		r.Hi = math.Exp(diffs[len(diffs)-c])
 	}
 	return r, nil
-}
-
-func median(sorted []float64) float64 {
-	k := len(sorted)
-	if k%2 == 1 {
-		return sorted[k/2]
-	}
-	return (sorted[k/2-1] + sorted[k/2]) / 2
 }
 
 // mannWhitneyLowerCount is the largest c with P(U <= c-1) <= alpha, where

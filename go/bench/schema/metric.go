@@ -15,6 +15,12 @@ func NewMetric(name, unit string, better Better, reps []float64) Metric {
 	return m
 }
 
+// Median is the median of a non-empty sample, as a metric's (summarize).
+func Median(values []float64) float64 {
+	_, m, _ := summarize(values)
+	return m
+}
+
 // summarize returns the minimum, median and maximum of a non-empty sample.
 // The median of an even-sized sample is the mean of the two middle values,
 // the usual definition (and benchstat's).
