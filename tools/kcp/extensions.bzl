@@ -3,8 +3,9 @@
     kcp = use_extension("//tools/kcp:extensions.bzl", "kcp")
     use_repo(kcp, "kcp")
 
-makes @kcp//:kcp, an executable for the host (the machine that runs the benchmark). See
-tools/kcp/README.md for why kcp is built by a script of ours rather than by rules_go.
+makes @kcp//:kcp, an executable for the host (the machine that runs the benchmark), compiled by a
+Bazel action from the modules tools/kcp/fetch downloads. See tools/kcp/README.md for why kcp has a
+module graph of its own rather than a place in go_deps.
 """
 
 load("//tools/kcp/private:kcp_repository.bzl", "kcp_repository")
@@ -15,5 +16,5 @@ def _kcp_impl(mctx):
 
 kcp = module_extension(
     implementation = _kcp_impl,
-    doc = "Builds the kcp server pinned in //tools/kcp:kcp.lock.",
+    doc = "Fetches the kcp server pinned in //tools/kcp:kcp.lock, for a Bazel action to compile.",
 )
