@@ -249,6 +249,12 @@ common --repo_env=GOROOT=$GO_SDK
 common --repo_env=GO_REPOSITORY_USE_HOST_MODCACHE=1
 common --repo_env=GOMODCACHE=$CACHE/gomod
 
+# The target platform is named, not left as Bazel's auto-detected host platform: this Bazel runs on
+# x86_64 Linux only, and the images' per-platform transitions set //platforms:linux_amd64. With the
+# host platform as the default, the same amd64 code was configured twice (once for tests, once for
+# images) and compiled twice. --config=linux_arm64 still overrides it.
+build --platforms=//platforms:linux_amd64
+
 # One action cache for every workspace of this user: a fresh clone, or the same revision at another
 # path, reuses what any of them built (output bases follow the workspace path and share nothing).
 # Bazel collects it in the background when it is idle: oldest entries first, down to the size cap.

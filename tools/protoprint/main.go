@@ -1,17 +1,18 @@
-// Command apiproto writes the .proto source of a file that a linked Go
+// Command protoprint writes the .proto source of a file that a linked Go
 // package embeds as a descriptor, printed from that descriptor:
 //
-//	apiproto -file k8s.io/cri-api/pkg/apis/runtime/v1/api.proto
-//	apiproto -file grpc/health/v1/health.proto
+//	protoprint -file k8s.io/cri-api/pkg/apis/runtime/v1/api.proto
+//	protoprint -file grpc/health/v1/health.proto
 //
 // Why: //proto/cri/chunked.proto imports the upstream CRI messages, so protoc
-// needs api.proto, and the Lisp health service needs grpc-go's health.proto.
-// The modules ship them, but go_deps generates no Bazel target for them
-// (their BUILD files say "gazelle:proto disable"), and copying them into this
-// repository would let the copies drift from the Go code we link. Printing
-// them from the linked Go packages makes the two the same by construction;
-// //go/cri/apiproto:apiproto_test compiles the printed files and checks that
-// protoc reads back the identical descriptors.
+// needs api.proto, and the Lisp services need grpc-go's health, reflection,
+// interop and benchmark protos. The modules ship them, but go_deps generates
+// no Bazel target for them (their BUILD files say "gazelle:proto disable").
+// Their copies under //proto are this program's output, checked in, and a
+// test per file (proto/defs.bzl) fails when the copy differs from what it
+// prints from the Go packages we link, so the two cannot drift apart.
+// //tools/protoprint:protoprint_test compiles the printed files and checks
+// that protoc reads back the identical descriptors.
 package main
 
 import (
@@ -36,12 +37,12 @@ func main() {
 	name := flag.String("file", "", "`path` of the .proto file, as the Go package registers it")
 	flag.Parse()
 	if *name == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: apiproto -file PATH")
+		fmt.Fprintln(os.Stderr, "usage: protoprint -file PATH")
 		flag.PrintDefaults()
 		os.Exit(2)
 	}
 	if err := run(*name); err != nil {
-		fmt.Fprintf(os.Stderr, "apiproto: %v\n", err)
+		fmt.Fprintf(os.Stderr, "protoprint: %v\n", err)
 		os.Exit(1)
 	}
 }

@@ -88,7 +88,7 @@ func TestPrintedFilesCompileToTheUpstreamDescriptors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rel := os.Getenv(c.env)
 			if rel == "" {
-				t.Skipf("%s is not set; `bazel test //go/cri/apiproto:apiproto_test` sets it", c.env)
+				t.Skipf("%s is not set; `bazel test //tools/protoprint:protoprint_test` sets it", c.env)
 			}
 			data, err := os.ReadFile(runfile.Path(rel))
 			if err != nil {
