@@ -1,7 +1,7 @@
 ;;;; ASDF definition for clgrpc, a pure Common Lisp gRPC implementation.
 ;;;;
-;;;; Files are listed in dependency order and each compiles on its own once
-;;;; its predecessors are loaded (the Bazel rules compile one file per action).
+;;;; Files are listed in load order. BUILD.bazel lists the same files in the
+;;;; same order, and the build checks that the two lists agree.
 
 (defsystem "clgrpc"
   :description "Pure Common Lisp gRPC: HTTP/2, HPACK and protobuf wire format."

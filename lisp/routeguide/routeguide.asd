@@ -11,7 +11,7 @@
   :depends-on ("clgrpc")
   :serial t
   :pathname "src/"
-  :components ((:static-file "../../clgrpc/tests/data/route_guide.pb")
+  :components ((:static-file "data/routeguide_proto-descriptor-set.proto.bin")
                (:file "proto")))
 
 (defsystem "routeguide"

@@ -1,7 +1,7 @@
 """lisp_library: compiles Lisp sources to fasls, one action (one SBCL) per library."""
 
 load(":providers.bzl", "LispInfo")
-load(":sbcl_action.bzl", "TOOLCHAIN_TYPE", "requires_arg", "run_driver", "sbcl_info")
+load(":sbcl_action.bzl", "TOOLCHAIN_TYPE", "requires_arg", "run_driver", "run_script", "sbcl_info")
 
 def compile_sources(ctx, srcs, deps, requires, data = []):
     """Compiles srcs in order; returns the LispInfo of the result.
@@ -49,11 +49,40 @@ def compile_sources(ctx, srcs, deps, requires, data = []):
         requires = all_requires,
     )
 
+def _asdf_order_validation(ctx):
+    """The validation action that checks srcs against the `asdf_system` of `asd`, or None.
+
+    Run with the native SBCL only: the lists do not depend on the CPU, and the amd64 configuration
+    checks them for the arm64 one.
+    """
+    if not ctx.file.asd:
+        return None
+    if not ctx.attr.asdf_system:
+        fail("%s: `asd` needs `asdf_system`, the system whose files srcs lists" % ctx.label)
+    sbcl = sbcl_info(ctx)
+    if sbcl.emulator:
+        return None
+    out = ctx.actions.declare_file(ctx.label.name + ".asdf_order")
+    package_dir = ctx.file.asd.dirname
+    run_script(
+        ctx,
+        sbcl,
+        script = ctx.file._asdf_order,
+        arguments = [out.path, ctx.file.asd.path, ctx.attr.asdf_system, package_dir] + [f.path for f in ctx.files.srcs],
+        inputs = depset([ctx.file.asd] + ctx.files.srcs),
+        outputs = [out],
+        mnemonic = "LispAsdfOrder",
+        progress_message = "Checking %{label}'s srcs against the " + ctx.attr.asdf_system + " system",
+    )
+    return out
+
 def _lisp_library_impl(ctx):
     info = compile_sources(ctx, ctx.files.srcs, [d[LispInfo] for d in ctx.attr.deps], ctx.attr.requires, ctx.files.compile_data)
+    validation = _asdf_order_validation(ctx)
     return [
         DefaultInfo(files = depset(transitive = [info.fasls])),
         info,
+        OutputGroupInfo(_validation = depset([validation] if validation else [])),
     ]
 
 LISP_COMPILE_ATTRS = {
@@ -67,6 +96,13 @@ LISP_COMPILE_ATTRS = {
 lisp_library = rule(
     implementation = _lisp_library_impl,
     doc = "Compiles Lisp sources into fasls, in order, in one action.",
-    attrs = LISP_COMPILE_ATTRS,
+    attrs = dict(LISP_COMPILE_ATTRS, **{
+        "asd": attr.label(
+            allow_single_file = [".asd"],
+            doc = "the .asd that also lists srcs, in this package: a validation action fails the build unless srcs are exactly asdf_system's source files, in the same order",
+        ),
+        "asdf_system": attr.string(doc = "the system of `asd` whose files srcs lists, e.g. \"clgrpc\""),
+        "_asdf_order": attr.label(default = "//lisp/bazel/private:asdf_order.lisp", allow_single_file = True),
+    }),
     toolchains = [TOOLCHAIN_TYPE],
 )

@@ -119,6 +119,32 @@ def run_save(ctx, sbcl, out, arguments, fasls, mnemonic, progress_message):
         execution_requirements = {"block-network": "1"},
     )
 
+def run_script(ctx, sbcl, script, arguments, inputs, outputs, mnemonic, progress_message):
+    """Registers one action that runs `sbcl --script SCRIPT ARGUMENTS...` in the toolchain's SBCL.
+
+    For checks that do not depend on the target CPU: callers run it with a native toolchain only.
+
+    Args:
+      ctx: the rule context.
+      sbcl: SbclInfo of the toolchain (not an emulated one).
+      script: File, the Lisp script.
+      arguments: list of strings after the script.
+      inputs: depset of File the script reads.
+      outputs: list of File.
+      mnemonic: the action's mnemonic.
+      progress_message: the action's progress message.
+    """
+    ctx.actions.run(
+        executable = sbcl.sbcl,
+        arguments = ["--core", sbcl.core.path, "--script", script.path] + arguments,
+        inputs = depset([script], transitive = [inputs, sbcl.files]),
+        outputs = outputs,
+        env = _environment(sbcl),
+        mnemonic = mnemonic,
+        progress_message = progress_message,
+        execution_requirements = {"block-network": "1"},
+    )
+
 def requires_arg(requires):
     """The driver's REQUIRES argument for a depset or list of module names."""
     names = requires.to_list() if type(requires) == "depset" else requires

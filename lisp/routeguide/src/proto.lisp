@@ -5,10 +5,11 @@
 ;;;; Bazel does not compile it: there the lisp_proto_library
 ;;;; //lisp/routeguide:routeguide_lisp_proto writes the same forms, naming
 ;;;; the descriptor set that //proto/routeguide:routeguide_proto builds.
-;;;; ASDF has no proto_library, so it reads the checked-in descriptor set
-;;;; of the same proto file that clgrpc's tests use
-;;;; (lisp/clgrpc/tests/data/route_guide.pb; regenerate.sh there remakes it
-;;;; with protoc).
+;;;; ASDF has no proto_library, so it reads a checked-in copy of that
+;;;; descriptor set (data/routeguide_proto-descriptor-set.proto.bin, named as
+;;;; the build names it), which //lisp/routeguide:routeguide_descriptor_set_test
+;;;; keeps identical to the build's (`tools/bazel run
+;;;; //lisp/routeguide:routeguide_descriptor_set` refreshes it).
 
 (defpackage #:routeguide.proto
   (:use #:cl)
@@ -16,5 +17,5 @@
 
 (in-package #:routeguide.proto)
 
-(clgrpc.protobuf:define-messages-from-descriptor-set "../../clgrpc/tests/data/route_guide.pb" :export t)
-(clgrpc.codegen:define-services-from-descriptor-set "../../clgrpc/tests/data/route_guide.pb" :export t)
+(clgrpc.protobuf:define-messages-from-descriptor-set "data/routeguide_proto-descriptor-set.proto.bin" :export t)
+(clgrpc.codegen:define-services-from-descriptor-set "data/routeguide_proto-descriptor-set.proto.bin" :export t)

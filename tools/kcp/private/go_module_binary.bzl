@@ -9,19 +9,22 @@ every package in a build cache of its own, which is dropped afterwards.
 """
 
 def _two_cpus(_os, _inputs_size):
-    # `go build` runs one compiler per core: tell the scheduler, so it does not start a second
-    # compile-heavy action beside it and make both slower.
+    # `go build -p 2` runs two compiles at a time: tell the scheduler, so it does not start a
+    # second compile-heavy action beside it and make both slower.
     return {"cpu": 2, "memory": 4096}
 
 def _go_module_binary_impl(ctx):
-    sdk = ctx.toolchains["@io_bazel_rules_go//go:toolchain"].sdk
+    toolchain = ctx.toolchains["@io_bazel_rules_go//go:toolchain"]
+    sdk = toolchain.sdk
     out = ctx.outputs.out
     x_defs = ["%s=%s" % (k, v) for k, v in sorted(ctx.attr.x_defs.items())]
     args = ctx.actions.args()
     args.add(sdk.go)
     args.add(sdk.root_file)
-    args.add(sdk.goos)
-    args.add(sdk.goarch)
+
+    # The target platform's, not the SDK's own (sdk.goos is the platform the SDK runs on).
+    args.add(toolchain.default_goos)
+    args.add(toolchain.default_goarch)
     args.add(ctx.file.src)
     args.add(ctx.file.proxy)
     args.add(ctx.attr.package)

@@ -22,7 +22,7 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/go_module_build.XXXXXX")
 # The module cache is read-only once extracted; make it removable first.
 cleanup() { chmod -R u+w "$scratch" 2>/dev/null || true; rm -rf "$scratch"; }
 trap cleanup EXIT
-mkdir -p "$scratch/src" "$scratch/proxy" "$scratch/home"
+mkdir -p "$scratch/src" "$scratch/proxy" "$scratch/home" "$scratch/tmp"
 tar -xf "$src_tar" -C "$scratch/src"
 tar -xf "$proxy_tar" -C "$scratch/proxy"
 
@@ -31,23 +31,24 @@ tar -xf "$proxy_tar" -C "$scratch/proxy"
 ldflags=-s
 gcflags=all=-dwarf=false
 for def in "$@"; do
-  ldflags+=" -X $def"
+  ldflags+=" -X '$def'"
 done
 
 # env -i: nothing of the host's environment reaches `go` but what is set here. The SDK is the
 # toolchain's (GOROOT); modules come only from the tarred proxy, and the main module's go.sum must
-# pin each of them (-mod=readonly, no checksum database). `go` says "downloading" for every module it
+# pin each of them (-mod=readonly, no checksum database). -p 2 matches the two cores the action
+# declares; TMPDIR keeps go's work directory in the scratch too. `go` says "downloading" for every module it
 # unpacks: its output is shown only when the build fails.
 cd "$scratch/src"
 if ! env -i \
   PATH=/usr/bin:/bin \
-  HOME="$scratch/home" \
+  HOME="$scratch/home" TMPDIR="$scratch/tmp" \
   GOROOT="$(cd "$(dirname "$root_file")" && pwd)" \
   GOOS="$goos" GOARCH="$goarch" CGO_ENABLED=0 \
   GOPATH="$scratch/gopath" GOMODCACHE="$scratch/gomod" GOCACHE="$scratch/gocache" \
   GOPROXY="file://$scratch/proxy" GOSUMDB=off GOFLAGS=-mod=readonly \
   GOTOOLCHAIN=local GOWORK=off GOENV=off GOTELEMETRY=off \
-  "$go" build -trimpath -buildvcs=false -gcflags="$gcflags" -ldflags="$ldflags" -o "$out" "$package" > "$scratch/build.log" 2>&1; then
+  "$go" build -p 2 -trimpath -buildvcs=false -gcflags="$gcflags" -ldflags="$ldflags" -o "$out" "$package" > "$scratch/build.log" 2>&1; then
   cat "$scratch/build.log" >&2
   echo "go_module_build.sh: go build $package failed" >&2
   exit 1

@@ -68,8 +68,10 @@ def _kcp_repository_impl(rctx):
     fetched = rctx.path(res.stdout.strip().splitlines()[-1])
 
     # Links into the per-user cache: Bazel hashes the files themselves, so actions, sandboxes and
-    # remote executors see their content.
+    # remote executors see their content. Watched, so that a pruned or changed tar fetches again
+    # (the fetch script checks that both are there).
     for name in ["src.tar", "proxy.tar"]:
+        rctx.watch(fetched.get_child(name))
         rctx.symlink(fetched.get_child(name), name)
     kube = rctx.read(fetched.get_child("kube_version")).strip()
     major, minor = kube.lstrip("v").split(".")[:2]

@@ -352,7 +352,7 @@ or for a free stream slot."
     (:open (setf (h2-stream-state stream) :half-closed-local))
     (:half-closed-remote (%close-stream conn stream :ended))))
 
-;;; Defined in later files; declared so each file compiles alone without
+;;; Defined in later files; declared so that this file compiles without
 ;;; undefined-function warnings.
 (declaim (ftype function connection-close %request-flush %post reader-thread-p))
 

@@ -1,0 +1,1 @@
+;;;; The first file of the "order" system (never compiled: only its name matters).
