@@ -10,7 +10,8 @@
 - lisp_library compiles its srcs in order in one action (one SBCL process), after loading the fasls of
   its dependencies, loading each new fasl before the next file; a change recompiles the library.
   With `asd` and `asdf_system`, a validation action fails the build unless srcs are that ASDF
-  system's source files in the .asd's order, so the two lists cannot drift apart.
+  system's source files in the .asd's order, so the two lists cannot drift apart (lisp_test's
+  srcs are not checked).
 - lisp_binary saves an executable with save-lisp-and-die; `main` is package:function, and its integer
   result is the exit code. For linux_arm64 the output is a real aarch64 executable, and `bazel run`
   runs it under qemu-user.

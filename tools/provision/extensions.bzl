@@ -4,7 +4,7 @@
     use_repo(debian_tools, "runc")
 
 makes @runc (set runc of artifacts.lock: runc and the libseccomp it links), the container runtime of
-//go/routeguide/image:runc_test. Every package comes from the Debian mirror this machine is
+//go/routeguide/image:image_test. Every package comes from the Debian mirror this machine is
 configured with and is checked against its sha256 in artifacts.lock, as the Lisp toolchain's are
 (//lisp/bazel:extensions.bzl, over the same helpers).
 """

@@ -15,22 +15,43 @@
 (asdf:initialize-source-registry '(:source-registry :ignore-inherited-configuration))
 
 (defun source-files (component)
-  "The cl-source-files under COMPONENT, depth first, in the order the .asd declares them."
-  (if (typep component 'asdf:cl-source-file)
-      (list component)
-      (when (typep component 'asdf:parent-component)
-        (loop for child in (asdf:component-children component)
-              append (source-files child)))))
+  "The cl-source-files under COMPONENT, depth first, in the order the .asd declares them: the load
+order when every parent is :serial or lists its children in dependency order, which is checked.
+Files for features this Lisp lacks (:if-feature) are left out, as ASDF leaves them out."
+  (cond ((let ((feature (asdf::component-if-feature component)))
+           (and feature (not (uiop:featurep feature))))
+         '())
+        ((typep component 'asdf:cl-source-file)
+         (list component))
+        ((typep component 'asdf:parent-component)
+         (let ((seen '()))
+           (loop for child in (asdf:component-children component)
+                 do (dolist (dependency (asdf:component-sideway-dependencies child))
+                      (let ((name (and (or (stringp dependency) (symbolp dependency))
+                                       (asdf:coerce-name dependency))))
+                        (when (and name
+                                   (asdf:find-component component name)
+                                   (not (member name seen :test #'equal)))
+                          (error "~A depends on ~A, which the .asd lists after it: list the ~
+                                  files in load order (or use :serial t)"
+                                 (asdf:component-find-path child) name))))
+                    (push (asdf:component-name child) seen)
+                 append (source-files child))))))
 
 ;; Bazel's sandbox links each input to the workspace: resolving links would move some paths out
 ;; of the sandbox and not others, so every path stays as given, made absolute against the cwd.
 (setf uiop:*resolve-symlinks* nil)
 
 (defun absolute (path)
-  (merge-pathnames path (uiop:getcwd)))
+  (merge-pathnames (if (stringp path) (uiop:parse-native-namestring path) path) (uiop:getcwd)))
 
 (defun relative (path directory)
-  (enough-namestring (absolute path) (absolute (uiop:ensure-directory-pathname directory))))
+  (uiop:native-namestring
+   (enough-namestring (absolute path)
+                      (absolute (uiop:ensure-directory-pathname
+                                 (if (stringp directory)
+                                     (uiop:parse-native-namestring directory)
+                                     directory))))))
 
 (defun main (args)
   (destructuring-bind (out asd system package-dir &rest srcs) args
@@ -55,4 +76,7 @@
                        built (file-namestring asd) declared))
              1)))))
 
-(sb-ext:exit :code (main (rest sb-ext:*posix-argv*)))
+(sb-ext:exit :code (handler-case (main (rest sb-ext:*posix-argv*))
+                     (error (e)
+                       (format *error-output* "~&asdf_order: ~A~%" e)
+                       2)))

@@ -55,10 +55,10 @@ def _asdf_order_validation(ctx):
     Run with the native SBCL only: the lists do not depend on the CPU, and the amd64 configuration
     checks them for the arm64 one.
     """
+    if bool(ctx.file.asd) != bool(ctx.attr.asdf_system):
+        fail("%s: `asd` and `asdf_system` go together: the .asd, and the system whose files srcs lists" % ctx.label)
     if not ctx.file.asd:
         return None
-    if not ctx.attr.asdf_system:
-        fail("%s: `asd` needs `asdf_system`, the system whose files srcs lists" % ctx.label)
     sbcl = sbcl_info(ctx)
     if sbcl.emulator:
         return None
@@ -69,7 +69,9 @@ def _asdf_order_validation(ctx):
         sbcl,
         script = ctx.file._asdf_order,
         arguments = [out.path, ctx.file.asd.path, ctx.attr.asdf_system, package_dir] + [f.path for f in ctx.files.srcs],
-        inputs = depset([ctx.file.asd] + ctx.files.srcs),
+        # The script compares the sources' paths, never their contents: an edit to a source does not
+        # run it again.
+        inputs = depset([ctx.file.asd]),
         outputs = [out],
         mnemonic = "LispAsdfOrder",
         progress_message = "Checking %{label}'s srcs against the " + ctx.attr.asdf_system + " system",
@@ -99,7 +101,7 @@ lisp_library = rule(
     attrs = dict(LISP_COMPILE_ATTRS, **{
         "asd": attr.label(
             allow_single_file = [".asd"],
-            doc = "the .asd that also lists srcs, in this package: a validation action fails the build unless srcs are exactly asdf_system's source files, in the same order",
+            doc = "the .asd that also lists srcs, in this package: a validation action fails the build unless srcs are exactly asdf_system's source files, in the same order. The .asd must be readable alone (no :defsystem-depends-on, no reading other files).",
         ),
         "asdf_system": attr.string(doc = "the system of `asd` whose files srcs lists, e.g. \"clgrpc\""),
         "_asdf_order": attr.label(default = "//lisp/bazel/private:asdf_order.lisp", allow_single_file = True),

@@ -134,6 +134,8 @@ def run_script(ctx, sbcl, script, arguments, inputs, outputs, mnemonic, progress
       mnemonic: the action's mnemonic.
       progress_message: the action's progress message.
     """
+    if sbcl.emulator:
+        fail("run_script needs a native SBCL; %s's runs under an emulator" % ctx.label)
     ctx.actions.run(
         executable = sbcl.sbcl,
         arguments = ["--core", sbcl.core.path, "--script", script.path] + arguments,

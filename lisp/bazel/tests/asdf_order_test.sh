@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs lisp_library's file-order check (asdf_order.lisp) on a two-file system: the .asd's order
-# passes, and a swapped or missing file fails with a message that names the first difference.
+# passes, and a swapped or missing file fails with a message that names the first difference; an
+# .asd whose file depends on a later one is refused.
 #
 #   asdf_order_test.sh SBCL SCRIPT ASD
 set -uo pipefail
@@ -10,14 +11,15 @@ root=$(cd "$(dirname "$sbcl")/../.." && pwd)
 dir=$(dirname "$asd")
 fail() { echo "FAIL: $*"; exit 1; }
 
-# check OUT SRC...: runs the script; its stderr goes to $TEST_TMPDIR/err.
-check() {
-  local out=$1
-  shift
+# check_system ASD SYSTEM OUT SRC...: runs the script; its stderr goes to $TEST_TMPDIR/err.
+check_system() {
+  local system_asd=$1 system=$2 out=$3
+  shift 3
   SBCL_HOME=$root/usr/lib/sbcl LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu \
-    "$sbcl" --core "$root/usr/lib/sbcl/sbcl.core" --script "$script" "$out" "$asd" order "$dir" "$@" \
+    "$sbcl" --core "$root/usr/lib/sbcl/sbcl.core" --script "$script" "$out" "$system_asd" "$system" "$dir" "$@" \
     2> "$TEST_TMPDIR/err"
 }
+check() { check_system "$asd" order "$@"; }
 
 check "$TEST_TMPDIR/ok" "$dir/first.lisp" "$dir/sub/second.lisp" || fail "the .asd's own order was refused: $(cat "$TEST_TMPDIR/err")"
 [ -f "$TEST_TMPDIR/ok" ] || fail "no output file when the lists agree"
@@ -30,4 +32,7 @@ grep -q "First difference, at file 1: srcs has sub/second.lisp, order.asd has fi
 check "$TEST_TMPDIR/missing" "$dir/first.lisp" && fail "a missing file passed"
 grep -q "at file 2: srcs has nothing, order.asd has sub/second.lisp" "$TEST_TMPDIR/err" \
   || fail "no clear message for a missing file: $(cat "$TEST_TMPDIR/err")"
+check_system "$dir/later.asd" later "$TEST_TMPDIR/later" "$dir/first.lisp" "$dir/second.lisp" && fail "a file depending on a later one passed"
+grep -q "(later first) depends on second, which the .asd lists after it" "$TEST_TMPDIR/err" \
+  || fail "no clear message for a file that depends on a later one: $(cat "$TEST_TMPDIR/err")"
 echo "PASS: the file-order check accepts the .asd's order and names the first difference otherwise"

@@ -1,4 +1,5 @@
-;;;; A system of two files, for asdf_order_test.
+;;;; A system of two files, for asdf_order_test (data.txt, a static file, is left out of the
+;;;; check and need not exist).
 (defsystem "order"
   :serial t
   :components ((:file "first")
