@@ -27,7 +27,7 @@ tar -xf "$src_tar" -C "$scratch/src"
 tar -xf "$proxy_tar" -C "$scratch/proxy"
 
 # -s drops the symbol table and debug information from the binary, so the compiler need not make
-# DWARF at all (a tenth of the compile time).
+# DWARF at all (395 s became 367 s here, one build each).
 ldflags=-s
 gcflags=all=-dwarf=false
 for def in "$@"; do
@@ -37,8 +37,8 @@ done
 # env -i: nothing of the host's environment reaches `go` but what is set here. The SDK is the
 # toolchain's (GOROOT); modules come only from the tarred proxy, and the main module's go.sum must
 # pin each of them (-mod=readonly, no checksum database). -p 2 matches the two cores the action
-# declares; TMPDIR keeps go's work directory in the scratch too. `go` says "downloading" for every module it
-# unpacks: its output is shown only when the build fails.
+# declares; TMPDIR keeps go's work directory in the scratch too. `go` says "downloading" for every
+# module it unpacks: its output is shown only when the build fails.
 cd "$scratch/src"
 if ! env -i \
   PATH=/usr/bin:/bin \
