@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +12,8 @@ import (
 )
 
 var (
-	h2spec          = flag.String("h2spec", "", "rlocation of h2spec")
-	goRouteGuide    = flag.String("go_routeguide_server", "", "rlocation of the Go RouteGuide server")
-	lispRouteGuide  = flag.String("lisp_routeguide_server", "", "rlocation of the Lisp RouteGuide server")
-	h2specSummaryRe = regexp.MustCompile(`(\d+) tests, (\d+) passed, (\d+) skipped, (\d+) failed`)
+	goRouteGuide   = flag.String("go_routeguide_server", "", "rlocation of the Go RouteGuide server")
+	lispRouteGuide = flag.String("lisp_routeguide_server", "", "rlocation of the Lisp RouteGuide server")
 )
 
 // runH2spec runs every h2spec case against a RouteGuide server and returns

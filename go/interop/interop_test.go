@@ -3,9 +3,10 @@
 // thin driver ./client over google.golang.org/grpc/interop) against the Lisp
 // interop server, the Lisp interop client against grpc-go's interop server
 // (google.golang.org/grpc/interop/server), Lisp against Lisp, and a subset
-// against the arm64 Lisp server under qemu. The table of which case passes
-// in which direction, in lisp/clgrpc/README.md, is checked against the
-// directions below, so it cannot say more than this test proves.
+// against the arm64 Lisp server under qemu. With -tls_credentials every
+// direction runs over TLS (interop_tls_test). The tables of which case
+// passes in which direction, in lisp/clgrpc/README.md, are checked against
+// the directions below, so they cannot say more than this test proves.
 package interop_test
 
 import (
@@ -72,6 +73,8 @@ type direction struct {
 	// of a case it does not run.
 	runs    func(name string) bool
 	outcome string
+	// plaintextOnly directions have no TLS target.
+	plaintextOnly bool
 }
 
 func all(string) bool { return true }
@@ -107,7 +110,8 @@ var directions = []direction{
 			checkAarch64(t, *lispServerArm64Executable)
 			return startAnnounced(t, "lisp-arm64", *lispServerArm64, 180*time.Second)
 		},
-		runs: all,
+		runs:          all,
+		plaintextOnly: true,
 	},
 }
 
@@ -116,7 +120,7 @@ var directions = []direction{
 func TestInterop(t *testing.T) {
 	ran := 0
 	for _, d := range directions {
-		if !d.configured() {
+		if !d.configured() || (*tlsCredentials != "" && d.plaintextOnly) {
 			continue
 		}
 		ran++
@@ -140,8 +144,10 @@ func TestInterop(t *testing.T) {
 func runCase(t *testing.T, client, port, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, runfile.Path(client),
-		"-server_host", "127.0.0.1", "-server_port", port, "-test_case", name)
+	sec := transport(t)
+	cmd := exec.CommandContext(ctx, runfile.Path(client), append([]string{
+		"-server_host", "127.0.0.1", "-server_port", port, "-test_case", name}, sec.clientArgs...)...)
+	cmd.Env = sec.env
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "PASS "+name) {
 		t.Fatalf("%s: %v\n%s", name, err, out)
@@ -152,7 +158,10 @@ func runCase(t *testing.T, client, port, name string) {
 // HOST:PORT", on a free port, and returns the port.
 func startAnnounced(t *testing.T, name, path string, ready time.Duration) string {
 	t.Helper()
-	_, port, _ := net.SplitHostPort(startServer(t, name, ready, path, "-port", "0").Addr())
+	sec := transport(t)
+	p := startServerIn(t, name, sec.env, ready, path, append([]string{"-port", "0"}, sec.serverArgs...)...)
+	sec.checkLibssl(t, p)
+	_, port, _ := net.SplitHostPort(p.Addr())
 	return port
 }
 
@@ -162,7 +171,7 @@ func startAnnounced(t *testing.T, name, path string, ready time.Duration) string
 func startGoServer(t *testing.T) string {
 	t.Helper()
 	p := serverproc.StartListeningForTest(t, "go", func(port string) []string {
-		return []string{runfile.Path(*goServer), "-port", port}
+		return append([]string{runfile.Path(*goServer), "-port", port}, transport(t).serverArgs...)
 	}, 30*time.Second, 10*time.Second)
 	_, port, _ := net.SplitHostPort(p.Addr())
 	return port
@@ -182,27 +191,44 @@ func checkAarch64(t *testing.T, rlocation string) {
 	}
 }
 
-const (
-	tableBegin = "<!-- interop-table: begin; TestReadmeTable in go/interop checks it -->"
-	tableEnd   = "<!-- interop-table: end -->"
-)
+// tableMarkers are the lines around the README table of the transport under
+// test.
+func tableMarkers() (begin, end string) {
+	name := "interop-table"
+	if *tlsCredentials != "" {
+		name = "interop-tls-table"
+	}
+	return "<!-- " + name + ": begin; TestReadmeTable in go/interop checks it -->", "<!-- " + name + ": end -->"
+}
+
+// tableDirections are the columns of the README table of the transport
+// under test.
+func tableDirections() []direction {
+	var ds []direction
+	for _, d := range directions {
+		if *tlsCredentials == "" || !d.plaintextOnly {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
 
 // table is the README's case × direction table: "pass" where TestInterop
 // runs the case, the direction's own word where it does not.
 func table() string {
 	var b strings.Builder
 	b.WriteString("| case |")
-	for _, d := range directions {
+	for _, d := range tableDirections() {
 		fmt.Fprintf(&b, " %s |", d.title)
 	}
 	b.WriteString("\n|---|")
-	for range directions {
+	for range tableDirections() {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
 	for _, name := range cases {
 		fmt.Fprintf(&b, "| `%s`%s |", name, caseNotes[name])
-		for _, d := range directions {
+		for _, d := range tableDirections() {
 			cell := "pass"
 			if !d.runs(name) {
 				cell = d.outcome
@@ -216,9 +242,10 @@ func table() string {
 
 func TestReadmeTable(t *testing.T) {
 	text := readReadme(t)
+	tableBegin, tableEnd := tableMarkers()
 	begin, end := strings.Index(text, tableBegin), strings.Index(text, tableEnd)
 	if begin < 0 || end < begin {
-		t.Fatal(errors.New("lisp/clgrpc/README.md has no interop table markers"))
+		t.Fatal(errors.New("lisp/clgrpc/README.md has no markers " + tableBegin))
 	}
 	got := strings.TrimSpace(text[begin+len(tableBegin) : end])
 	if want := strings.TrimSpace(table()); got != want {

@@ -22,6 +22,12 @@
                 :serial t
                 :components ((:file "socket")
                              (:file "epoll")))
+               (:module "tls"
+                :serial t
+                :components ((:file "openssl")
+                             (:file "context")
+                             (:file "peer")
+                             (:file "session")))
                (:module "hpack"
                 :serial t
                 :components ((:file "errors")
@@ -52,6 +58,7 @@
                              (:file "output")
                              (:file "input")
                              (:file "reactor")
+                             (:file "tls-io")
                              (:file "lifecycle")))
                (:module "grpc"
                 :serial t

@@ -32,6 +32,8 @@ SID_EXTRA=(libblake3-0)
 # it unpacks into lib/ and lib64/, outside the amd64 toolchain's LD_LIBRARY_PATH.
 # runc, with the libseccomp it links, runs the server's container image in a test.
 # The shell script checker and the libraries it links, for the lint phase (tools/lint).
+# OpenSSL's libssl3 (with libcrypto) for clgrpc's TLS, for each target CPU: its Lisp tests and
+# programs load it from these, and the Lisp server's image carries it.
 BOOKWORM_SETS=(
   "sbcl-amd64:sbcl:amd64 libc6:amd64 libzstd1:amd64"
   "sbcl-arm64:sbcl:arm64 libc6:arm64 libzstd1:arm64"
@@ -39,6 +41,8 @@ BOOKWORM_SETS=(
   "cl:cl-alexandria cl-asdf-flv cl-bordeaux-threads cl-chipz cl-fiveam cl-salza2 cl-trivial-backtrace"
   "runc:runc:amd64 libseccomp2:amd64"
   "shellcheck:shellcheck:amd64 libffi8:amd64 libgmp10:amd64"
+  "openssl-amd64:libssl3:amd64"
+  "openssl-arm64:libssl3:arm64"
 )
 
 GO_SDK=golang.org/toolchain@v0.0.1-go1.26.10.linux-amd64

@@ -4,8 +4,8 @@
 //	client -server_host 127.0.0.1 -server_port 10000 -test_case large_unary
 //
 // It takes the flags of grpc-go's interop client
-// (google.golang.org/grpc/interop/client) for the cases that need no TLS,
-// credentials or xDS, and runs them through the same exported functions of
+// (google.golang.org/grpc/interop/client) for the cases that need no
+// credentials beyond TLS, or xDS, and runs them through the same exported functions of
 // google.golang.org/grpc/interop. That main package also links xDS, Google
 // credentials and OpenTelemetry, which none of these cases use; leaving them
 // out builds far fewer packages. grpc-go's client has no compression cases,
@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/interop"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 )
@@ -112,8 +111,12 @@ func soakConfig(addr string) interop.SoakTestConfig {
 }
 
 func dial(addr string) *grpc.ClientConn {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(received))
+	creds, err := transportCredentials()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "client: %v\n", err)
+		os.Exit(1)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds), grpc.WithStatsHandler(received))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "client: %v\n", err)
 		os.Exit(1)
@@ -146,6 +149,9 @@ func main() {
 		usageError("-test_case %q is not one of %s", *testCase, strings.Join(caseNames(), ", "))
 	case *serverPort < 1 || *serverPort > 65535:
 		usageError("-server_port %d is not from 1 to 65535", *serverPort)
+	}
+	if _, err := transportCredentials(); err != nil {
+		usageError("%v", err)
 	}
 	addr := net.JoinHostPort(*serverHost, strconv.Itoa(*serverPort))
 	conn := dial(addr)

@@ -107,13 +107,26 @@ elastic worker pool and a deadline scheduler.")
 the file descriptor so the hot path neither conses nor goes through streams.")
   (:export
    #:tcp-listen #:tcp-accept #:tcp-connect #:connect-timeout #:connect-aborted #:socket-local-port #:socket-fd
-   #:socket-close #:fd-read #:fd-write #:fd-write-some #:fd-shutdown #:fd-wait-readable
+   #:socket-close #:fd-read #:fd-write #:fd-write-some #:fd-write-some-sap #:fd-shutdown #:fd-wait-readable
    #:fd-recv-some #:fd-close #:resolve-host #:raise-open-file-limit
    ;; epoll and eventfd (epoll.lisp)
    #:+epollin+ #:+epollout+ #:+epollerr+ #:+epollhup+ #:+epollrdhup+
    #:epoll-create #:epoll-control #:make-epoll-events #:epoll-wait
    #:epoll-event-flags #:epoll-event-fd
    #:eventfd-create #:eventfd-signal #:eventfd-drain))
+
+(defpackage #:clgrpc.tls
+  (:use #:cl #:clgrpc.octets)
+  (:documentation "TLS 1.2 and 1.3 on OpenSSL 3 over memory BIOs: contexts
+(credentials, verification, ALPN h2) and sessions that the HTTP/2 reactor
+drives without blocking.")
+  (:export
+   #:tls-error #:tls-error-message #:ensure-openssl #:*openssl-version*
+   #:tls-context #:tls-context-role #:make-server-context #:make-client-context
+   #:tls-session #:make-tls-session #:session-free #:session-feed #:session-handshake
+   #:session-read #:session-write-some #:session-send-pending #:session-output-pending-p
+   #:tls-session-role #:tls-session-established #:tls-session-version #:tls-session-alpn
+   #:tls-session-peer-subject #:tls-session-peer-names))
 
 (defpackage #:clgrpc.http2
   (:use #:cl #:clgrpc.octets)
@@ -174,7 +187,8 @@ the file descriptor so the hot path neither conses nor goes through streams.")
    #:connection-peer-max-frame-size #:connection-send-window
    #:connection-close #:connection-shutdown #:connection-send-goaway #:connection-wait-closed #:connection-ping
    #:with-connection-lock #:reader-thread-p
-   #:connection-finished-p #:connection-handler-count #:handler-end
+   #:connection-finished-p #:connection-handler-count #:handler-end #:connection-tls
+   #:connection-close-reason
    ;; limits and reactors
    #:connection-limits #:make-connection-limits #:*default-limits*
    #:*reactor-thread-wrapper* #:*reactor-count*
@@ -206,7 +220,7 @@ kinds of method, and a client channel.")
    #:raw-encoder #:raw-decoder
    ;; calls (both sides)
    #:call #:call-metadata #:call-deadline #:call-cancelled-p #:call-method-path
-   #:call-peer-trailers #:call-response-metadata #:call-status-code #:call-status-message
+   #:call-peer-trailers #:call-peer-tls #:call-response-metadata #:call-status-code #:call-status-message
    #:call-send #:call-recv #:call-close-send #:call-cancel #:call-close-and-recv
    #:call-set-response-metadata #:call-set-trailer-metadata #:call-send-headers
    #:call-set-response-compression #:call-received-compressed-p

@@ -5,6 +5,8 @@
 ;;;;                  [-soak_iterations N] [-soak_max_failures N]
 ;;;;                  [-soak_per_iteration_max_acceptable_latency_ms MS]
 ;;;;                  [-soak_overall_timeout_seconds S]
+;;;;                  [-use_tls [-use_test_ca -ca_file FILE]
+;;;;                   [-server_host_override NAME]]
 ;;;;
 ;;;; NAMES is one case, a comma-separated list, or "all".  Each case prints
 ;;;; "PASS name" or "FAIL name: reason"; the exit code is 0 when all pass, 1
@@ -36,32 +38,39 @@
     ("channel_soak" . :channel-soak))
   "Every case the client runs, by its name in the interop test descriptions.")
 
-(defun run-test-case (name host port &optional (soak (make-soak)))
-  "Run the case NAME against HOST:PORT on a channel of its own.  Returns
-NIL when it passes, or the reason it failed."
-  (let ((test (cdr (assoc name *test-cases* :test #'string=)))
-        (channel (clgrpc.grpc:make-channel host port)))
-    (unwind-protect
-         (handler-case
-             (progn
-               (case test
-                 (:rpc-soak (rpc-soak channel soak))
-                 (:channel-soak (channel-soak (lambda () (clgrpc.grpc:make-channel host port)) soak))
-                 (t (funcall test channel)))
-               nil)
-           (case-failure (e) (princ-to-string e))
-           (clgrpc.grpc:grpc-error (e)
-             (format nil "unexpected status ~A: ~A" (code-name (clgrpc.grpc:grpc-error-code e))
-                     (clgrpc.grpc:grpc-error-message e)))
-           (error (e) (format nil "~A" e)))
-      (clgrpc.grpc:channel-close channel))))
+(defun run-test-case (name host port &optional (soak (make-soak)) tls server-name)
+  "Run the case NAME against HOST:PORT on a channel of its own, over TLS
+with the client context TLS if given.  Returns NIL when it passes, or the
+reason it failed."
+  (flet ((channel () (clgrpc.grpc:make-channel host port :tls tls :server-name server-name)))
+    (let ((test (cdr (assoc name *test-cases* :test #'string=)))
+          (channel (channel)))
+      (unwind-protect
+           (handler-case
+               (progn
+                 (case test
+                   (:rpc-soak (rpc-soak channel soak))
+                   (:channel-soak (channel-soak #'channel soak))
+                   (t (funcall test channel)))
+                 nil)
+             (case-failure (e) (princ-to-string e))
+             (clgrpc.grpc:grpc-error (e)
+               (format nil "unexpected status ~A: ~A" (code-name (clgrpc.grpc:grpc-error-code e))
+                       (clgrpc.grpc:grpc-error-message e)))
+             (error (e) (format nil "~A" e)))
+        (clgrpc.grpc:channel-close channel)))))
 
 (defparameter *client-flags*
   (list (flag-spec "server_host" :string "127.0.0.1" "the server's `host`")
         (flag-spec "server_port" :int 10000 "the server's `port`")
         (flag-spec "test_case" :string "large_unary"
                    "the case to run: a name, a comma-separated list of names, or all")
-        (flag-spec "use_tls" :bool nil "TLS is not supported: must be false")
+        (flag-spec "use_tls" :bool nil "connect over TLS (ALPN h2) instead of plaintext")
+        (flag-spec "use_test_ca" :bool nil
+                   "verify the server against -ca_file instead of the system's CA certificates")
+        (flag-spec "ca_file" :string "" "the `file` of CA certificates (PEM) that -use_test_ca trusts")
+        (flag-spec "server_host_override" :string ""
+                   "the `name` the server's certificate must carry (default: -server_host)")
         (flag-spec "soak_iterations" :int 10 "calls in rpc_soak and channel_soak")
         (flag-spec "soak_max_failures" :int 0 "soak calls that may fail or be too slow")
         (flag-spec "soak_per_iteration_max_acceptable_latency_ms" :int 1000
@@ -82,9 +91,24 @@ NIL when it passes, or the reason it failed."
             collect name
             while comma)))
 
+(defun client-tls-context (options)
+  "The TLS context the options ask for, or NIL for plaintext; a FLAG-ERROR
+for an inconsistent set."
+  (let ((ca (getf options :ca-file)))
+    (cond ((not (getf options :use-tls))
+           (when (or (getf options :use-test-ca) (plusp (length ca))
+                     (plusp (length (getf options :server-host-override))))
+             (flag-fail "-use_test_ca, -ca_file and -server_host_override need -use_tls"))
+           nil)
+          ((and (getf options :use-test-ca) (zerop (length ca)))
+           (flag-fail "-use_test_ca needs -ca_file: this client carries no test CA of its own"))
+          (t
+           (handler-case
+               (clgrpc.tls:make-client-context :ca-file (and (getf options :use-test-ca) ca))
+             (clgrpc.tls:tls-error (e) (flag-fail "~A" e)))))))
+
 (defun check-client-options (options rest)
   (cond (rest (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
-        ((getf options :use-tls) (flag-fail "-use_tls is not supported"))
         ((not (<= 1 (getf options :server-port) 65535))
          (flag-fail "-server_port ~D is not from 1 to 65535" (getf options :server-port)))
         ((some #'minusp (list (getf options :soak-iterations) (getf options :soak-max-failures)))
@@ -94,6 +118,7 @@ NIL when it passes, or the reason it failed."
                      (getf options :soak-overall-timeout-seconds)))
          (flag-fail "soak limits must be positive")))
   (values (parse-test-cases (getf options :test-case))
+          (client-tls-context options)
           (make-soak :iterations (getf options :soak-iterations)
                      :max-failures (getf options :soak-max-failures)
                      :max-latency (/ (getf options :soak-per-iteration-max-acceptable-latency-ms) 1000)
@@ -105,11 +130,13 @@ NIL when it passes, or the reason it failed."
    *client-flags* (rest sb-ext:*posix-argv*)
    (lambda (options rest given)
      (declare (ignore given))
-     (multiple-value-bind (names soak) (check-client-options options rest)
-       (let ((failed 0))
+     (multiple-value-bind (names tls soak) (check-client-options options rest)
+       (let ((failed 0)
+             (server-name (let ((name (getf options :server-host-override)))
+                            (and (plusp (length name)) name))))
          (dolist (name names)
            (let ((reason (run-test-case name (getf options :server-host)
-                                        (getf options :server-port) soak)))
+                                        (getf options :server-port) soak tls server-name)))
              (if reason
                  (progn (incf failed)
                         (format t "FAIL ~A: ~A~%" name reason))
@@ -117,4 +144,5 @@ NIL when it passes, or the reason it failed."
              (finish-output)))
          (if (zerop failed) 0 1))))
    :description "Runs gRPC interop test cases against a grpc.testing.TestService server over
-plaintext HTTP/2."))
+plaintext HTTP/2 or, with -use_tls, over TLS (OpenSSL 3, loaded from the system's library path
+or LD_LIBRARY_PATH)."))

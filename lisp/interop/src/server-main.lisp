@@ -2,17 +2,21 @@
 ;;;; servers (grpc-go's interop/server):
 ;;;;
 ;;;;   interop_server [-port N] [-host HOST]
+;;;;                  [-use_tls -tls_cert_file FILE -tls_key_file FILE
+;;;;                   [-ca_file FILE [-require_client_cert]]]
 ;;;;
 ;;;; It prints "listening on HOST:PORT" to stdout once bound (-port 0 picks
 ;;;; a free port) and stops on SIGINT or SIGTERM.  Unlike grpc-go's, it binds
-;;;; loopback unless -host says otherwise.
+;;;; loopback unless -host says otherwise, and -use_tls needs the certificate
+;;;; and key (grpc-go's falls back to test credentials it carries).
+;;;; -ca_file and -require_client_cert, for mutual TLS, are ours.
 
 (in-package #:interop)
 
-(defun start-server (&key (host "127.0.0.1") (port 0))
-  "A running clgrpc server with TestService, and server reflection.
-Returns (values server port)."
-  (let ((server (clgrpc.grpc:make-server)))
+(defun start-server (&key (host "127.0.0.1") (port 0) tls)
+  "A running clgrpc server with TestService, and server reflection, over
+TLS with the server context TLS.  Returns (values server port)."
+  (let ((server (clgrpc.grpc:make-server :tls tls)))
     (register-interop-service server)
     (clgrpc.reflection:register-reflection server)
     (values server (clgrpc.grpc:server-start server :host host :port port))))
@@ -20,12 +24,40 @@ Returns (values server port)."
 (defparameter *server-flags*
   (list (flag-spec "port" :int 10000 "the `port` to listen on; 0 picks a free port")
         (flag-spec "host" :string "127.0.0.1" "the `address` to listen on")
-        (flag-spec "use_tls" :bool nil "TLS is not supported: must be false")))
+        (flag-spec "use_tls" :bool nil "serve over TLS (ALPN h2) instead of plaintext")
+        (flag-spec "tls_cert_file" :string "" "the certificate chain `file` (PEM) for -use_tls")
+        (flag-spec "tls_key_file" :string "" "the private key `file` (PEM) for -use_tls")
+        (flag-spec "ca_file" :string ""
+                   "verify client certificates against the CA certificates in this `file` (PEM)")
+        (flag-spec "require_client_cert" :bool nil
+                   "refuse clients without a certificate that -ca_file verifies (mutual TLS)")))
+
+(defun server-tls-context (options)
+  "The TLS context the options ask for, or NIL for plaintext; a FLAG-ERROR
+for an inconsistent set."
+  (let ((cert (getf options :tls-cert-file))
+        (key (getf options :tls-key-file))
+        (ca (getf options :ca-file)))
+    (cond ((not (getf options :use-tls))
+           (when (or (plusp (length cert)) (plusp (length key)) (plusp (length ca))
+                     (getf options :require-client-cert))
+             (flag-fail "-tls_cert_file, -tls_key_file, -ca_file and -require_client_cert need -use_tls"))
+           nil)
+          ((or (zerop (length cert)) (zerop (length key)))
+           (flag-fail "-use_tls needs -tls_cert_file and -tls_key_file"))
+          ((and (getf options :require-client-cert) (zerop (length ca)))
+           (flag-fail "-require_client_cert needs -ca_file"))
+          (t
+           (handler-case
+               (clgrpc.tls:make-server-context :cert-file cert :key-file key
+                                               :ca-file (and (plusp (length ca)) ca)
+                                               :require-client-cert (getf options :require-client-cert))
+             (clgrpc.tls:tls-error (e) (flag-fail "~A" e)))))))
 
 (defvar *stop-requested* nil)
 
-(defun serve (host port)
-  (multiple-value-bind (server port) (start-server :host host :port port)
+(defun serve (host port tls)
+  (multiple-value-bind (server port) (start-server :host host :port port :tls tls)
     ;; A signal handler only sets a flag: it may interrupt any thread, even
     ;; one holding a lock the shutdown needs.
     (flet ((request-stop (signal info context)
@@ -47,12 +79,12 @@ Returns (values server port)."
    (lambda (options rest given)
      (declare (ignore given))
      (cond (rest (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
-           ((getf options :use-tls) (flag-fail "-use_tls is not supported"))
            ((not (<= 0 (getf options :port) 65535))
             (flag-fail "-port ~D is not from 0 to 65535" (getf options :port))))
-     (handler-case (serve (getf options :host) (getf options :port))
+     (handler-case (serve (getf options :host) (getf options :port) (server-tls-context options))
        (error (e)
          (format *error-output* "interop server: ~A~%" e)
          1)))
    :description "Serves grpc.testing.TestService, gRPC's interop test service, over plaintext
-HTTP/2. Prints \"listening on HOST:PORT\" to stdout once bound."))
+HTTP/2 or, with -use_tls, over TLS (OpenSSL 3, loaded from the system's library path or
+LD_LIBRARY_PATH). Prints \"listening on HOST:PORT\" to stdout once bound."))

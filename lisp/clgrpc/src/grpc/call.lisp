@@ -103,6 +103,13 @@
   (let ((d (call-%deadline call)))
     (and d (/ (- d (now-us)) 1d6))))
 
+(defun call-peer-tls (call)
+  "The TLS session of CALL's connection (a clgrpc.tls:tls-session: its
+protocol version, and the peer's verified certificate subject and alternative
+names, which a service can authorise by), or NIL over plaintext."
+  (let ((conn (call-conn call)))
+    (and conn (clgrpc.http2:connection-tls conn))))
+
 (defun call-received-compressed-p (call)
   "Whether the message last received (the request, on a unary-request
 server call) came compressed."

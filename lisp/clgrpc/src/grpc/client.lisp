@@ -22,6 +22,10 @@
   (max-receive-message-size 4194304 :type fixnum)
   (max-send-message-size most-positive-fixnum :type fixnum)
   (connection-options '() :type list)
+  ;; A clgrpc.tls client context, and the name the server's certificate
+  ;; must carry: every connection speaks TLS.
+  (tls nil :type (or null clgrpc.tls:tls-context))
+  (server-name nil :type (or null string))
   (closed nil))
 
 (defparameter *connect-timeout* 20
@@ -36,9 +40,18 @@ retry an unanswered SYN for about two minutes.")
 (defun make-channel (host port &key (max-receive-message-size 4194304)
                                     (max-send-message-size most-positive-fixnum)
                                     (initial-window-size 1048576)
-                                    (connection-window-size 4194304))
-  "A channel to HOST:PORT.  Connects on first use."
-  (%make-channel :host host :port port
+                                    (connection-window-size 4194304)
+                                    tls server-name)
+  "A channel to HOST:PORT.  Connects on first use.  TLS, a client context
+of clgrpc.tls:make-client-context, makes it connect over TLS (ALPN h2);
+the server's certificate must then name SERVER-NAME (gRPC's
+server_host_override), or HOST when that is NIL."
+  (when tls
+    (check-type tls clgrpc.tls:tls-context)
+    (unless (eq (clgrpc.tls:tls-context-role tls) :client)
+      (error "make-channel: TLS needs a client context")))
+  (%make-channel :host host :port port :tls tls
+                 :server-name (or server-name (and tls (princ-to-string host)))
                  :authority (format nil "~A:~D" host port)
                  :max-receive-message-size max-receive-message-size
                  :max-send-message-size max-send-message-size
@@ -113,6 +126,10 @@ sent GOAWAY, so it closes once its last stream ends."
                          (apply #'clgrpc.http2:make-connection socket :client
                                 :on-headers #'client-on-headers :on-data #'client-on-data
                                 :on-reset #'client-on-reset :user channel
+                                :tls (and (channel-tls channel)
+                                          (clgrpc.tls:make-tls-session
+                                           (channel-tls channel)
+                                           :server-name (channel-server-name channel)))
                                 (channel-connection-options channel)))))
         (sb-thread:with-mutex (lock)
           (setf (channel-connecting channel) nil)
@@ -247,7 +264,6 @@ everything sent can be sent again: gRPC's transparent retry, once per call."
        (or (call-request-octets call) (zerop (call-messages-sent call)))))
 
 (defun client-on-reset (conn stream code origin)
-  (declare (ignore conn))
   (let ((call (clgrpc.http2:h2-stream-user stream)))
     (when (and call (not (call-status call)))
       (if (%transparently-retryable-p call code origin)
@@ -265,14 +281,15 @@ everything sent can be sent again: gRPC's transparent retry, once per call."
                               (:local (format nil "protocol error on the stream (~A)"
                                               (clgrpc.http2:error-code-name code)))
                               (:goaway "not processed before the server's GOAWAY")
-                              (t "connection closed"))
+                              (t (or (clgrpc.http2:connection-close-reason conn)
+                                     "connection closed")))
                             nil)))))
 
 ;;; ------------------------------------------------------------------
 ;;; Starting calls
 
 (defun request-headers (channel call deadline metadata)
-  (list* '(":method" . "POST") '(":scheme" . "http")
+  (list* '(":method" . "POST") (if (channel-tls channel) '(":scheme" . "https") '(":scheme" . "http"))
          (cons ":path" (call-path call))
          (cons ":authority" (channel-authority channel))
          '("content-type" . "application/grpc")
@@ -343,7 +360,9 @@ new connection when one can take no more streams."
                           (clgrpc.http2::%write-data conn stream +no-octets+ 0 0 :end-stream t)))
                    (return)))))
     (unless (and (call-stream call) (eq (call-conn call) conn))
-      (raise-grpc-error +unavailable+ "no connection could take the call"))
+      ;; A connection that failed its TLS handshake says why.
+      (raise-grpc-error +unavailable+ "~A" (or (and conn (clgrpc.http2:connection-close-reason conn))
+                                               "no connection could take the call")))
     (clgrpc.http2:flush-connection conn)))
 
 (defun %retry-call (call)

@@ -54,6 +54,8 @@
   (max-receive-message-size 4194304 :type fixnum)
   (max-send-message-size most-positive-fixnum :type fixnum)
   (connection-options '() :type list)
+  ;; A clgrpc.tls server context: every connection speaks TLS.
+  (tls nil :type (or null clgrpc.tls:tls-context))
   (state :new :type (member :new :running :stopping :stopped)))
 
 (defun scratch-wrapper (thunk)
@@ -81,8 +83,11 @@
                          max-connection-idle max-connection-age max-connection-age-grace
                          (keepalive-min-time 300) keepalive-permit-without-stream
                          (max-queued-control-frames 1000)
-                         (max-early-resets-per-second 1000))
-  "A server with no methods yet.  UNARY-THREADS bounds the pool that runs
+                         (max-early-resets-per-second 1000)
+                         tls)
+  "A server with no methods yet.  TLS, a server context of
+clgrpc.tls:make-server-context, makes it serve HTTP/2 over TLS only (ALPN
+h2); a handler finds the client's verified identity with CALL-PEER-TLS.  UNARY-THREADS bounds the pool that runs
 unary handlers; STREAM-THREADS the pool for
 server-streaming, client-streaming and bidi handlers, which wait for the
 peer and so need a thread each while they run.  A connection runs at most
@@ -104,7 +109,12 @@ HANDSHAKE-TIMEOUT for the client preface and SETTINGS, keepalive
 MAX-CONNECTION-AGE-GRACE) and its enforcement (KEEPALIVE-MIN-TIME,
 KEEPALIVE-PERMIT-WITHOUT-STREAM), MAX-QUEUED-CONTROL-FRAMES for a peer that
 does not read, and MAX-EARLY-RESETS-PER-SECOND against Rapid Reset."
+  (when tls
+    (check-type tls clgrpc.tls:tls-context)
+    (unless (eq (clgrpc.tls:tls-context-role tls) :server)
+      (error "make-server: TLS needs a server context")))
   (%make-server
+   :tls tls
    :unary-inline unary-inline
    :max-streaming-handlers-per-connection max-streaming-handlers-per-connection
    :max-connections max-connections
@@ -598,6 +608,8 @@ or stopping."
                                :on-headers #'server-on-headers :on-data #'server-on-data
                                :on-reset #'server-on-reset :on-close #'server-on-close
                                :user server
+                               :tls (and (server-tls server)
+                                         (clgrpc.tls:make-tls-session (server-tls server)))
                                (server-connection-options server))
                    (gethash conn (server-connections server)) t))))
     (if conn

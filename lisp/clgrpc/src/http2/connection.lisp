@@ -66,6 +66,9 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (role :server :type (member :client :server))
   (socket nil)
   (fd -1 :type fixnum)
+  ;; A clgrpc.tls session when the connection speaks TLS: the socket then
+  ;; carries its ciphertext (tls-io.lisp).
+  (tls nil :type (or null clgrpc.tls:tls-session))
   (lock (sb-thread:make-mutex :name "h2 connection") :type sb-thread:mutex)
   ;; Broadcast when a stream closes or a stream slot frees up, at GOAWAY, a
   ;; PING ACK, or when the connection closes: what opening streams, pings
@@ -175,6 +178,7 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (peer-last-stream-id +max-window-size+ :type fixnum) ; from the peer's GOAWAY
   (closed nil)
   (close-code nil)                      ; error code we or the peer closed with
+  (close-reason nil :type (or null string)) ; why, when a failed TLS session closed it
   (ping-acks 0 :type fixnum)            ; PING ACKs received, for CONNECTION-PING
   ;; ---- application callbacks (all called with LOCK held, on the reactor
   ;; unless noted)
@@ -202,14 +206,20 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
                                       (connection-window-size 4194304)
                                       (max-frame-size +default-max-frame-size+)
                                       (max-header-list-size 65536)
-                                      (limits *default-limits*))
+                                      (limits *default-limits*)
+                                      tls)
   "A connection over the connected SOCKET as ROLE (:CLIENT or :SERVER).
 Nothing is sent or read until CONNECTION-START.  LIMITS (a
-CONNECTION-LIMITS) bounds what the peer may do."
+CONNECTION-LIMITS) bounds what the peer may do.  TLS, a clgrpc.tls session
+of ROLE, makes it HTTP/2 over TLS: the handshake comes first, and frames go
+out once it is complete."
   (check-type role (member :client :server))
   (validate-setting +settings-initial-window-size+ initial-window-size)
   (validate-setting +settings-max-frame-size+ max-frame-size)
-  (%make-connection :role role :socket socket
+  (when tls
+    (assert (eq (clgrpc.tls:tls-session-role tls) role) () "a ~(~A~) TLS session for a ~(~A~) connection"
+            (clgrpc.tls:tls-session-role tls) role))
+  (%make-connection :role role :socket socket :tls tls
                     :decoder (clgrpc.hpack:make-decoder :max-list-size max-header-list-size)
                     :fd (if socket (clgrpc.net:socket-fd socket) -1)
                     :next-stream-id (if (eq role :client) 1 2)
@@ -241,6 +251,8 @@ CONNECTION-LIMITS) bounds what the peer may do."
 (defun connection-peer-max-header-list-size (conn) (conn-peer-max-header-list-size conn))
 (defun connection-send-window (conn) (conn-send-window conn))
 (defun connection-finished-p (conn) (conn-finished conn))
+(defun connection-tls (conn) (conn-tls conn))
+(defun connection-close-reason (conn) (conn-close-reason conn))
 (defun connection-handler-count (conn) (conn-handlers conn))
 
 (defun %defer-to-reader (conn function argument)

@@ -45,6 +45,11 @@ nothing waits here."
             (write-window-update-frame out 0 increment)
             (incf (conn-recv-window conn) increment))))
       (setf (conn-reactor conn) (pick-reactor))))
+  (let ((tls (conn-tls conn)))
+    (when (and tls (eq (conn-role conn) :client))
+      ;; The ClientHello, which the flush below sends; the reactor does the
+      ;; rest of the handshake, and the preface goes out once it is done.
+      (clgrpc.tls:session-handshake tls)))
   (flush-connection conn)
   (with-connection-lock (conn)
     (%post conn +post-register+))

@@ -113,6 +113,32 @@ there is anything to write."
     (rotatef (conn-out conn) (conn-spare conn))
     t))
 
+(declaim (inline %tls-output-pending-p))
+(defun %tls-output-pending-p (conn)
+  "Lock held: TLS records (or handshake messages) wait for the socket."
+  (let ((tls (conn-tls conn)))
+    (and tls (clgrpc.tls:session-output-pending-p tls))))
+
+(defun %write-some (conn octets start end)
+  "Write what the socket takes now of OCTETS[START,END), encrypted if CONN
+speaks TLS.  Returns the octet count taken and, second, true if the socket
+is full (for TLS: records wait for it, even if all of the octets were
+taken); NIL if the connection failed."
+  (declare (type octets octets) (type fixnum start end))
+  (let ((tls (conn-tls conn)))
+    (if tls
+        (clgrpc.tls:session-write-some tls (conn-fd conn) octets start end)
+        (let ((n (clgrpc.net:fd-write-some (conn-fd conn) octets start end)))
+          (and n (values n (< (+ start (the fixnum n)) end)))))))
+
+(defun %handshake-write-out (conn)
+  "Lock held, TLS handshake under way: only the handshake's own messages
+go out; frames wait in OUT until it is complete (tls-io.lisp)."
+  (unless (eq (clgrpc.tls:session-send-pending (conn-tls conn) (conn-fd conn)) :done)
+    (setf (conn-write-blocked conn) t)
+    (%update-interest conn))
+  t)
+
 (defun %write-out (conn resume)
   "Write until nothing is buffered or the socket is full, from this thread.
 RESUME: the reactor continuing a write-blocked connection.  Returns NIL if
@@ -127,23 +153,25 @@ the connection failed (it is then closed)."
         (%update-interest conn))
       (when (or (conn-flushing conn) (conn-write-blocked conn) (conn-closed conn))
         (return-from %write-out t))
+      (when (and (conn-tls conn) (not (clgrpc.tls:tls-session-established (conn-tls conn))))
+        (return-from %write-out (%handshake-write-out conn)))
       ;; The unsent rest of an earlier write goes first.
       (unless (or (< (conn-spare-pos conn) (obuf-fill (conn-spare conn)))
-                  (%next-output conn))
+                  (%next-output conn)
+                  (%tls-output-pending-p conn))
         (return-from %write-out t))
       (setf (conn-flushing conn) t
             buf (conn-spare conn)
             pos (conn-spare-pos conn)))
     (loop
-      (let* ((fill (obuf-fill buf))
-             (n (clgrpc.net:fd-write-some (conn-fd conn) (obuf-data buf) pos fill)))
+      (multiple-value-bind (n blocked) (%write-some conn (obuf-data buf) pos (obuf-fill buf))
         (sb-thread:with-mutex (lock)
           (cond ((null n)
                  (obuf-reset buf)
                  (setf (conn-flushing conn) nil)
                  (%drained conn)
                  (return))
-                ((< (+ pos (the fixnum n)) fill)
+                (blocked
                  ;; The socket is full: the reactor writes the rest, from
                  ;; where this write stopped, when the socket drains.
                  (setf (conn-spare-pos conn) (+ pos (the fixnum n))
@@ -154,12 +182,19 @@ the connection failed (it is then closed)."
                    (%check-read-pause conn))
                  (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
                  (return-from %write-out t))
+                ((< (+ pos (the fixnum n)) (obuf-fill buf))
+                 ;; TLS encrypts a chunk per call: on with the next.
+                 (incf pos (the fixnum n)))
                 (t
                  ;; All of it went: the next turn, if any (parked responses
-                 ;; see the output empty now).
+                 ;; see the output empty now).  TLS records that the
+                 ;; reactor made while reading (a key update's reply) go
+                 ;; too: it left them to this flush if it found one under
+                 ;; way.
                  (obuf-reset buf)
                  (setf (conn-spare-pos conn) 0)
-                 (if (or (conn-closed conn) (not (%next-output conn)))
+                 (if (or (conn-closed conn)
+                         (not (or (%next-output conn) (%tls-output-pending-p conn))))
                      (progn (setf (conn-flushing conn) nil)
                             (%drained conn)
                             (return-from %write-out t))

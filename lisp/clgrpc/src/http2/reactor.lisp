@@ -50,6 +50,9 @@ buffered to a peer that reads slowly.")
   (wake-pending nil)                    ; an eventfd signal is outstanding
   (table (make-hash-table :test 'eql) :type hash-table) ; fd -> connection
   (buffer (make-octets (+ +read-buffer-size+ 64)) :type octets)
+  ;; Ciphertext read from TLS connections, before it is decrypted into
+  ;; BUFFER; made when the first one is read.
+  (cipher nil :type (or null octets))
   (events (clgrpc.net:make-epoll-events 256))
   (next-sweep-us 0 :type fixnum))
 
@@ -201,7 +204,9 @@ NIL for a clean end (end of file, or GOAWAY and no streams left)."
       (setf (conn-fd conn) -1
             (conn-carry conn) nil
             (conn-parked conn) '())
-      (clgrpc.net:socket-close (conn-socket conn)))
+      (clgrpc.net:socket-close (conn-socket conn))
+      (when (conn-tls conn)
+        (clgrpc.tls:session-free (conn-tls conn))))
     (when (conn-on-close conn)
       (funcall (the function (conn-on-close conn)) conn))
     (with-connection-lock (conn)
@@ -273,51 +278,72 @@ a whole frame behind it."
         buf
         (setf (reactor-buffer reactor) (make-octets need)))))
 
-(defun on-readable (reactor conn)
-  (let* ((buf (%reactor-buffer reactor conn))
-         (fd (conn-fd conn)))
-    (when (conn-linger-until conn)
-      ;; Dropping input until the peer has read our GOAWAY.
-      (let ((n (clgrpc.net:fd-recv-some fd buf 0 (length buf))))
-        (unless (eq n :again)
-          (when (or (null n) (eql n 0))
-            (finish-connection conn (conn-close-code conn)))))
-      (return-from on-readable nil))
-    (let ((fill (conn-carry-fill conn)))
-      (declare (type fixnum fill))
-      (when (plusp fill)
-        (replace buf (the octets (conn-carry conn)) :end2 fill))
-      (let ((n (clgrpc.net:fd-recv-some fd buf fill (length buf))))
-        (cond ((eq n :again) (return-from on-readable nil))
-              ((or (null n) (eql n 0))
-               (finish-connection conn nil)
-               (return-from on-readable nil)))
-        (incf fill (the fixnum n)))
+(defun %process-read (conn buf fill)
+  "Process the frames in BUF[0,FILL) (a carried partial frame, then what was
+just read) and carry a partial frame at the end to the next read."
+  (declare (type octets buf) (type fixnum fill))
+  (let ((pos 0))
+    (declare (type fixnum pos))
+    (when (and (eq (conn-role conn) :server)
+               (< (conn-preface-seen conn) (length +connection-preface+)))
+      (let ((start (%check-preface conn buf 0 fill)))
+        (if start
+            (setf pos start)
+            (setf pos fill))))
+    (setf pos (process-input conn buf pos fill))
+    (%save-carry conn buf pos fill)))
+
+(defun %with-carry (reactor conn)
+  "The reactor's buffer for CONN with its carried partial frame in front:
+(values buffer fill)."
+  (let ((buf (%reactor-buffer reactor conn))
+        (fill (conn-carry-fill conn)))
+    (declare (type fixnum fill))
+    (when (plusp fill)
+      (replace buf (the octets (conn-carry conn)) :end2 fill))
+    (values buf fill)))
+
+(defun %read-plain (reactor conn)
+  "Read once from CONN's socket and process it.  Returns true if input was
+processed, NIL if there was none or the connection ended."
+  (multiple-value-bind (buf fill) (%with-carry reactor conn)
+    (declare (type octets buf) (type fixnum fill))
+    (let ((n (clgrpc.net:fd-recv-some (conn-fd conn) buf fill (length buf))))
+      (cond ((eq n :again) (return-from %read-plain nil))
+            ((or (null n) (eql n 0))
+             (finish-connection conn nil)
+             (return-from %read-plain nil)))
       (setf (conn-last-read-us conn) (clgrpc.util:now-us))
-      (let ((pos 0))
-        (declare (type fixnum pos))
-        (when (and (eq (conn-role conn) :server)
-                   (< (conn-preface-seen conn) (length +connection-preface+)))
-          (let ((start (%check-preface conn buf 0 fill)))
-            (if start
-                (setf pos start)
-                (setf pos fill))))
-        (setf pos (process-input conn buf pos fill))
-        (%save-carry conn buf pos fill)))
-    (run-deferred conn)
-    ;; Replies to what was just read, and responses of the work above,
-    ;; leave before the next connection is served.
-    (loop repeat 4 while (conn-reader-flush conn) do (%reader-flush conn))
-    ;; A peer that asks for more than it reads stops being read.  Only a
-    ;; write-blocked connection can be paused: the lock is taken for those
-    ;; alone (a stale read of the flag is caught at the next read).
-    (when (conn-write-blocked conn)
-      (with-connection-lock (conn)
-        (%check-read-pause conn)))
-    ;; 6.8: after the peer's GOAWAY, the connection ends with its last stream.
-    (when (and (conn-goaway-received conn)
-               (zerop (hash-table-count (conn-streams conn))))
-      (drain-and-close conn))))
+      (%process-read conn buf (+ fill (the fixnum n)))
+      t)))
+
+(declaim (ftype function %read-tls))
+
+(defun on-readable (reactor conn)
+  (when (conn-linger-until conn)
+    ;; Dropping input until the peer has read our GOAWAY.
+    (let* ((buf (reactor-buffer reactor))
+           (n (clgrpc.net:fd-recv-some (conn-fd conn) buf 0 (length buf))))
+      (unless (eq n :again)
+        (when (or (null n) (eql n 0))
+          (finish-connection conn (conn-close-code conn)))))
+    (return-from on-readable nil))
+  (unless (if (conn-tls conn) (%read-tls reactor conn) (%read-plain reactor conn))
+    (return-from on-readable nil))
+  (run-deferred conn)
+  ;; Replies to what was just read, and responses of the work above,
+  ;; leave before the next connection is served.
+  (loop repeat 4 while (conn-reader-flush conn) do (%reader-flush conn))
+  ;; A peer that asks for more than it reads stops being read.  Only a
+  ;; write-blocked connection can be paused: the lock is taken for those
+  ;; alone (a stale read of the flag is caught at the next read).
+  (when (conn-write-blocked conn)
+    (with-connection-lock (conn)
+      (%check-read-pause conn)))
+  ;; 6.8: after the peer's GOAWAY, the connection ends with its last stream.
+  (when (and (conn-goaway-received conn)
+             (zerop (hash-table-count (conn-streams conn))))
+    (drain-and-close conn)))
 
 (defun on-writable (conn)
   (%write-out conn t)

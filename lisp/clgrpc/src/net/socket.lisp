@@ -183,6 +183,30 @@ full), or NIL if the connection failed."
                    (incf done n))))
     (- done start)))
 
+(defun fd-write-some-sap (fd sap length)
+  "Like FD-WRITE-SOME, for LENGTH octets of foreign memory at SAP (which
+the caller keeps alive and unmoved).  Returns the octet count written (0
+if the socket buffer is full), or NIL if the connection failed."
+  (declare (type fixnum fd length) (type sb-sys:system-area-pointer sap))
+  (let ((done 0))
+    (declare (type fixnum done))
+    (loop while (< done length)
+          do (let ((n (sb-alien:alien-funcall
+                       (sb-alien:extern-alien "send" (function sb-alien:long sb-alien:int
+                                                               sb-sys:system-area-pointer
+                                                               sb-alien:unsigned-long
+                                                               sb-alien:int))
+                       fd (sb-sys:sap+ sap done) (- length done)
+                       (logior +msg-nosignal+ +msg-dontwait+))))
+               (declare (type fixnum n))
+               (if (minusp n)
+                   (let ((errno (sb-alien:get-errno)))
+                     (cond ((= errno sb-unix:eintr))
+                           ((= errno sb-unix:ewouldblock) (return))
+                           (t (return-from fd-write-some-sap nil))))
+                   (incf done n))))
+    done))
+
 (defun fd-wait-readable (fd timeout-seconds)
   "True when FD has input (or EOF) within TIMEOUT-SECONDS."
   (sb-sys:wait-until-fd-usable fd :input timeout-seconds nil))
