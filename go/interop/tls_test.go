@@ -3,7 +3,6 @@ package interop_test
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -37,28 +36,6 @@ func startLispTLS(t *testing.T, extra ...string) string {
 	return p.Addr()
 }
 
-func testRoots(t *testing.T, file string) *x509.CertPool {
-	t.Helper()
-	pem, err := os.ReadFile(credential(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		t.Fatalf("%s holds no certificate", file)
-	}
-	return pool
-}
-
-func keyPair(t *testing.T, base string) tls.Certificate {
-	t.Helper()
-	pair, err := tls.LoadX509KeyPair(credential(base+".pem"), credential(base+".key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pair
-}
-
 // emptyCall makes one EmptyCall with grpc-go over TLS config.
 func emptyCall(t *testing.T, addr string, config *tls.Config) error {
 	t.Helper()
@@ -73,21 +50,33 @@ func emptyCall(t *testing.T, addr string, config *tls.Config) error {
 	return err
 }
 
-func clientConfig(t *testing.T, certs ...tls.Certificate) *tls.Config {
-	return &tls.Config{RootCAs: testRoots(t, "ca.pem"), ServerName: testServerName, Certificates: certs}
+// clientConfig trusts the test CA and presents the key pair base, if any.
+func clientConfig(t *testing.T, base string) *tls.Config {
+	t.Helper()
+	config, err := transport(t).setup.ClientConfig(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return config
+}
+
+// credential is the path of one file of the test credentials.
+func credential(t *testing.T, name string) string {
+	t.Helper()
+	return transport(t).setup.File(name)
 }
 
 // TestMutualTLS: with -require_client_cert the server answers a client
 // whose certificate the CA file verifies, refuses one with no certificate
 // or one from another CA during the handshake, and stays healthy.
 func TestMutualTLS(t *testing.T) {
-	addr := startLispTLS(t, "-ca_file", credential("ca.pem"), "-require_client_cert")
-	if err := emptyCall(t, addr, clientConfig(t, keyPair(t, "client"))); err != nil {
+	addr := startLispTLS(t, "-ca_file", credential(t, "ca.pem"), "-require_client_cert")
+	if err := emptyCall(t, addr, clientConfig(t, "client")); err != nil {
 		t.Fatalf("a client with a certificate of the CA: %v", err)
 	}
 	for name, config := range map[string]*tls.Config{
-		"no certificate":           clientConfig(t),
-		"another CA's certificate": clientConfig(t, keyPair(t, "other_client")),
+		"no certificate":           clientConfig(t, ""),
+		"another CA's certificate": clientConfig(t, "other_client"),
 	} {
 		err := emptyCall(t, addr, config)
 		if err == nil {
@@ -96,7 +85,7 @@ func TestMutualTLS(t *testing.T) {
 		}
 		t.Logf("a client with %s: %v", name, err)
 	}
-	if err := emptyCall(t, addr, clientConfig(t, keyPair(t, "client"))); err != nil {
+	if err := emptyCall(t, addr, clientConfig(t, "client")); err != nil {
 		t.Fatalf("after the refusals, a client with a certificate of the CA: %v", err)
 	}
 }
@@ -119,7 +108,7 @@ func handshake(addr string, config *tls.Config) (tls.ConnectionState, error) {
 func TestALPNAndVersions(t *testing.T) {
 	addr := startLispTLS(t)
 	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
-		config := clientConfig(t)
+		config := clientConfig(t, "")
 		config.NextProtos = []string{"h2"}
 		config.MinVersion, config.MaxVersion = v, v
 		state, err := handshake(addr, config)
@@ -129,20 +118,20 @@ func TestALPNAndVersions(t *testing.T) {
 			t.Errorf("%s: negotiated %q, want h2", tls.VersionName(v), state.NegotiatedProtocol)
 		}
 	}
-	old := clientConfig(t)
+	old := clientConfig(t, "")
 	old.NextProtos = []string{"h2"}
 	old.MinVersion, old.MaxVersion = tls.VersionTLS10, tls.VersionTLS11
 	if _, err := handshake(addr, old); err == nil {
 		t.Error("a TLS 1.1 handshake succeeded, want refused")
 	}
-	other := clientConfig(t)
+	other := clientConfig(t, "")
 	other.NextProtos = []string{"http/1.1"}
 	if _, err := handshake(addr, other); err == nil || !strings.Contains(err.Error(), "no application protocol") {
 		t.Errorf("a client offering only http/1.1: %v, want the no_application_protocol alert", err)
 	}
 	// No ALPN at all: the handshake may complete (TLS 1.3 clients finish
 	// first), but the server closes the connection without a word.
-	conn, err := tls.Dial("tcp", addr, clientConfig(t))
+	conn, err := tls.Dial("tcp", addr, clientConfig(t, ""))
 	if err == nil {
 		defer conn.Close()
 		if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
@@ -153,7 +142,7 @@ func TestALPNAndVersions(t *testing.T) {
 			t.Errorf("a client without ALPN read %d octets, %v; want the connection closed", n, err)
 		}
 	}
-	if err := emptyCall(t, addr, clientConfig(t)); err != nil {
+	if err := emptyCall(t, addr, clientConfig(t, "")); err != nil {
 		t.Fatalf("after the refusals: %v", err)
 	}
 }
@@ -196,7 +185,7 @@ func TestStalledAndGarbageHandshakes(t *testing.T) {
 	if _, err := io.ReadAll(garbage); errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Error("a plaintext HTTP/2 preface was not refused within 10 s")
 	}
-	if err := emptyCall(t, addr, clientConfig(t)); err != nil {
+	if err := emptyCall(t, addr, clientConfig(t, "")); err != nil {
 		t.Fatalf("with 200 stalled handshakes open: %v", err)
 	}
 }

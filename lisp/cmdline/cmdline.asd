@@ -7,3 +7,9 @@
   :serial t
   :components ((:file "package")
                (:file "flags")))
+
+(defsystem "cmdline/tls"
+  :description "TLS command-line flags and the clgrpc TLS contexts they describe."
+  :license "Apache-2.0"
+  :depends-on ("cmdline" "clgrpc")
+  :components ((:file "tls-flags")))

@@ -14,7 +14,7 @@
 (defsystem "interop"
   :description "grpc.testing.TestService and the interop client test cases on clgrpc."
   :license "Apache-2.0"
-  :depends-on ("clgrpc" "clgrpc/reflection" "cmdline" "interop/proto")
+  :depends-on ("clgrpc" "clgrpc/reflection" "cmdline" "cmdline/tls" "interop/proto")
   :serial t
   :pathname "src/"
   :components ((:file "package")

@@ -17,7 +17,7 @@
 (defsystem "routeguide"
   :description "RouteGuide on clgrpc: service, feature database, client and server programs."
   :license "Apache-2.0"
-  :depends-on ("clgrpc" "clgrpc/health" "clgrpc/reflection" "cmdline" "routeguide/proto")
+  :depends-on ("clgrpc" "clgrpc/health" "clgrpc/reflection" "cmdline" "cmdline/tls" "routeguide/proto")
   :serial t
   :pathname "src/"
   :components ((:static-file "../../../go/routeguide/features/route_guide_db.json")

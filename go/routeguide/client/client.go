@@ -55,7 +55,11 @@ func call(ctx context.Context, cfg config, stdout io.Writer) error {
 		addr = a
 	}
 
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := cfg.creds
+	if creds == nil {
+		creds = insecure.NewCredentials()
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", addr, err)
 	}

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/credentials"
+
 	"github.com/grpcbench/grpcbench/go/routeguide/rgclient"
+	"github.com/grpcbench/grpcbench/go/tlsflags"
 )
 
 // seed fixes the RecordRoute route, so two runs send the same points.
@@ -21,6 +24,8 @@ type config struct {
 	serve   bool
 	rpc     rgclient.Config
 	timeout time.Duration
+	tls     tlsflags.Client
+	creds   credentials.TransportCredentials
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -31,7 +36,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s [flags]\n\n"+
-			"Calls the RouteGuide RPCs and prints a short report of each.\n\nFlags:\n", name)
+			"Calls the RouteGuide RPCs and prints a short report of each, over plaintext\n"+
+			"or, with -tls, over TLS.\n\nFlags:\n", name)
 		fs.PrintDefaults()
 	}
 
@@ -41,6 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.rpc.RPC, "rpc", "all", "which RPC to call: "+strings.Join(rgclient.RPCNames, "|"))
 	fs.IntVar(&cfg.rpc.Points, "points", 10, "number of points RecordRoute sends (a fixed-seed route over database features)")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "deadline for each RPC")
+	cfg.tls.Register(fs)
 
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
@@ -58,7 +65,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return config{}, usageError(fs, "-points must not be negative")
 	case cfg.timeout <= 0:
 		return config{}, usageError(fs, "-timeout must be positive")
+	case cfg.serve && cfg.tls.TLS:
+		return config{}, usageError(fs, "-serve and -tls are mutually exclusive: the in-process server is plaintext")
 	}
+	creds, err := cfg.tls.Credentials()
+	if err != nil {
+		return config{}, usageError(fs, "%v", err)
+	}
+	cfg.creds = creds
 	cfg.rpc.Timeout = cfg.timeout
 	return cfg, nil
 }

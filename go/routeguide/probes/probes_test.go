@@ -47,12 +47,19 @@ func start(t *testing.T, name, path string, args ...string) *serverproc.Process 
 // everything it knows comes from the server's reflection service.
 func runGrpcurl(t *testing.T, addr string, args ...string) string {
 	t.Helper()
+	return runGrpcurlOver(t, []string{"-plaintext"}, addr, args...)
+}
+
+// runGrpcurlOver is runGrpcurl with the transport flags transport
+// (-plaintext, or -cacert FILE for TLS).
+func runGrpcurlOver(t *testing.T, transport []string, addr string, args ...string) string {
+	t.Helper()
 	if *grpcurl == "" {
 		t.Fatal("-grpcurl not given")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	argv := append([]string{"-plaintext", "-max-time", "20"}, args...)
+	argv := append(append(append([]string{}, transport...), "-max-time", "20"), args...)
 	// The address goes before the method, after the flags and -d.
 	argv = insertAddr(argv, addr)
 	out, err := exec.CommandContext(ctx, runfile.Path(*grpcurl), argv...).CombinedOutput()
@@ -67,7 +74,7 @@ func runGrpcurl(t *testing.T, addr string, args ...string) string {
 func insertAddr(argv []string, addr string) []string {
 	i := 0
 	for i < len(argv) && strings.HasPrefix(argv[i], "-") {
-		if argv[i] == "-d" || argv[i] == "-max-time" {
+		if argv[i] == "-d" || argv[i] == "-max-time" || argv[i] == "-cacert" {
 			i++
 		}
 		i++

@@ -7,6 +7,10 @@ import (
 	"math"
 	"path/filepath"
 	"time"
+
+	"google.golang.org/grpc/credentials"
+
+	"github.com/grpcbench/grpcbench/go/tlsflags"
 )
 
 // config is the parsed command line.
@@ -16,6 +20,8 @@ type config struct {
 	maxConcurrentStreams uint32 // 0 keeps gRPC's default (unlimited)
 	shutdownTimeout      time.Duration
 	limits               limits
+	tls                  tlsflags.Server
+	creds                credentials.TransportCredentials
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -26,8 +32,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s [flags]\n\n"+
-			"Serves the RouteGuide gRPC service. Prints \"listening on HOST:PORT\" to\n"+
-			"stdout once bound, and stops gracefully on SIGINT or SIGTERM.\n\nFlags:\n", name)
+			"Serves the RouteGuide gRPC service, over plaintext or, with -tls, over TLS.\n"+
+			"Prints \"listening on HOST:PORT\" to stdout once bound, and stops gracefully\n"+
+			"on SIGINT or SIGTERM.\n\nFlags:\n", name)
 		fs.PrintDefaults()
 	}
 
@@ -39,6 +46,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown_timeout", 5*time.Second,
 		"how long a graceful stop may wait for RPCs in flight before connections are closed")
 	cfg.limits.register(fs)
+	cfg.tls.Register(fs)
 
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
@@ -55,6 +63,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.shutdownTimeout < 0 {
 		return config{}, usageError(fs, "-shutdown_timeout must not be negative")
 	}
+	creds, err := cfg.tls.Credentials()
+	if err != nil {
+		return config{}, usageError(fs, "%v", err)
+	}
+	cfg.creds = creds
 	cfg.maxConcurrentStreams = uint32(maxStreams)
 	return cfg, nil
 }

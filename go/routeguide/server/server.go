@@ -58,7 +58,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if cfg.limits.maxConnections > 0 {
 		lis = &limitListener{Listener: lis, max: cfg.limits.maxConnections}
 	}
-	opts := cfg.limits.serverOptions()
+	opts := append(cfg.limits.serverOptions(), grpc.Creds(cfg.creds))
 	if cfg.maxConcurrentStreams > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(cfg.maxConcurrentStreams))
 	}

@@ -61,22 +61,17 @@ reason it failed."
         (clgrpc.grpc:channel-close channel)))))
 
 (defparameter *client-flags*
-  (list (flag-spec "server_host" :string "127.0.0.1" "the server's `host`")
-        (flag-spec "server_port" :int 10000 "the server's `port`")
-        (flag-spec "test_case" :string "large_unary"
-                   "the case to run: a name, a comma-separated list of names, or all")
-        (flag-spec "use_tls" :bool nil "connect over TLS (ALPN h2) instead of plaintext")
-        (flag-spec "use_test_ca" :bool nil
-                   "verify the server against -ca_file instead of the system's CA certificates")
-        (flag-spec "ca_file" :string "" "the `file` of CA certificates (PEM) that -use_test_ca trusts")
-        (flag-spec "server_host_override" :string ""
-                   "the `name` the server's certificate must carry (default: -server_host)")
-        (flag-spec "soak_iterations" :int 10 "calls in rpc_soak and channel_soak")
-        (flag-spec "soak_max_failures" :int 0 "soak calls that may fail or be too slow")
-        (flag-spec "soak_per_iteration_max_acceptable_latency_ms" :int 1000
-                   "the longest a soak call may take, in `ms`")
-        (flag-spec "soak_overall_timeout_seconds" :int 10
-                   "the time all soak calls together may take, in `seconds`")))
+  (list* (flag-spec "server_host" :string "127.0.0.1" "the server's `host`")
+         (flag-spec "server_port" :int 10000 "the server's `port`")
+         (flag-spec "test_case" :string "large_unary"
+                    "the case to run: a name, a comma-separated list of names, or all")
+         (flag-spec "soak_iterations" :int 10 "calls in rpc_soak and channel_soak")
+         (flag-spec "soak_max_failures" :int 0 "soak calls that may fail or be too slow")
+         (flag-spec "soak_per_iteration_max_acceptable_latency_ms" :int 1000
+                    "the longest a soak call may take, in `ms`")
+         (flag-spec "soak_overall_timeout_seconds" :int 10
+                    "the time all soak calls together may take, in `seconds`")
+         (tls-flags:client-flags :tls "use_tls" :trust-switch "use_test_ca")))
 
 (defun parse-test-cases (text)
   "The case names of -test_case TEXT, or a FLAG-ERROR."
@@ -91,22 +86,6 @@ reason it failed."
             collect name
             while comma)))
 
-(defun client-tls-context (options)
-  "The TLS context the options ask for, or NIL for plaintext; a FLAG-ERROR
-for an inconsistent set."
-  (let ((ca (getf options :ca-file)))
-    (cond ((not (getf options :use-tls))
-           (when (or (getf options :use-test-ca) (plusp (length ca))
-                     (plusp (length (getf options :server-host-override))))
-             (flag-fail "-use_test_ca, -ca_file and -server_host_override need -use_tls"))
-           nil)
-          ((and (getf options :use-test-ca) (zerop (length ca)))
-           (flag-fail "-use_test_ca needs -ca_file: this client carries no test CA of its own"))
-          (t
-           (handler-case
-               (clgrpc.tls:make-client-context :ca-file (and (getf options :use-test-ca) ca))
-             (clgrpc.tls:tls-error (e) (flag-fail "~A" e)))))))
-
 (defun check-client-options (options rest)
   (cond (rest (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
         ((not (<= 1 (getf options :server-port) 65535))
@@ -117,12 +96,14 @@ for an inconsistent set."
                (list (getf options :soak-per-iteration-max-acceptable-latency-ms)
                      (getf options :soak-overall-timeout-seconds)))
          (flag-fail "soak limits must be positive")))
-  (values (parse-test-cases (getf options :test-case))
-          (client-tls-context options)
-          (make-soak :iterations (getf options :soak-iterations)
-                     :max-failures (getf options :soak-max-failures)
-                     :max-latency (/ (getf options :soak-per-iteration-max-acceptable-latency-ms) 1000)
-                     :overall-timeout (getf options :soak-overall-timeout-seconds))))
+  (multiple-value-bind (tls server-name)
+      (tls-flags:client-context options :tls "use_tls" :trust-switch "use_test_ca")
+    (values (parse-test-cases (getf options :test-case))
+            tls server-name
+            (make-soak :iterations (getf options :soak-iterations)
+                       :max-failures (getf options :soak-max-failures)
+                       :max-latency (/ (getf options :soak-per-iteration-max-acceptable-latency-ms) 1000)
+                       :overall-timeout (getf options :soak-overall-timeout-seconds)))))
 
 (defun client-main ()
   "Entry point of the interop client executable; returns the exit code."
@@ -130,10 +111,8 @@ for an inconsistent set."
    *client-flags* (rest sb-ext:*posix-argv*)
    (lambda (options rest given)
      (declare (ignore given))
-     (multiple-value-bind (names tls soak) (check-client-options options rest)
-       (let ((failed 0)
-             (server-name (let ((name (getf options :server-host-override)))
-                            (and (plusp (length name)) name))))
+     (multiple-value-bind (names tls server-name soak) (check-client-options options rest)
+       (let ((failed 0))
          (dolist (name names)
            (let ((reason (run-test-case name (getf options :server-host)
                                         (getf options :server-port) soak tls server-name)))

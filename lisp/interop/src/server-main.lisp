@@ -22,37 +22,13 @@ TLS with the server context TLS.  Returns (values server port)."
     (values server (clgrpc.grpc:server-start server :host host :port port))))
 
 (defparameter *server-flags*
-  (list (flag-spec "port" :int 10000 "the `port` to listen on; 0 picks a free port")
-        (flag-spec "host" :string "127.0.0.1" "the `address` to listen on")
-        (flag-spec "use_tls" :bool nil "serve over TLS (ALPN h2) instead of plaintext")
-        (flag-spec "tls_cert_file" :string "" "the certificate chain `file` (PEM) for -use_tls")
-        (flag-spec "tls_key_file" :string "" "the private key `file` (PEM) for -use_tls")
-        (flag-spec "ca_file" :string ""
-                   "verify client certificates against the CA certificates in this `file` (PEM)")
-        (flag-spec "require_client_cert" :bool nil
-                   "refuse clients without a certificate that -ca_file verifies (mutual TLS)")))
+  (list* (flag-spec "port" :int 10000 "the `port` to listen on; 0 picks a free port")
+         (flag-spec "host" :string "127.0.0.1" "the `address` to listen on")
+         (tls-flags:server-flags :tls "use_tls" :cert "tls_cert_file" :key "tls_key_file")))
 
 (defun server-tls-context (options)
-  "The TLS context the options ask for, or NIL for plaintext; a FLAG-ERROR
-for an inconsistent set."
-  (let ((cert (getf options :tls-cert-file))
-        (key (getf options :tls-key-file))
-        (ca (getf options :ca-file)))
-    (cond ((not (getf options :use-tls))
-           (when (or (plusp (length cert)) (plusp (length key)) (plusp (length ca))
-                     (getf options :require-client-cert))
-             (flag-fail "-tls_cert_file, -tls_key_file, -ca_file and -require_client_cert need -use_tls"))
-           nil)
-          ((or (zerop (length cert)) (zerop (length key)))
-           (flag-fail "-use_tls needs -tls_cert_file and -tls_key_file"))
-          ((and (getf options :require-client-cert) (zerop (length ca)))
-           (flag-fail "-require_client_cert needs -ca_file"))
-          (t
-           (handler-case
-               (clgrpc.tls:make-server-context :cert-file cert :key-file key
-                                               :ca-file (and (plusp (length ca)) ca)
-                                               :require-client-cert (getf options :require-client-cert))
-             (clgrpc.tls:tls-error (e) (flag-fail "~A" e)))))))
+  "The TLS context the options ask for, or NIL for plaintext."
+  (tls-flags:server-context options :tls "use_tls" :cert "tls_cert_file" :key "tls_key_file"))
 
 (defvar *stop-requested* nil)
 

@@ -3,6 +3,8 @@
 ;;;;
 ;;;;   client [-addr HOST:PORT | -serve] [-rpc all|get|list|record|chat]
 ;;;;          [-points N] [-timeout DURATION]
+;;;;          [-tls [-ca_file FILE] [-cert_file FILE -key_file FILE]
+;;;;           [-server_host_override NAME]]
 ;;;;
 ;;;; Exit 0 on success, 1 when a call fails (the error on stderr), 2 on a
 ;;;; bad command line (the problem and the usage on stderr).
@@ -10,13 +12,14 @@
 (in-package #:routeguide)
 
 (defparameter *client-flags*
-  (list (flag-spec "addr" :string "127.0.0.1:10000" "`host:port` of the server")
-        (flag-spec "serve" :bool nil
-                   "start the server in-process on 127.0.0.1:0 and call it over loopback TCP (excludes -addr)")
-        (flag-spec "rpc" :string "all" (format nil "which RPC to call: ~{~A~^|~}" *rpc-names*))
-        (flag-spec "points" :int 10
-                   "number of points RecordRoute sends (a fixed-seed route over database features)")
-        (flag-spec "timeout" :duration 10 "deadline for each RPC")))
+  (list* (flag-spec "addr" :string "127.0.0.1:10000" "`host:port` of the server")
+         (flag-spec "serve" :bool nil
+                    "start the server in-process on 127.0.0.1:0 and call it over loopback TCP (excludes -addr)")
+         (flag-spec "rpc" :string "all" (format nil "which RPC to call: ~{~A~^|~}" *rpc-names*))
+         (flag-spec "points" :int 10
+                    "number of points RecordRoute sends (a fixed-seed route over database features)")
+         (flag-spec "timeout" :duration 10 "deadline for each RPC")
+         (tls-flags:client-flags)))
 
 (defun check-client-options (options rest given)
   (cond (rest (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
@@ -25,9 +28,12 @@
         ((not (member (getf options :rpc) *rpc-names* :test #'string=))
          (flag-fail "-rpc ~S is not one of ~{~A~^|~}" (getf options :rpc) *rpc-names*))
         ((minusp (getf options :points)) (flag-fail "-points must not be negative"))
-        ((not (plusp (getf options :timeout))) (flag-fail "-timeout must be positive")))
+        ((not (plusp (getf options :timeout))) (flag-fail "-timeout must be positive"))
+        ((and (getf options :serve) (getf options :tls))
+         (flag-fail "-serve and -tls are mutually exclusive: the in-process server is plaintext")))
   (multiple-value-bind (host port) (split-host-port (getf options :addr))
-    (list* :host host :port port options)))
+    (multiple-value-bind (tls server-name) (tls-flags:client-context options)
+      (list* :host host :port port :tls-context tls :server-name server-name options))))
 
 (defun call-server (options)
   "Connect (after starting the in-process server with -serve) and run the
@@ -41,7 +47,8 @@ calls; a CLIENT-ERROR names the server."
              (multiple-value-setq (server port) (start-server :host "127.0.0.1" :port 0))
              (setf host "127.0.0.1")
              (format t "in-process server listening on 127.0.0.1:~D~%" port))
-           (let ((channel (clgrpc.grpc:make-channel host port)))
+           (let ((channel (clgrpc.grpc:make-channel host port :tls (getf options :tls-context)
+                                                              :server-name (getf options :server-name))))
              (unwind-protect
                   (handler-case (run-client channel *standard-output*
                                             :rpc (getf options :rpc) :points (getf options :points)
@@ -65,4 +72,6 @@ calls; a CLIENT-ERROR names the server."
            (finish-output)
            (format *error-output* "routeguide client: ~A~%" e)
            1))))
-   :description "Calls the RouteGuide RPCs and prints a short report of each."))
+   :description "Calls the RouteGuide RPCs and prints a short report of each, over plaintext
+HTTP/2 or, with -tls, over TLS (OpenSSL 3, loaded from the system's library path or
+LD_LIBRARY_PATH)."))

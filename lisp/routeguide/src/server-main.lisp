@@ -4,6 +4,7 @@
 ;;;;   server [-addr HOST:PORT] [-db PATH] [-max_concurrent_streams N]
 ;;;;          [-shutdown_timeout DURATION] [-unary_inline]
 ;;;;          [limit flags, as the Go server's]
+;;;;          [-tls -cert_file FILE -key_file FILE [-ca_file FILE [-require_client_cert]]]
 ;;;;
 ;;;; It prints exactly one line to stdout, "listening on HOST:PORT", once the
 ;;;; port is bound, and stops gracefully on SIGINT or SIGTERM.
@@ -11,7 +12,7 @@
 (in-package #:routeguide)
 
 (defun start-server (&key (host "127.0.0.1") (port 0) (db (default-features))
-                          (max-concurrent-streams 1000) unary-inline limits)
+                          (max-concurrent-streams 1000) unary-inline limits tls)
   "A running clgrpc server with the RouteGuide service, the standard health
 service (SERVING, for the server and for RouteGuide, once bound) and server
 reflection.
@@ -20,10 +21,10 @@ thread (clgrpc's :UNARY-INLINE): GetFeature only looks a point up in memory
 and never blocks, so that saves a hand-off per call (see clgrpc's
 PERFORMANCE.md), but it is tuning the Go server has no counterpart of, so
 it is off unless asked for.
-LIMITS is a plist of MAKE-SERVER's limit arguments.  Returns (values server
-port health)."
+LIMITS is a plist of MAKE-SERVER's limit arguments; TLS a clgrpc server TLS
+context, or NIL for plaintext.  Returns (values server port health)."
   (let ((server (apply #'clgrpc.grpc:make-server :max-concurrent-streams max-concurrent-streams
-                                                 :unary-inline unary-inline limits)))
+                                                 :unary-inline unary-inline :tls tls limits)))
     (register-service server (make-service db))
     (let ((health (clgrpc.health:make-health)))
       (clgrpc.health:register-health server health)
@@ -37,35 +38,36 @@ port health)."
 ;;; -max_concurrent_streams of 0 keeps clgrpc's default, as 0 keeps
 ;;; grpc-go's.
 (defparameter *server-flags*
-  (list (flag-spec "addr" :string "127.0.0.1:10000" "`host:port` to listen on; port 0 picks a free port")
-        (flag-spec "db" :string ""
-                   "`path` to a JSON feature database (default: the embedded standard database)")
-        (flag-spec "max_concurrent_streams" :int 0
-                   "limit on concurrent streams per HTTP/2 connection (0: the default, 1000)")
-        (flag-spec "shutdown_timeout" :duration 5
-                   "how long a graceful stop may wait for RPCs in flight before connections are closed")
-        (flag-spec "unary_inline" :bool nil
-                   "run GetFeature on the connection's reactor thread instead of a worker (tuning)")
-        ;; The limits, with the Go server's flags and grpc-go's defaults.
-        (flag-spec "max_connections" :int 0
-                   "connections beyond this `count` are closed at once (0: no limit)")
-        (flag-spec "connection_timeout" :duration 120
-                   "how long a new connection may take to send the HTTP/2 preface and SETTINGS")
-        (flag-spec "keepalive_time" :duration 7200 "ping a client silent for this long")
-        (flag-spec "keepalive_timeout" :duration 20
-                   "close the connection if a keepalive ping is not answered within this")
-        (flag-spec "max_connection_idle" :duration 0
-                   "send GOAWAY to a connection without RPCs for this long (0: never)")
-        (flag-spec "max_connection_age" :duration 0
-                   "send GOAWAY to a connection this old (0: never)")
-        (flag-spec "max_connection_age_grace" :duration 0
-                   "close a connection this long after its age GOAWAY (0: never)")
-        (flag-spec "keepalive_min_time" :duration 300
-                   "pings from a client closer than this are strikes; three get GOAWAY ENHANCE_YOUR_CALM")
-        (flag-spec "keepalive_permit_without_stream" :bool nil
-                   "allow client pings when there are no RPCs")
-        (flag-spec "max_header_list_size" :int 16777216
-                   "SETTINGS_MAX_HEADER_LIST_SIZE advertised and enforced, in `bytes`")))
+  (list* (flag-spec "addr" :string "127.0.0.1:10000" "`host:port` to listen on; port 0 picks a free port")
+         (flag-spec "db" :string ""
+                    "`path` to a JSON feature database (default: the embedded standard database)")
+         (flag-spec "max_concurrent_streams" :int 0
+                    "limit on concurrent streams per HTTP/2 connection (0: the default, 1000)")
+         (flag-spec "shutdown_timeout" :duration 5
+                    "how long a graceful stop may wait for RPCs in flight before connections are closed")
+         (flag-spec "unary_inline" :bool nil
+                    "run GetFeature on the connection's reactor thread instead of a worker (tuning)")
+         ;; The limits, with the Go server's flags and grpc-go's defaults.
+         (flag-spec "max_connections" :int 0
+                    "connections beyond this `count` are closed at once (0: no limit)")
+         (flag-spec "connection_timeout" :duration 120
+                    "how long a new connection may take to send the HTTP/2 preface and SETTINGS")
+         (flag-spec "keepalive_time" :duration 7200 "ping a client silent for this long")
+         (flag-spec "keepalive_timeout" :duration 20
+                    "close the connection if a keepalive ping is not answered within this")
+         (flag-spec "max_connection_idle" :duration 0
+                    "send GOAWAY to a connection without RPCs for this long (0: never)")
+         (flag-spec "max_connection_age" :duration 0
+                    "send GOAWAY to a connection this old (0: never)")
+         (flag-spec "max_connection_age_grace" :duration 0
+                    "close a connection this long after its age GOAWAY (0: never)")
+         (flag-spec "keepalive_min_time" :duration 300
+                    "pings from a client closer than this are strikes; three get GOAWAY ENHANCE_YOUR_CALM")
+         (flag-spec "keepalive_permit_without_stream" :bool nil
+                    "allow client pings when there are no RPCs")
+         (flag-spec "max_header_list_size" :int 16777216
+                    "SETTINGS_MAX_HEADER_LIST_SIZE advertised and enforced, in `bytes`")
+         (tls-flags:server-flags)))
 
 (defun limit-options (options)
   "MAKE-SERVER's limit arguments from the parsed flags (0 durations: none)."
@@ -107,7 +109,8 @@ port health)."
                                     (if (zerop n) 1000 (min n most-positive-fixnum)))
           :shutdown-timeout (getf options :shutdown-timeout)
           :unary-inline (getf options :unary-inline)
-          :limits (limit-options options))))
+          :limits (limit-options options)
+          :tls (tls-flags:server-context options))))
 
 (defvar *stop-requested* nil)
 
@@ -118,8 +121,9 @@ port health)."
    (lambda (options rest given)
      (declare (ignore given))
      (serve (check-server-options options rest)))
-   :description "Serves the RouteGuide gRPC service. Prints \"listening on HOST:PORT\" to
-stdout once bound, and stops gracefully on SIGINT or SIGTERM."))
+   :description "Serves the RouteGuide gRPC service, over plaintext HTTP/2 or, with -tls, over
+TLS (OpenSSL 3, loaded from the system's library path or LD_LIBRARY_PATH). Prints
+\"listening on HOST:PORT\" to stdout once bound, and stops gracefully on SIGINT or SIGTERM."))
 
 (defun serve (options)
   "Run the server OPTIONS describe until SIGINT or SIGTERM; returns the exit code."
@@ -133,7 +137,8 @@ stdout once bound, and stops gracefully on SIGINT or SIGTERM."))
                                 (default-features))
                         :max-concurrent-streams (getf options :max-concurrent-streams)
                         :unary-inline (getf options :unary-inline)
-                        :limits (getf options :limits))
+                        :limits (getf options :limits)
+                        :tls (getf options :tls))
         ;; A signal handler only sets a flag: it may interrupt any thread,
         ;; even one holding a lock the shutdown needs.
         (flet ((request-stop (signal info context)
