@@ -73,8 +73,6 @@ type direction struct {
 	// of a case it does not run.
 	runs    func(name string) bool
 	outcome string
-	// plaintextOnly directions have no TLS target.
-	plaintextOnly bool
 }
 
 func all(string) bool { return true }
@@ -110,8 +108,7 @@ var directions = []direction{
 			checkAarch64(t, *lispServerArm64Executable)
 			return startAnnounced(t, "lisp-arm64", *lispServerArm64, 180*time.Second)
 		},
-		runs:          all,
-		plaintextOnly: true,
+		runs: all,
 	},
 }
 
@@ -120,7 +117,7 @@ var directions = []direction{
 func TestInterop(t *testing.T) {
 	ran := 0
 	for _, d := range directions {
-		if !d.configured() || (*tlsCredentials != "" && d.plaintextOnly) {
+		if !d.configured() {
 			continue
 		}
 		ran++
@@ -201,34 +198,22 @@ func tableMarkers() (begin, end string) {
 	return "<!-- " + name + ": begin; TestReadmeTable in go/interop checks it -->", "<!-- " + name + ": end -->"
 }
 
-// tableDirections are the columns of the README table of the transport
-// under test.
-func tableDirections() []direction {
-	var ds []direction
-	for _, d := range directions {
-		if *tlsCredentials == "" || !d.plaintextOnly {
-			ds = append(ds, d)
-		}
-	}
-	return ds
-}
-
 // table is the README's case × direction table: "pass" where TestInterop
 // runs the case, the direction's own word where it does not.
 func table() string {
 	var b strings.Builder
 	b.WriteString("| case |")
-	for _, d := range tableDirections() {
+	for _, d := range directions {
 		fmt.Fprintf(&b, " %s |", d.title)
 	}
 	b.WriteString("\n|---|")
-	for range tableDirections() {
+	for range directions {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
 	for _, name := range cases {
 		fmt.Fprintf(&b, "| `%s`%s |", name, caseNotes[name])
-		for _, d := range tableDirections() {
+		for _, d := range directions {
 			cell := "pass"
 			if !d.runs(name) {
 				cell = d.outcome
