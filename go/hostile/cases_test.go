@@ -65,7 +65,7 @@ func during(t *testing.T, s *target, bound float64, attack func()) {
 // continuationFlood: a header block that never ends, 16 KiB at a time, up
 // to 64 MiB or until the server hangs up.
 func continuationFlood(t *testing.T, s *target) {
-	p, err := Dial(s.addr, true)
+	p, err := s.dial(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func continuationFlood(t *testing.T, s *target) {
 // floodNoRead writes frames that each ask for a reply, up to 200,000 or 5
 // seconds, and never reads: replies pile up unless the server bounds them.
 func floodNoRead(t *testing.T, s *target, write func(p *Peer, i int) error) {
-	p, err := Dial(s.addr, true)
+	p, err := s.dial(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func floodNoRead(t *testing.T, s *target, write func(p *Peer, i int) error) {
 // rapidReset opens 20,000 streams, each with a complete request, and
 // cancels each at once (CVE-2023-44487), reading whatever comes back.
 func rapidReset(t *testing.T, s *target) {
-	p, err := Dial(s.addr, true)
+	p, err := s.dial(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func slowloris(t *testing.T, s *target) {
 		}
 	}()
 	for i := 0; i < 1000; i++ {
-		p, err := Dial(s.addr, false)
+		p, err := s.dial(false)
 		if err != nil {
 			t.Fatalf("connection %d: %v", i, err)
 		}
@@ -192,7 +192,7 @@ func idleConnections(t *testing.T, s *target) {
 	}()
 	before := s.rssMiB(t)
 	for i := 0; i < 10000; i++ {
-		p, err := Dial(s.addr, true)
+		p, err := s.dial(true)
 		if err != nil {
 			t.Fatalf("connection %d: %v", i, err)
 		}
@@ -208,7 +208,7 @@ func idleConnections(t *testing.T, s *target) {
 // zeroWindow: a client that advertises a zero stream window and sends 100
 // requests; no response can be sent, and nothing else may suffer.
 func zeroWindow(t *testing.T, s *target) {
-	p, err := Dial(s.addr, false)
+	p, err := s.dial(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func zeroWindow(t *testing.T, s *target) {
 
 // hugeDeclaredMessage: a message whose prefix declares 4 GiB - 1.
 func hugeDeclaredMessage(t *testing.T, s *target) {
-	p, err := Dial(s.addr, true)
+	p, err := s.dial(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func hugeDeclaredMessage(t *testing.T, s *target) {
 
 // deepNesting: a Point carrying an unknown group nested 100,000 deep.
 func deepNesting(t *testing.T, s *target) {
-	p, err := Dial(s.addr, true)
+	p, err := s.dial(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func deepNesting(t *testing.T, s *target) {
 
 // garbageAfterPreface: the preface, then 64 KiB of random octets.
 func garbageAfterPreface(t *testing.T, s *target) {
-	p, err := Dial(s.addr, false)
+	p, err := s.dial(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func garbageAfterPreface(t *testing.T, s *target) {
 
 // http1Request: an HTTP/1.1 request where HTTP/2 is expected.
 func http1Request(t *testing.T, s *target) {
-	p, err := Dial(s.addr, false)
+	p, err := s.dial(false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"time"
@@ -13,20 +14,40 @@ import (
 // Peer is a raw HTTP/2 client connection: it writes whatever frames an
 // attack needs, valid or not, and reads frames only when asked to.
 type Peer struct {
-	Conn   net.Conn
+	Conn   net.Conn     // the connection HTTP/2 frames go over: TCP, or TLS over it
+	TCP    *net.TCPConn // the socket itself
 	Framer *http2.Framer
 	enc    *hpack.Encoder
 	hbuf   bytes.Buffer
 }
 
-// Dial connects to addr (a loopback HOST:PORT) and, if handshake is set,
+// Dial connects to addr (a loopback HOST:PORT) over plaintext and, if handshake is set,
 // sends the client preface and an empty SETTINGS frame.
 func Dial(addr string, handshake bool) (*Peer, error) {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	return DialOver(addr, nil, handshake)
+}
+
+// DialOver is Dial over TLS with config (offering ALPN h2) when config is
+// not nil: the TLS handshake is done before it returns.
+func DialOver(addr string, config *tls.Config, handshake bool) (*Peer, error) {
+	tcp, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	p := &Peer{Conn: c, Framer: http2.NewFramer(c, c)}
+	var c net.Conn = tcp
+	if config != nil {
+		config = config.Clone()
+		config.NextProtos = []string{"h2"}
+		t := tls.Client(tcp, config)
+		t.SetDeadline(time.Now().Add(5 * time.Second))
+		if err := t.Handshake(); err != nil {
+			tcp.Close()
+			return nil, err
+		}
+		t.SetDeadline(time.Time{})
+		c = t
+	}
+	p := &Peer{Conn: c, TCP: tcp.(*net.TCPConn), Framer: http2.NewFramer(c, c)}
 	p.Framer.AllowIllegalWrites = true
 	p.Framer.AllowIllegalReads = true
 	p.Framer.SetMaxReadFrameSize(1 << 24)

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"syscall"
@@ -9,10 +10,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	"github.com/grpcbench/grpcbench/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/tlstest"
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
 
@@ -31,15 +34,54 @@ type target struct {
 	name string
 	proc *serverproc.Process
 	addr string
+	tls  *tls.Config // a client's TLS configuration when the server speaks TLS
 }
 
 func startServer(t *testing.T, name, path string) *target {
 	t.Helper()
+	return startServerOver(t, name, path, nil)
+}
+
+// startServerOver starts a RouteGuide server over TLS with the test
+// credentials of setup, or plaintext when setup is nil.
+func startServerOver(t *testing.T, name, path string, setup *tlstest.Setup) *target {
+	t.Helper()
 	if path == "" {
 		t.Fatalf("-%s_server not given", name)
 	}
-	p := serverproc.StartForTest(t, name, append([]string{runfile.Path(path)}, serverFlags...), 60*time.Second, 5*time.Second)
-	return &target{name: name, proc: p, addr: p.Addr()}
+	argv := append([]string{runfile.Path(path)}, serverFlags...)
+	var env []string
+	var config *tls.Config
+	if setup != nil {
+		argv = append(argv, "-tls", "-cert_file", setup.File("server.pem"), "-key_file", setup.File("server.key"))
+		env = setup.LispEnv()
+		var err error
+		if config, err = setup.ClientConfig(""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := serverproc.StartForTestIn(t, name, env, argv, 60*time.Second, 5*time.Second)
+	if setup != nil && name == "lisp" {
+		if err := setup.CheckLibssl(p.PID()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &target{name: name, proc: p, addr: p.Addr(), tls: config}
+}
+
+// dial connects a raw HTTP/2 peer to the server, over TLS if it speaks
+// TLS.
+func (s *target) dial(handshake bool) (*Peer, error) {
+	return DialOver(s.addr, s.tls, handshake)
+}
+
+// creds are a well-behaved grpc-go client's transport credentials for the
+// server.
+func (s *target) creds() credentials.TransportCredentials {
+	if s.tls == nil {
+		return insecure.NewCredentials()
+	}
+	return credentials.NewTLS(s.tls.Clone())
 }
 
 // rssMiB is the server's resident set size.
@@ -68,7 +110,7 @@ func (s *target) healthy(t *testing.T, phase string, boundMiB float64) {
 	if err := s.proc.ExitedEarly(); err != nil {
 		t.Fatalf("%s: %s server died: %v", phase, s.name, err)
 	}
-	if err := getFeature(s.addr); err != nil {
+	if err := getFeature(s.addr, s.creds()); err != nil {
 		t.Errorf("%s: a well-behaved client was not served: %v", phase, err)
 	}
 	if rss := s.rssMiB(t); rss > boundMiB {
@@ -76,11 +118,12 @@ func (s *target) healthy(t *testing.T, phase string, boundMiB float64) {
 	}
 }
 
-// dialWithin is a new client connection to addr and a context that ends d
-// from now, for a well-behaved client's calls; done releases both.
-func dialWithin(addr string, d time.Duration) (ctx context.Context, conn *grpc.ClientConn, done func(), err error) {
+// dialWithin is a new client connection to addr with creds and a context
+// that ends d from now, for a well-behaved client's calls; done releases
+// both.
+func dialWithin(addr string, creds credentials.TransportCredentials, d time.Duration) (ctx context.Context, conn *grpc.ClientConn, done func(), err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
-	conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		cancel()
 		return nil, nil, nil, err
@@ -90,8 +133,8 @@ func dialWithin(addr string, d time.Duration) (ctx context.Context, conn *grpc.C
 
 // getFeature asks for a point of the standard database on a new connection
 // and checks the answer, all within one second.
-func getFeature(addr string) error {
-	ctx, conn, done, err := dialWithin(addr, time.Second)
+func getFeature(addr string, creds credentials.TransportCredentials) error {
+	ctx, conn, done, err := dialWithin(addr, creds, time.Second)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/credentials"
 
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
@@ -26,12 +25,12 @@ import (
 // stall) or send it GOAWAY. grpc-go has no such bound and buffers the
 // answers; its figures are logged.
 func nonReadingPipeline(t *testing.T, s *target) {
-	p, err := Dial(s.addr, true)
+	p, err := s.dial(true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Conn.Close()
-	p.Conn.(*net.TCPConn).SetReadBuffer(4096)
+	p.TCP.SetReadBuffer(4096)
 	if err := p.OpenWindows(); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +84,7 @@ func idleRouteChats(t *testing.T, s *target) {
 		}
 	}()
 	for i := 0; i < 5; i++ {
-		c, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		c, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(s.creds()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,15 +105,15 @@ func idleRouteChats(t *testing.T, s *target) {
 	time.Sleep(time.Second) // every stream's HEADERS has reached the server
 	t.Logf("%s server with 5,000 idle RouteChat streams: %d threads, %.0f MiB RSS", s.name, s.threads(t), s.rssMiB(t))
 	s.healthy(t, "with 5,000 idle RouteChat streams", 768)
-	if err := routeChatOnce(s.addr, 2*time.Second); err != nil {
+	if err := routeChatOnce(s.addr, s.creds(), 2*time.Second); err != nil {
 		t.Errorf("with 5,000 idle RouteChat streams, a well-behaved RouteChat was not served: %v", err)
 	}
 }
 
 // routeChatOnce sends one note on a new connection's RouteChat, half-closes
 // and reads to the end, all within d.
-func routeChatOnce(addr string, d time.Duration) error {
-	ctx, conn, done, err := dialWithin(addr, d)
+func routeChatOnce(addr string, creds credentials.TransportCredentials, d time.Duration) error {
+	ctx, conn, done, err := dialWithin(addr, creds, d)
 	if err != nil {
 		return err
 	}

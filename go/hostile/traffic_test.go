@@ -99,7 +99,7 @@ func interopHealthy(t *testing.T, s *target, phase string, d time.Duration, boun
 }
 
 func wellBehavedCalls(addr string, d time.Duration) error {
-	ctx, conn, done, err := dialWithin(addr, d)
+	ctx, conn, done, err := dialWithin(addr, insecure.NewCredentials(), d)
 	if err != nil {
 		return err
 	}
@@ -340,7 +340,7 @@ func countTrailers(p *Peer, want int, d time.Duration) int {
 // parks responses) and reads nothing for a second. It never sends
 // WINDOW_UPDATE, so the parked responses must resume as the output drains.
 func lateReader(t *testing.T, s *target) {
-	p, err := Dial(s.addr, true)
+	p, err := s.dial(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func nonReadingUnaryClients(t *testing.T, s *target) {
 		}
 	}()
 	for i := 0; i < 16; i++ {
-		p, err := Dial(s.addr, true)
+		p, err := s.dial(true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -398,7 +398,7 @@ func TestWindowUpdateDribble(t *testing.T) {
 	for _, name := range []string{"lisp", "go"} {
 		t.Run(name, func(t *testing.T) {
 			s := startInterop(t, name, cpuset.Set{0})
-			p, err := Dial(s.addr, false)
+			p, err := s.dial(false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -80,10 +80,16 @@ or in progress."
 
 (defun %check-read-pause (conn)
   "Lock held: pause reading a peer that makes us buffer past +READ-PAUSE+
-while it does not read; resume once the output is below +HIGH-WATER+."
-  (let ((pause (if (conn-read-paused conn)
-                   (> (%buffered conn) +high-water+)
-                   (and (conn-write-blocked conn) (> (%buffered conn) +read-pause+)))))
+while it does not read; resume once the output is below +HIGH-WATER+.
+Over TLS the records that wait for the socket count too: a peer that sends
+key updates and reads nothing would otherwise grow their replies without
+bound."
+  (let* ((tls (conn-tls conn))
+         (buffered (+ (%buffered conn)
+                      (if tls (clgrpc.tls:session-pending-octets tls) 0)))
+         (pause (if (conn-read-paused conn)
+                    (> buffered +high-water+)
+                    (and (conn-write-blocked conn) (> buffered +read-pause+)))))
     (unless (eq pause (conn-read-paused conn))
       (setf (conn-read-paused conn) pause)
       (unless (conn-closed conn)

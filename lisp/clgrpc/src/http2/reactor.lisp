@@ -40,6 +40,9 @@ dropping) input so that the peer can read the GOAWAY.")
   "How long a connection closing gracefully may take to write what it has
 buffered to a peer that reads slowly.")
 (defconstant +post-register+ 8)         ; add the connection to the epoll set
+(defconstant +client-tls-handshake-timeout-us+ 20000000
+  "How long a client waits for a server to complete the TLS handshake:
+grpc-go's minimum connect timeout, which covers its handshake too.")
 
 (defstruct (reactor (:constructor %make-reactor))
   (epfd -1 :type fixnum)
@@ -389,6 +392,13 @@ with its last stream."
        ;; No preface and SETTINGS in time: close without a word, as
        ;; grpc-go does (the peer may not even speak HTTP/2).
        (finish-connection conn +settings-timeout+))
+      ((and (eq (conn-role conn) :client) (conn-tls conn)
+            (not (clgrpc.tls:tls-session-established (conn-tls conn)))
+            (> (- now (conn-created-us conn)) +client-tls-handshake-timeout-us+))
+       ;; A server that accepts and never finishes the handshake: our
+       ;; calls would wait for ever (those without a deadline).
+       (setf (conn-close-reason conn) "the server did not complete the TLS handshake in time")
+       (finish-connection conn +connect-error+))
       (t
        (let ((ping (conn-keepalive-ping-us conn))
              (max-idle (limits-max-idle limits))

@@ -38,7 +38,9 @@ released."
   (setf (conn-close-reason conn) why)
   (when *log-tls-failures*
     (ignore-errors
-     (format *error-output* "~&clgrpc: TLS connection on fd ~D closed: ~A~%" (conn-fd conn) why)
+     ;; One write per line: reactors log at once under a flood.
+     (write-string (format nil "clgrpc: TLS connection on fd ~D closed: ~A~%" (conn-fd conn) why)
+                   *error-output*)
      (finish-output *error-output*)))
   (ignore-errors (clgrpc.tls:session-send-pending (conn-tls conn) (conn-fd conn)))
   (finish-connection conn +connect-error+))

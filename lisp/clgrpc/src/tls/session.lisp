@@ -232,11 +232,15 @@ OpenSSL made while reading) to FD: :DONE, :BLOCKED or NIL, as %SEND-PENDING."
   (with-session (session)
     (%send-pending session fd)))
 
-(defun session-output-pending-p (session)
-  "True if ciphertext waits in SESSION's write BIO."
+(defun session-pending-octets (session)
+  "How much ciphertext waits in SESSION's write BIO."
   (with-session (session)
     (let ((wbio (tls-session-wbio session)))
-      (and wbio (plusp (the fixnum (nth-value 1 (%pending-octets wbio))))))))
+      (if wbio (the fixnum (nth-value 1 (%pending-octets wbio))) 0))))
+
+(defun session-output-pending-p (session)
+  "True if ciphertext waits in SESSION's write BIO."
+  (plusp (the fixnum (session-pending-octets session))))
 
 (defun session-write-some (session fd buffer start end)
   "Encrypt what FD can take of BUFFER[START,END) and write it without
