@@ -21,6 +21,23 @@ CLIENTS = {
     "lisp": {"//lisp/routeguide:loadgen": "-lisp_client"},
 }
 
+# What a TLS benchmark reads: the test credentials (the servers' certificate names 127.0.0.1) and
+# the pinned libssl the Lisp server loads, for the CPU the benchmark runs on.
+TLS_FILES = select({
+    "@platforms//cpu:aarch64": {
+        "//tools/testcerts:ca.pem": "-tls_ca_file",
+        "//tools/testcerts:server.key": "-tls_key_file",
+        "//tools/testcerts:server.pem": "-tls_cert_file",
+        "@openssl_linux_arm64//:libssl": "-libssl",
+    },
+    "//conditions:default": {
+        "//tools/testcerts:ca.pem": "-tls_ca_file",
+        "//tools/testcerts:server.key": "-tls_key_file",
+        "//tools/testcerts:server.pem": "-tls_cert_file",
+        "@openssl_linux_amd64//:libssl": "-libssl",
+    },
+})
+
 def _cell(name, server, client):
     return "%s_%s_server_%s_client" % (name, server, client)
 
@@ -80,6 +97,39 @@ def tuned_results(name):
       the labels of the NAME_*_server_go_client_results targets.
     """
     return ["//bench/routeguide:%s_results" % _cell(name, server, "go") for server in TUNED]
+
+def tls_results(name):
+    """The results target of routeguide_tls(name).
+
+    Args:
+      name: the TLS grid's name.
+
+    Returns:
+      the label of its NAME_go_and_lisp_servers_go_client_results target.
+    """
+    return ["//bench/routeguide:%s_results" % _interleaved(name, "go")]
+
+def routeguide_tls(name, args, **kwargs):
+    """The grid over TLS: NAME_go_and_lisp_servers_go_client (and _results).
+
+    Both servers in turns, as the matrix measures them, each started with -tls and the test
+    credentials; the Go client makes the calls (the Lisp load generator speaks plaintext only).
+    Scenarios are named .../tls.
+
+    Args:
+      name: the prefix of the targets.
+      args: the pinned load generator flags, as the matrix's.
+      **kwargs: common attributes (tags, visibility).
+    """
+    first, rival = SERVERS.keys()
+    benchmark(
+        name = _interleaved(name, "go"),
+        args = args + ["-tls", "-impl=" + first, "-rival_impl=" + rival],
+        binary = LOADGEN,
+        tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"},
+        files = TLS_FILES,
+        **kwargs
+    )
 
 def routeguide_tuned(name, args, **kwargs):
     """One benchmark per tuned server: NAME_SERVER_server_go_client (and _results).

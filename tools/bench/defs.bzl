@@ -38,7 +38,7 @@ _PLATFORM = select({
     "//conditions:default": "linux_amd64",
 })
 
-def benchmark(name, binary, args = [], tools = {}, tags = [], **kwargs):
+def benchmark(name, binary, args = [], tools = {}, files = {}, tags = [], **kwargs):
     """A benchmark: NAME runs it live, NAME_results measures it as a cached build output.
 
     Args:
@@ -46,6 +46,8 @@ def benchmark(name, binary, args = [], tools = {}, tags = [], **kwargs):
       binary: the benchmark binary (harness flags: -out, -benchfmt, -platform, -build_config, -host).
       args: the pinned parameters.
       tools: executables the benchmark starts, as {label: flag}; each is passed as flag=path.
+      files: single files the benchmark reads (credentials, a library), as {label: flag}; each is
+        passed as flag=path.
       tags: tags for both targets.
       **kwargs: common attributes (visibility, ...).
     """
@@ -54,6 +56,7 @@ def benchmark(name, binary, args = [], tools = {}, tags = [], **kwargs):
         binary = binary,
         params = args,
         tools = tools,
+        files = files,
         platform = _PLATFORM,
         stamp = select({
             "//tools/bench:stamped": True,
@@ -74,6 +77,7 @@ def benchmark(name, binary, args = [], tools = {}, tags = [], **kwargs):
         binary = binary,
         params = args,
         tools = tools,
+        files = files,
         platform = _PLATFORM,
         tags = tags,
         **kwargs

@@ -322,6 +322,66 @@ var BuiltinLayouts = map[string]Layout{
 		},
 	},
 
+	// RouteGuide over TLS (the load generator's -tls): the "routeguide"
+	// parameters, the Go load generator only.
+	"routeguide_tls": {
+		Title: "RouteGuide over TLS: Go vs Common Lisp",
+		Sections: []Section{
+			PivotTable{
+				Title: "Throughput", GroupBy: []string{"rpc", "client"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricReqPerSec, Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
+			},
+			PivotTable{
+				Title: "Server CPU per request", GroupBy: []string{"rpc", "client"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricServerCPUPerOp, Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			},
+			PivotTable{
+				Title: "Latency", GroupBy: []string{"rpc", "client"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricLatencyP99, Names: implNames,
+			},
+			tlsCPUGoal([]string{"rpc", "clients"}, map[string][]string{
+				"rpc":     {"unary", "server_streaming", "client_streaming", "bidi_streaming"},
+				"clients": {"1", "10", "100"},
+			}),
+		},
+	},
+
+	// Connection scale over TLS: the "connscale" parameters.
+	"connscale_tls": {
+		Title: "Connection scale over TLS: Go vs Common Lisp",
+		Sections: []Section{
+			PivotTable{
+				Title: "Throughput", GroupBy: []string{"rpc", "clients"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricReqPerSec, Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
+			},
+			PivotTable{
+				Title: "Server CPU per request", GroupBy: []string{"rpc", "clients"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricServerCPUPerOp, Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			},
+			PivotTable{
+				Title: "Server marginal RSS per connection (anonymous RSS grown per connection opened, before any call)", GroupBy: []string{"rpc", "clients"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricServerMarginalRSSPerConn, Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			},
+			PivotTable{
+				Title: "Latency p99", GroupBy: []string{"rpc", "clients"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
+				Metric: schema.MetricLatencyP99, Names: implNames,
+			},
+			tlsCPUGoal([]string{"rpc", "clients", "total_conns"}, map[string][]string{"total_conns": {"1000"}}),
+		},
+	},
+
 	// gRPC's standard scenarios through the qps workers (go/qps/bench).
 	// Parameters: scenario, payload, server, client (go|lisp), rpc_type,
 	// channels, outstanding, and bottleneck (client|server|neither).
@@ -443,5 +503,26 @@ func largeUnaryGoal(competitor, mode, baseline string) Goal {
 		Config:   map[string]string{"competitor": competitor},
 		Limits:   []RatioLimit{{Metric: schema.MetricNsPerOp, Max: 0.5}, {Metric: schema.MetricLatencyP99, Max: 1}},
 		Context:  []MetricView{{Name: schema.MetricBytesPerOp}, {Name: schema.MetricCPUPressure}},
+	}
+}
+
+// tlsCPUGoal judges the Lisp server's CPU per request over TLS against the
+// Go server's, with the same Go load generator, in every cell named.
+func tlsCPUGoal(groupBy []string, cells map[string][]string) Goal {
+	return Goal{
+		Title: "Goal: CPU per request over TLS",
+		Statement: "With the same Go load generator over TLS, the Lisp server spends at most the Go " +
+			"server's CPU per request (user and system time of the server process over the requests " +
+			"it completed) in every cell.",
+		Where:    map[string]string{"client": "go"},
+		GroupBy:  groupBy,
+		Cells:    cells,
+		Vary:     []string{"impl"},
+		Baseline: "go",
+		Config:   map[string]string{"impl": "lisp"},
+		Names:    implNames,
+		Limits:   []RatioLimit{{Metric: schema.MetricServerCPUPerOp, Max: 1}},
+		Context: Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricClientUtilisation,
+			schema.MetricCPUPressure),
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
@@ -26,7 +25,7 @@ const connectTimeout = 10 * time.Second
 // first repetition (or the warm-up) would include TCP and HTTP/2 set-up, and
 // a server that refuses connections would show as a run of instant errors
 // instead of one clear message.
-func dial(ctx context.Context, addr string, clients int, mode connMode) ([]pb.RouteGuideClient, func(), error) {
+func dial(ctx context.Context, addr string, clients int, mode connMode, t *transport) ([]pb.RouteGuideClient, func(), error) {
 	n := clients
 	if mode == shared {
 		n = 1
@@ -42,7 +41,7 @@ func dial(ctx context.Context, addr string, clients int, mode connMode) ([]pb.Ro
 	for range n {
 		// The passthrough scheme hands the address to the dialer as is,
 		// with no name resolution: it is a loopback IP literal.
-		c, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		c, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(t.creds()))
 		if err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("connecting to %s: %w", addr, err)

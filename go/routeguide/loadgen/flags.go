@@ -75,6 +75,8 @@ type config struct {
 	// orderSeed shuffles the connection-scale cells (-order_seed); 0
 	// takes one from the clock.
 	orderSeed int64
+	// tls, when on, makes every connection TLS (-tls and its files).
+	tls transport
 }
 
 // serverSpec is a server to start: its label in the results, executable
@@ -134,6 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.orderSeed, "order_seed", 0, "with several -total_conns, the `seed` of the cells' random order, so that no cell always inherits the heap of the same smaller one (0: from the clock; the seed used is recorded as order_seed)")
 	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
 
+	cfg.tls.register(fs)
 	if err := cfg.bench.Parse(fs, args[1:]); err != nil {
 		return config{}, err // Parse has printed the problem and the usage
 	}
@@ -238,6 +241,9 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string) erro
 	}
 	if cfg.streamMsgs < 1 || cfg.streamMsgs > maxStreamMsgs {
 		fail("-stream_msgs must be from 1 to %d, got %d", maxStreamMsgs, cfg.streamMsgs)
+	}
+	if err := cfg.tls.complete(cfg.serverPath != "", cfg.lispClient != ""); err != nil {
+		fail("%v", err)
 	}
 	return errors.Join(errs...)
 }

@@ -44,7 +44,7 @@ const (
 // connections reconnects more often than the ephemeral ports could last
 // for, which works because Linux reuses TIME_WAIT ports on loopback
 // (net.ipv4.tcp_tw_reuse, 2 by default).
-func openIdle(ctx context.Context, addr string, n int) (func(), error) {
+func openIdle(ctx context.Context, addr string, n int, t *transport) (func(), error) {
 	conns := make([]net.Conn, 0, n)
 	closeAll := func() {
 		for _, c := range conns {
@@ -56,10 +56,13 @@ func openIdle(ctx context.Context, addr string, n int) (func(), error) {
 	var d net.Dialer
 	// All prefaces first, then all acknowledgements: the server answers
 	// each connection while the next ones open.
+	deadline, _ := ctx.Deadline()
 	for i := range n {
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			_, err = c.Write(preface)
+			if c, err = t.secure(c, deadline); err == nil {
+				_, err = c.Write(preface)
+			}
 		}
 		if err != nil {
 			closeAll()
@@ -67,7 +70,6 @@ func openIdle(ctx context.Context, addr string, n int) (func(), error) {
 		}
 		conns = append(conns, c)
 	}
-	deadline, _ := ctx.Deadline()
 	for i, c := range conns {
 		if err := ackServerSettings(c, deadline); err != nil {
 			closeAll()

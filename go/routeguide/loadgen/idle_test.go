@@ -54,7 +54,7 @@ func TestOpenIdleAcknowledgesSettings(t *testing.T) {
 		acked <- err == nil && bytes.Equal(ack, settingsAck)
 		io.Copy(io.Discard, c)
 	})
-	closeAll, err := openIdle(context.Background(), addr, 3)
+	closeAll, err := openIdle(context.Background(), addr, 3, &transport{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestOpenIdleRejectsANonHTTP2Server(t *testing.T) {
 		c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
 		io.Copy(io.Discard, c)
 	})
-	_, err := openIdle(context.Background(), addr, 2)
+	_, err := openIdle(context.Background(), addr, 2, &transport{})
 	if err == nil || !strings.Contains(err.Error(), "not SETTINGS") {
 		t.Fatalf("err = %v, want one naming the frame that is not SETTINGS", err)
 	}

@@ -27,7 +27,7 @@ func testWorkload(t *testing.T, streamMsgs int) *workload {
 
 func dialTest(t *testing.T, addr string, clients int, mode connMode) []pb.RouteGuideClient {
 	t.Helper()
-	cs, closeConns, err := dial(testContext(t), addr, clients, mode)
+	cs, closeConns, err := dial(testContext(t), addr, clients, mode, &transport{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,6 +83,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	case len(cfg.rates) > 0:
 		name = openLoopSuite
 	}
+	if cfg.tls.on {
+		// A suite of its own: its cells would otherwise collide with the
+		// plaintext ones of the same server, RPC and clients in a report.
+		name += "_tls"
+	}
 	scenarios := cfg.scenarios()
 	if len(cfg.totalConns) > 1 {
 		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleScenarios(scenarios, cfg.orderSeed), 10)
@@ -141,7 +146,10 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 // start starts the session's server on the given CPUs.
 func (ss *session) start(ctx context.Context, spec serverSpec, cpus cpuset.Set) error {
 	srv, err := serverproc.Start(ctx, serverproc.Spec{
-		Argv:         append([]string{spec.path, "-addr", "127.0.0.1:0"}, spec.args...),
+		// The TLS flags name files at paths of this run: not part of the
+		// recorded server arguments (the "transport" parameter says TLS).
+		Argv:         append(append([]string{spec.path, "-addr", "127.0.0.1:0"}, spec.args...), ss.cfg.tls.serverArgs()...),
+		Env:          ss.cfg.tls.serverEnv(),
 		ReadyTimeout: serverReadyTimeout,
 		StopGrace:    serverStopGrace,
 		Log:          ss.progress,

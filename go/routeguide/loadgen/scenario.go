@@ -121,10 +121,14 @@ func (ss *session) client() string {
 // scenarioName is s.name, and "/client=lisp" after it when the Lisp client
 // makes the calls, so that one report can hold both clients' results.
 func (ss *session) scenarioName(s scenario) string {
-	if ss.client() == "lisp" {
-		return s.name(ss.impl) + "/client=lisp"
+	name := s.name(ss.impl)
+	if ss.cfg.tls.on {
+		name += "/tls"
 	}
-	return s.name(ss.impl)
+	if ss.client() == "lisp" {
+		name += "/client=lisp"
+	}
+	return name
 }
 
 // params are the scenario's parameters in the results. impl (the server),
@@ -139,6 +143,7 @@ func (ss *session) params(s scenario) map[string]any {
 		"conns":       string(ss.cfg.conns),
 		"stream_msgs": ss.work.msgsPerCall(s.kind),
 		"client":      ss.client(),
+		"transport":   ss.cfg.tls.name(),
 	}
 	if s.total > 0 {
 		p["total_conns"] = s.total
@@ -321,7 +326,7 @@ func (c *cell) connect(ctx context.Context) {
 			}
 		})
 	} else {
-		conns, closeConns, err := dial(ctx, ss.addr, s.clients, ss.cfg.conns)
+		conns, closeConns, err := dial(ctx, ss.addr, s.clients, ss.cfg.conns, &ss.cfg.tls)
 		if err != nil {
 			c.err = err
 			return
@@ -330,7 +335,7 @@ func (c *cell) connect(ctx context.Context) {
 		c.close = append(c.close, closeConns)
 	}
 	if idle := s.total - s.clients; idle > 0 {
-		closeIdle, err := openIdle(ctx, ss.addr, idle)
+		closeIdle, err := openIdle(ctx, ss.addr, idle, &ss.cfg.tls)
 		if err != nil {
 			c.err = err
 			return
