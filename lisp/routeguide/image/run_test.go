@@ -7,20 +7,27 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	"github.com/grpcbench/grpcbench/internal/runfile"
+	"github.com/grpcbench/grpcbench/internal/tlstest"
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
 )
 
-var qemu = flag.String("qemu", "", "$(rlocationpath) of qemu-aarch64-static")
+var (
+	qemu           = flag.String("qemu", "", "$(rlocationpath) of qemu-aarch64-static")
+	tlsCredentials = flag.String("tls_credentials", "", "$(rlocationpath) of ca.pem of //tools/testcerts:credentials")
+	libssl         = flag.String("libssl", "", "$(rlocationpath) of the pinned libssl.so.3 (tlstest wants it; the chrooted server loads the image's)")
+)
 
 // TestAmd64ServerRunsChrooted runs the amd64 image's entrypoint chrooted into the image's unpacked
 // file system, as the image's user, and calls GetFeature. Inside the chroot nothing of this
@@ -32,12 +39,50 @@ var qemu = flag.String("qemu", "", "$(rlocationpath) of qemu-aarch64-static")
 // does not work: SBCL finds the core saved inside its executable through /proc/self/exe, which is
 // then the loader. In a chroot without /proc it falls back to argv[0].)
 func TestAmd64ServerRunsChrooted(t *testing.T) {
+	addr := startChrooted(t, unpackImage(t, "amd64"))
+	t.Logf("the chrooted amd64 server serves on %s", addr)
+	checkGetFeature(t, addr, insecure.NewCredentials())
+}
+
+// TestAmd64ServerServesTLSChrooted: the same over TLS, with the test credentials copied into the
+// image's file system; the server can only load OpenSSL from the image.
+func TestAmd64ServerServesTLSChrooted(t *testing.T) {
+	setup, err := tlstest.New(*tlsCredentials, *libssl)
+	if err != nil {
+		t.Fatal(err)
+	}
 	img := unpackImage(t, "amd64")
+	dir := filepath.Join(img.root, "credentials")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"server.pem", "server.key"} {
+		data, err := os.ReadFile(setup.File(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := startChrooted(t, img, "-tls", "-cert_file", "/credentials/server.pem", "-key_file", "/credentials/server.key")
+	config, err := setup.ClientConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the chrooted amd64 server serves TLS on %s", addr)
+	checkGetFeature(t, addr, credentials.NewTLS(config))
+}
+
+// startChrooted starts the image's entrypoint with extra arguments, chrooted into the image's file
+// system as its user, and returns the address it serves on.
+func startChrooted(t *testing.T, img unpacked, extra ...string) string {
+	t.Helper()
 	var uid, gid int
 	if _, err := fmt.Sscanf(img.config.Config.User, "%d:%d", &uid, &gid); err != nil {
 		t.Fatalf("user %q is not UID:GID", img.config.Config.User)
 	}
-	args := append(append([]string{}, img.entrypoint...), "-addr", "127.0.0.1:0")
+	args := append(append(append([]string{}, img.entrypoint...), "-addr", "127.0.0.1:0"), extra...)
 	start := func(userns bool) (*serverproc.Process, error) {
 		return serverproc.Start(context.Background(), serverproc.Spec{
 			Argv:         args,
@@ -77,9 +122,7 @@ func TestAmd64ServerRunsChrooted(t *testing.T) {
 		t.Fatalf("chroot into the image: %v", err)
 	}
 	t.Cleanup(func() { server.Stop() })
-	addr := server.Addr()
-	t.Logf("the chrooted amd64 server serves on %s", addr)
-	checkGetFeature(t, addr)
+	return server.Addr()
 }
 
 // TestArm64ServerRunsUnderQemu runs the arm64 image's entrypoint under qemu-user with the image's
@@ -102,13 +145,13 @@ func TestArm64ServerRunsUnderQemu(t *testing.T) {
 		90*time.Second, 10*time.Second)
 	addr := server.Addr()
 	t.Logf("the arm64 server under qemu serves on %s", addr)
-	checkGetFeature(t, addr)
+	checkGetFeature(t, addr, insecure.NewCredentials())
 }
 
 // checkGetFeature asks the server at addr for a known feature of the Go server's database.
-func checkGetFeature(t *testing.T, addr string) {
+func checkGetFeature(t *testing.T, addr string, creds credentials.TransportCredentials) {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		t.Fatal(err)
 	}
