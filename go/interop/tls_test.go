@@ -88,6 +88,45 @@ func TestMutualTLS(t *testing.T) {
 	if err := emptyCall(t, addr, clientConfig(t, "client")); err != nil {
 		t.Fatalf("after the refusals, a client with a certificate of the CA: %v", err)
 	}
+	// A client that caches sessions resumes one, over TLS 1.3 and 1.2.
+	for _, v := range []uint16{tls.VersionTLS13, tls.VersionTLS12} {
+		config := clientConfig(t, "client")
+		config.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+		config.MinVersion, config.MaxVersion = v, v
+		if _, err := h2Connection(addr, config); err != nil {
+			t.Fatalf("%s, first connection: %v", tls.VersionName(v), err)
+		}
+		state, err := h2Connection(addr, config)
+		if err != nil {
+			t.Fatalf("%s, resuming: %v", tls.VersionName(v), err)
+		}
+		if !state.DidResume {
+			t.Errorf("%s: the second connection did not resume the session", tls.VersionName(v))
+		}
+	}
+}
+
+// h2Connection opens a TLS connection with ALPN h2, sends the HTTP/2
+// preface and empty SETTINGS, reads the server's first frame (by which
+// time a TLS 1.3 session ticket has arrived), and closes it.
+func h2Connection(addr string, config *tls.Config) (tls.ConnectionState, error) {
+	config = config.Clone()
+	config.NextProtos = []string{"h2"}
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, config)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		return tls.ConnectionState{}, err
+	}
+	if _, err := conn.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")); err != nil {
+		return tls.ConnectionState{}, err
+	}
+	if _, err := io.ReadFull(conn, make([]byte, 9)); err != nil {
+		return tls.ConnectionState{}, err
+	}
+	return conn.ConnectionState(), nil
 }
 
 // handshake dials addr over TLS with config and returns the connection
@@ -123,6 +162,14 @@ func TestALPNAndVersions(t *testing.T) {
 	old.MinVersion, old.MaxVersion = tls.VersionTLS10, tls.VersionTLS11
 	if _, err := handshake(addr, old); err == nil {
 		t.Error("a TLS 1.1 handshake succeeded, want refused")
+	}
+	// TLS 1.2 suites that HTTP/2 forbids (RFC 9113 9.2.2): CBC.
+	cbc := clientConfig(t, "")
+	cbc.NextProtos = []string{"h2"}
+	cbc.MinVersion, cbc.MaxVersion = tls.VersionTLS12, tls.VersionTLS12
+	cbc.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA}
+	if state, err := handshake(addr, cbc); err == nil {
+		t.Errorf("TLS 1.2 with only CBC suites negotiated %s, want refused", tls.CipherSuiteName(state.CipherSuite))
 	}
 	other := clientConfig(t, "")
 	other.NextProtos = []string{"http/1.1"}

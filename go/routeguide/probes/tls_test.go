@@ -3,6 +3,7 @@ package probes
 import (
 	"context"
 	"flag"
+	"net"
 	"os/exec"
 	"sort"
 	"strings"
@@ -103,4 +104,27 @@ func runClient(t *testing.T, s *tlstest.Setup, path string, args ...string) (str
 	out, err := cmd.CombinedOutput()
 	t.Logf("$ %s %s\n%s", path, strings.Join(args, " "), out)
 	return string(out), err
+}
+
+// A graceful stop does not wait for a connection still in its TLS handshake
+// (no frame can reach it): with a 10 s shutdown timeout and one silent TCP
+// connection, the Lisp server exits at once.
+func TestStopDoesNotWaitForHandshakes(t *testing.T) {
+	s := setup(t)
+	p := startTLS(t, s, "lisp", *lispServer, "-shutdown_timeout", "10s")
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.Sleep(200 * time.Millisecond) // accepted
+	start := time.Now()
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the server took %v to stop with a connection in its TLS handshake, want well under its 10 s shutdown timeout", took)
+	} else {
+		t.Logf("stopped in %v", took)
+	}
 }

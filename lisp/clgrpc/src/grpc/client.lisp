@@ -45,14 +45,15 @@ retry an unanswered SYN for about two minutes.")
   "A channel to HOST:PORT.  Connects on first use.  TLS, a client context
 of clgrpc.tls:make-client-context, makes it connect over TLS (ALPN h2);
 the server's certificate must then name SERVER-NAME (gRPC's
-server_host_override), or HOST when that is NIL."
+server_host_override, also the calls' :authority), or HOST when that is
+NIL."
   (when tls
     (check-type tls clgrpc.tls:tls-context)
     (unless (eq (clgrpc.tls:tls-context-role tls) :client)
       (error "make-channel: TLS needs a client context")))
   (%make-channel :host host :port port :tls tls
                  :server-name (or server-name (and tls (princ-to-string host)))
-                 :authority (format nil "~A:~D" host port)
+                 :authority (or server-name (format nil "~A:~D" host port))
                  :max-receive-message-size max-receive-message-size
                  :max-send-message-size max-send-message-size
                  :connection-options (list :initial-window-size initial-window-size
@@ -81,6 +82,16 @@ server_host_override), or HOST when that is NIL."
        (not (clgrpc.http2:connection-goaway-received-p conn))
        (not (clgrpc.http2:connection-goaway-sent-p conn))))
 
+(defun %new-tls-session (channel)
+  "A TLS session for a new connection of CHANNEL, or NIL over plaintext;
+made before connecting, so that a bad server name fails the call at once
+(UNAVAILABLE) with nothing to release."
+  (let ((context (channel-tls channel)))
+    (and context
+         (handler-case (clgrpc.tls:make-tls-session context :server-name (channel-server-name channel))
+           (clgrpc.tls:tls-error (e)
+             (raise-grpc-error +unavailable+ "~A" e))))))
+
 (defun channel-connection (channel &optional stale deadline)
   "A connection that can take new streams (not STALE, the one that just
 could not).  Connecting happens outside the channel's lock, bounded by
@@ -107,7 +118,8 @@ sent GOAWAY, so it closes once its last stream ends."
       (clgrpc.http2:connection-send-goaway retired))
     (let ((conn nil) (orphan nil))
       (unwind-protect
-           (let* ((left (and deadline (max 0 (/ (- deadline (now-us)) 1d6))))
+           (let* ((tls (%new-tls-session channel))
+                  (left (and deadline (max 0 (/ (- deadline (now-us)) 1d6))))
                   ;; The call's deadline bounds the attempt when it is sooner;
                   ;; then a timeout is that deadline passing.
                   (deadline-bound (and left (<= left *connect-timeout*)))
@@ -118,19 +130,22 @@ sent GOAWAY, so it closes once its last stream ends."
                             (clgrpc.net:connect-aborted ()
                               (raise-grpc-error +unavailable+ "channel closed"))
                             (error (e)
+                              (when tls (clgrpc.tls:session-free tls))
                               (raise-grpc-error (if (and (typep e 'clgrpc.net:connect-timeout) deadline-bound)
                                                     +deadline-exceeded+
                                                     +unavailable+)
                                                 "cannot connect to ~A: ~A" (channel-authority channel) e)))))
-             (setf conn (clgrpc.http2:connection-start
-                         (apply #'clgrpc.http2:make-connection socket :client
-                                :on-headers #'client-on-headers :on-data #'client-on-data
-                                :on-reset #'client-on-reset :user channel
-                                :tls (and (channel-tls channel)
-                                          (clgrpc.tls:make-tls-session
-                                           (channel-tls channel)
-                                           :server-name (channel-server-name channel)))
-                                (channel-connection-options channel)))))
+             (handler-case
+                 (setf conn (clgrpc.http2:connection-start
+                             (apply #'clgrpc.http2:make-connection socket :client
+                                    :on-headers #'client-on-headers :on-data #'client-on-data
+                                    :on-reset #'client-on-reset :user channel :tls tls
+                                    (channel-connection-options channel))))
+               (clgrpc.tls:tls-error (e)
+                 ;; The ClientHello could not be made: nothing was sent yet.
+                 (clgrpc.net:socket-close socket)
+                 (clgrpc.tls:session-free tls)
+                 (raise-grpc-error +unavailable+ "~A" e))))
         (sb-thread:with-mutex (lock)
           (setf (channel-connecting channel) nil)
           (when conn

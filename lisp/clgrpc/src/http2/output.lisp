@@ -78,18 +78,27 @@ or in progress."
 
 (declaim (ftype function %update-interest %resume-parked %mark-closed))
 
+(defconstant +tls-backlog-pause+ (* 256 1024)
+  "TLS records waiting for the socket beyond this, with the socket full,
+stop reading the peer: writers encrypt a chunk at a time, so only records
+OpenSSL makes while reading grow past it (replies to a peer that sends key
+updates or renegotiation attempts and reads nothing).")
+
+(defconstant +tls-backlog-resume+ (* 128 1024)
+  "Reading resumes once the waiting TLS records are below this.")
+
 (defun %check-read-pause (conn)
   "Lock held: pause reading a peer that makes us buffer past +READ-PAUSE+
 while it does not read; resume once the output is below +HIGH-WATER+.
-Over TLS the records that wait for the socket count too: a peer that sends
-key updates and reads nothing would otherwise grow their replies without
-bound."
+Over TLS the records that wait for the socket count too, against bounds of
+their own (+TLS-BACKLOG-PAUSE+)."
   (let* ((tls (conn-tls conn))
-         (buffered (+ (%buffered conn)
-                      (if tls (clgrpc.tls:session-pending-octets tls) 0)))
+         (backlog (if tls (clgrpc.tls:session-pending-octets tls) 0))
+         (buffered (+ (%buffered conn) backlog))
          (pause (if (conn-read-paused conn)
-                    (> buffered +high-water+)
-                    (and (conn-write-blocked conn) (> buffered +read-pause+)))))
+                    (or (> buffered +high-water+) (> backlog +tls-backlog-resume+))
+                    (and (conn-write-blocked conn)
+                         (or (> buffered +read-pause+) (> backlog +tls-backlog-pause+))))))
     (unless (eq pause (conn-read-paused conn))
       (setf (conn-read-paused conn) pause)
       (unless (conn-closed conn)
@@ -118,6 +127,12 @@ there is anything to write."
     (setf (conn-spare-pos conn) 0)
     (rotatef (conn-out conn) (conn-spare conn))
     t))
+
+(declaim (inline %tls-handshaking-p))
+(defun %tls-handshaking-p (conn)
+  "CONN speaks TLS and its handshake is not complete: no frame can go out."
+  (let ((tls (conn-tls conn)))
+    (and tls (not (clgrpc.tls:tls-session-established tls)))))
 
 (declaim (inline %tls-output-pending-p))
 (defun %tls-output-pending-p (conn)
@@ -159,7 +174,7 @@ the connection failed (it is then closed)."
         (%update-interest conn))
       (when (or (conn-flushing conn) (conn-write-blocked conn) (conn-closed conn))
         (return-from %write-out t))
-      (when (and (conn-tls conn) (not (clgrpc.tls:tls-session-established (conn-tls conn))))
+      (when (%tls-handshaking-p conn)
         (return-from %write-out (%handshake-write-out conn)))
       ;; The unsent rest of an earlier write goes first.
       (unless (or (< (conn-spare-pos conn) (obuf-fill (conn-spare conn)))
@@ -230,6 +245,10 @@ timed out."
             (unless (or (conn-flushing conn) (conn-write-blocked conn)
                         (plusp (obuf-fill (conn-out conn))))
               (return t))
+            (when (%tls-handshaking-p conn)
+              ;; Frames cannot go before the handshake is done: waiting
+              ;; for them would wait for the peer.
+              (return nil))
             (unless (clgrpc.util:counted-wait ((conn-drain-waiters conn))
                       (clgrpc.util:wait-on (conn-drain-cv conn) (conn-lock conn) deadline))
               (return nil)))))))

@@ -218,9 +218,12 @@ NIL for a clean end (end of file, or GOAWAY and no streams left)."
       (sb-thread:condition-broadcast (conn-drain-cv conn)))))
 
 (defun %output-pending-p (conn)
-  "Lock held: output is buffered, parked or being written."
-  (or (conn-flushing conn) (conn-write-blocked conn) (conn-parked conn)
-      (plusp (%buffered conn))))
+  "Lock held: output is buffered, parked or being written.  Frames of a TLS
+connection still in its handshake do not count: none can go, and a close
+that waited for them would wait for a peer that may never finish it."
+  (or (conn-flushing conn) (conn-write-blocked conn)
+      (and (not (%tls-handshaking-p conn))
+           (or (conn-parked conn) (plusp (%buffered conn))))))
 
 (defun %begin-linger (conn until)
   "Reactor thread: from now on only drop input, and finish at UNTIL or at
@@ -378,10 +381,18 @@ with its last stream."
       (drain-and-close conn)
       (%write-out conn nil)))
 
+(defconstant +tls-trim-idle-us+ 1000000
+  "A TLS connection that has read nothing for this long gives back what its
+session's buffers grew to (clgrpc.tls:session-trim).")
+
 (defun sweep-connection (conn now)
   (declare (type fixnum now))
   (let ((limits (conn-limits conn))
         (linger (conn-linger-until conn)))
+    (when (and (conn-tls conn)
+               (> (- now (conn-last-read-us conn)) +tls-trim-idle-us+)
+               (not (or (conn-flushing conn) (conn-write-blocked conn))))
+      (clgrpc.tls:session-trim (conn-tls conn)))
     (cond
       (linger
        (when (>= now (the fixnum linger))

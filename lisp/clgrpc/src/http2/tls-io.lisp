@@ -25,7 +25,36 @@ decrypt and process before the reactor serves the next.")
 
 (defvar *log-tls-failures* t
   "Log why a TLS handshake or session failed (a refused client certificate,
-a client that offers no h2, a peer that is not speaking TLS).")
+a client that offers no h2, a peer that is not speaking TLS), at most
++TLS-LOG-LINES-PER-SECOND+ lines a second.")
+
+(defconstant +tls-log-lines-per-second+ 10
+  "A scanner or a flood of bad handshakes gets this many lines a second;
+the rest are counted and the count is logged with the next line.")
+
+(defvar *tls-log-lock* (sb-thread:make-mutex :name "tls failure log"))
+(defvar *tls-log-second* 0)
+(defvar *tls-log-lines* 0)
+(defvar *tls-log-dropped* 0)
+(declaim (type fixnum *tls-log-second* *tls-log-lines* *tls-log-dropped*))
+
+(defun %log-tls-failure (fd why)
+  (let ((line (sb-thread:with-mutex (*tls-log-lock*)
+                (let ((second (floor (clgrpc.util:now-us) 1000000)))
+                  (unless (= second *tls-log-second*)
+                    (setf *tls-log-second* second *tls-log-lines* 0))
+                  (if (>= *tls-log-lines* +tls-log-lines-per-second+)
+                      (progn (incf *tls-log-dropped*) nil)
+                      (progn
+                        (incf *tls-log-lines*)
+                        (format nil "clgrpc: TLS connection on fd ~D closed: ~A~@[ (~D more not logged)~]~%"
+                                fd why (and (plusp *tls-log-dropped*)
+                                            (shiftf *tls-log-dropped* 0)))))))))
+    (when line
+      (ignore-errors
+       ;; One write per line: reactors log at once under a flood.
+       (write-string line *error-output*)
+       (finish-output *error-output*)))))
 
 (defun %cipher-buffer (reactor)
   (or (reactor-cipher reactor)
@@ -37,11 +66,7 @@ queued, if any, goes out while the socket takes it; then the connection is
 released."
   (setf (conn-close-reason conn) why)
   (when *log-tls-failures*
-    (ignore-errors
-     ;; One write per line: reactors log at once under a flood.
-     (write-string (format nil "clgrpc: TLS connection on fd ~D closed: ~A~%" (conn-fd conn) why)
-                   *error-output*)
-     (finish-output *error-output*)))
+    (%log-tls-failure (conn-fd conn) why))
   (ignore-errors (clgrpc.tls:session-send-pending (conn-tls conn) (conn-fd conn)))
   (finish-connection conn +connect-error+))
 

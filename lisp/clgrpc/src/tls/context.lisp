@@ -43,6 +43,22 @@ of protocol names IN, or refuse the handshake."
   (declare (ignore ssl arg))
   (%select-h2 out outlen in inlen))
 
+(sb-alien:define-alien-callable no-passphrase sb-alien:int
+    ((buf sb-sys:system-area-pointer) (size sb-alien:int) (rwflag sb-alien:int)
+     (userdata sb-sys:system-area-pointer))
+  ;; An encrypted key file fails to load instead of OpenSSL prompting on the
+  ;; terminal.
+  (declare (ignore buf size rwflag userdata))
+  0)
+
+(defparameter *http2-tls12-ciphers* "ECDHE+AESGCM:ECDHE+CHACHA20"
+  "TLS 1.2 suites: ephemeral key exchange and AEAD only, as RFC 9113 9.2.2
+requires of HTTP/2 (TLS 1.3's suites all qualify).")
+
+(defparameter *session-id-context* "clgrpc"
+  "Names this server's sessions: OpenSSL refuses to resume a session of a
+verified client without one.")
+
 (defun %ctx-ctrl (ctx command value)
   (openssl-call "SSL_CTX_ctrl" sb-alien:long
                 (sb-sys:system-area-pointer sb-alien:int sb-alien:long sb-sys:system-area-pointer)
@@ -62,7 +78,14 @@ of protocol names IN, or refuse the handshake."
     ;; Idle connections give their read and write buffers back.
     (%ctx-ctrl ctx +ssl-ctrl-mode+ +ssl-mode-release-buffers+)
     (openssl-call "SSL_CTX_set_options" (sb-alien:unsigned 64) (sb-sys:system-area-pointer (sb-alien:unsigned 64))
-                  ctx +ssl-op-no-renegotiation+)
+                  ctx (logior +ssl-op-no-renegotiation+
+                              (if (eq role :server) +ssl-op-cipher-server-preference+ 0)))
+    (when (/= 1 (openssl-call "SSL_CTX_set_cipher_list" sb-alien:int
+                              (sb-sys:system-area-pointer sb-alien:c-string) ctx *http2-tls12-ciphers*))
+      (tls-fail "cannot restrict TLS 1.2 to HTTP/2's cipher suites"))
+    (openssl-call "SSL_CTX_set_default_passwd_cb" sb-alien:void
+                  (sb-sys:system-area-pointer sb-sys:system-area-pointer)
+                  ctx (sb-alien:alien-sap (sb-alien:alien-callable-function 'no-passphrase)))
     ctx))
 
 (defun %check-readable (what path)
@@ -111,6 +134,11 @@ alone, a client certificate is verified if one is sent, and optional."
     (handler-bind ((error (lambda (e) (declare (ignore e))
                             (openssl-call "SSL_CTX_free" sb-alien:void (sb-sys:system-area-pointer) ctx))))
       (%use-certificate ctx cert-file key-file)
+      (let ((id *session-id-context*))
+        (when (/= 1 (openssl-call "SSL_CTX_set_session_id_context" sb-alien:int
+                                  (sb-sys:system-area-pointer sb-alien:c-string sb-alien:unsigned-int)
+                                  ctx id (length id)))
+          (tls-fail "cannot set the session id context")))
       (when ca-file
         (%trust ctx ca-file)
         (%set-verify ctx (if require-client-cert

@@ -39,6 +39,7 @@ protocol error, with OpenSSL's reason when it gave one."))
     ,@args))
 
 (defconstant +openssl-init-no-load-config+ #x80)
+(defconstant +openssl-init-no-atexit+ #x80000)
 
 (declaim (ftype function tls-fail))
 
@@ -61,7 +62,11 @@ string.  Signals TLS-ERROR if the dynamic linker finds no OpenSSL 3."
               ;; openssl.cnf, which would change its defaults behind our back.
               (when (/= 1 (openssl-call "OPENSSL_init_ssl" sb-alien:int
                                         ((sb-alien:unsigned 64) sb-sys:system-area-pointer)
-                                        +openssl-init-no-load-config+ (sb-sys:int-sap 0)))
+                                        ;; and no exit-time cleanup that could race
+                                        ;; reactor threads still in OpenSSL
+                                        (logior +openssl-init-no-load-config+
+                                                +openssl-init-no-atexit+)
+                                        (sb-sys:int-sap 0)))
                 (tls-fail "OpenSSL failed to initialise"))
               (setf *openssl-version*
                     (openssl-call "OpenSSL_version" sb-alien:c-string (sb-alien:int) 0)))))))
@@ -88,6 +93,8 @@ string.  Signals TLS-ERROR if the dynamic linker finds no OpenSSL 3."
 (defconstant +tls1-2-version+ #x0303)
 (defconstant +ssl-mode-release-buffers+ #x10)
 (defconstant +ssl-op-no-renegotiation+ (ash 1 30))
+(defconstant +ssl-op-cipher-server-preference+ #x00400000)
+(defconstant +x509-check-flag-no-partial-wildcards+ #x4)
 
 (defconstant +ssl-tlsext-err-ok+ 0)
 (defconstant +ssl-tlsext-err-alert-fatal+ 2)

@@ -26,7 +26,13 @@
 
 (defconstant +bio-ctrl-reset+ 1)
 (defconstant +bio-ctrl-info+ 3)
+(defconstant +bio-c-get-buf-mem-ptr+ 115)
 (defconstant +bio-c-set-buf-mem-eof-return+ 130)
+
+(defconstant +idle-bio-capacity+ 16384
+  "An empty BIO holding more memory than this is replaced by a fresh one
+when its connection goes idle (SESSION-TRIM): a memory BIO keeps its peak
+size, so a connection that once moved a large message would hold it.")
 
 (defstruct (tls-session (:constructor %make-tls-session (ssl rbio wbio role)))
   (ssl nil :type (or null sb-sys:system-area-pointer))
@@ -44,14 +50,20 @@
   (peer-names '() :type list))
 
 (defmacro with-session ((session) &body body)
+  "Run BODY holding SESSION's lock, safe from interrupts: an unwind out of
+OpenSSL's frames (a timeout, a terminated thread) would leave the SSL object
+inconsistent."
   `(sb-thread:with-mutex ((tls-session-lock ,session))
-     ,@body))
+     (sb-sys:without-interrupts
+       ,@body)))
 
 (defun %bio-ctrl (bio command larg parg)
   (declare (type sb-sys:system-area-pointer bio parg) (type fixnum command larg))
   (openssl-call "BIO_ctrl" sb-alien:long
                 (sb-sys:system-area-pointer sb-alien:int sb-alien:long sb-sys:system-area-pointer)
                 bio command larg parg))
+
+(defun %free-bio (bio) (openssl-call "BIO_free" sb-alien:int (sb-sys:system-area-pointer) bio))
 
 (defun %new-memory-bio ()
   (let ((bio (openssl-call "BIO_new" sb-sys:system-area-pointer (sb-sys:system-area-pointer)
@@ -62,49 +74,66 @@
     (%bio-ctrl bio +bio-c-set-buf-mem-eof-return+ -1 (sb-sys:int-sap 0))
     bio))
 
-(defun %ip-address-p (name)
-  (or (every (lambda (c) (or (digit-char-p c) (char= c #\.))) name)
-      (find #\: name)))
+(defun %ip-address (name)
+  "NAME as an IP address literal OpenSSL can match (brackets of \"[::1]\"
+removed), or NIL for a DNS name."
+  (let ((bare (string-trim "[]" name)))
+    (and (plusp (length bare))
+         (or (every (lambda (c) (or (digit-char-p c) (char= c #\.))) bare)
+             (find #\: bare))
+         bare)))
+
+(defun %free-ssl (ssl) (openssl-call "SSL_free" sb-alien:void (sb-sys:system-area-pointer) ssl))
+
+(defun %verify-server-name (ssl server-name)
+  "A client checks the server's certificate against SERVER-NAME (DNS name,
+no partial wildcards such as f*.example.com, or IP address) and sends it as
+SNI."
+  (let ((param (openssl-call "SSL_get0_param" sb-sys:system-area-pointer
+                             (sb-sys:system-area-pointer) ssl))
+        (ip (%ip-address server-name)))
+    (if ip
+        (when (/= 1 (openssl-call "X509_VERIFY_PARAM_set1_ip_asc" sb-alien:int
+                                  (sb-sys:system-area-pointer sb-alien:c-string) param ip))
+          (tls-fail "bad server address ~S" server-name))
+        (progn
+          (openssl-call "SSL_set_hostflags" sb-alien:void (sb-sys:system-area-pointer sb-alien:unsigned-int)
+                        ssl +x509-check-flag-no-partial-wildcards+)
+          (when (or (zerop (length server-name))
+                    (/= 1 (openssl-call "SSL_set1_host" sb-alien:int
+                                        (sb-sys:system-area-pointer sb-alien:c-string) ssl server-name)))
+            (tls-fail "bad server name ~S" server-name))
+          (openssl-call "SSL_ctrl" sb-alien:long
+                        (sb-sys:system-area-pointer sb-alien:int sb-alien:long sb-alien:c-string)
+                        ssl +ssl-ctrl-set-tlsext-hostname+ +tlsext-nametype-host-name+ server-name)))))
 
 (defun make-tls-session (context &key server-name)
   "A session of CONTEXT's role.  A client's SERVER-NAME is sent as SNI and
-is what the server's certificate must name (a DNS name or an IP address)."
+is what the server's certificate must name (a DNS name or an IP address).
+Signals TLS-ERROR, having released what it made, if that fails."
   (declare (optimize (speed 1)))
   (ensure-openssl)
   (clear-errors)
   (let ((ssl (openssl-call "SSL_new" sb-sys:system-area-pointer (sb-sys:system-area-pointer)
-                           (tls-context-pointer context))))
+                           (tls-context-pointer context)))
+        (role (tls-context-role context)))
     (when (zerop (sb-sys:sap-int ssl))
       (tls-fail "SSL_new failed"))
-    (let ((rbio (%new-memory-bio))
-          (wbio (%new-memory-bio))
-          (role (tls-context-role context)))
-      ;; The SSL object owns both BIOs from here on.
-      (openssl-call "SSL_set_bio" sb-alien:void
-                    (sb-sys:system-area-pointer sb-sys:system-area-pointer sb-sys:system-area-pointer)
-                    ssl rbio wbio)
-      (if (eq role :server)
-          (openssl-call "SSL_set_accept_state" sb-alien:void (sb-sys:system-area-pointer) ssl)
-          (progn
-            (openssl-call "SSL_set_connect_state" sb-alien:void (sb-sys:system-area-pointer) ssl)
-            (when server-name
-              (let ((param (openssl-call "SSL_get0_param" sb-sys:system-area-pointer
-                                         (sb-sys:system-area-pointer) ssl)))
-                (if (%ip-address-p server-name)
-                    (when (/= 1 (openssl-call "X509_VERIFY_PARAM_set1_ip_asc" sb-alien:int
-                                              (sb-sys:system-area-pointer sb-alien:c-string)
-                                              param server-name))
-                      (tls-fail "bad server address ~S" server-name))
-                    (progn
-                      (when (/= 1 (openssl-call "SSL_set1_host" sb-alien:int
-                                                (sb-sys:system-area-pointer sb-alien:c-string)
-                                                ssl server-name))
-                        (tls-fail "bad server name ~S" server-name))
-                      (openssl-call "SSL_ctrl" sb-alien:long
-                                    (sb-sys:system-area-pointer sb-alien:int sb-alien:long sb-alien:c-string)
-                                    ssl +ssl-ctrl-set-tlsext-hostname+ +tlsext-nametype-host-name+
-                                    server-name)))))))
-      (%make-tls-session ssl rbio wbio role))))
+    (handler-bind ((error (lambda (e) (declare (ignore e)) (%free-ssl ssl))))
+      (let* ((rbio (%new-memory-bio))
+             (wbio (handler-bind ((error (lambda (e) (declare (ignore e)) (%free-bio rbio))))
+                     (%new-memory-bio))))
+        ;; The SSL object owns both BIOs from here on: SSL_free frees them.
+        (openssl-call "SSL_set_bio" sb-alien:void
+                      (sb-sys:system-area-pointer sb-sys:system-area-pointer sb-sys:system-area-pointer)
+                      ssl rbio wbio)
+        (if (eq role :server)
+            (openssl-call "SSL_set_accept_state" sb-alien:void (sb-sys:system-area-pointer) ssl)
+            (progn
+              (openssl-call "SSL_set_connect_state" sb-alien:void (sb-sys:system-area-pointer) ssl)
+              (when server-name
+                (%verify-server-name ssl server-name))))
+        (%make-tls-session ssl rbio wbio role)))))
 
 (defun session-free (session)
   "Release SESSION's OpenSSL state; later calls find it closed."
@@ -114,7 +143,7 @@ is what the server's certificate must name (a DNS name or an IP address)."
         (setf (tls-session-ssl session) nil
               (tls-session-rbio session) nil
               (tls-session-wbio session) nil)
-        (openssl-call "SSL_free" sb-alien:void (sb-sys:system-area-pointer) ssl))))
+        (%free-ssl ssl))))
   nil)
 
 (defun %closed ()
@@ -128,9 +157,50 @@ is what the server's certificate must name (a DNS name or an IP address)."
   (declare (type octets octets) (type fixnum start end))
   (with-session (session)
     (let ((rbio (or (tls-session-rbio session) (%closed))))
-      (sb-sys:with-pinned-objects (octets)
-        (openssl-call "BIO_write" sb-alien:int (sb-sys:system-area-pointer sb-sys:system-area-pointer sb-alien:int)
-                      rbio (sb-sys:sap+ (sb-sys:vector-sap octets) start) (- end start)))))
+      (unless (= (the fixnum (sb-sys:with-pinned-objects (octets)
+                               (openssl-call "BIO_write" sb-alien:int
+                                             (sb-sys:system-area-pointer sb-sys:system-area-pointer sb-alien:int)
+                                             rbio (sb-sys:sap+ (sb-sys:vector-sap octets) start) (- end start))))
+                 (- end start))
+        (tls-fail "out of memory for TLS input"))))
+  nil)
+
+(defun %bio-capacity (bio)
+  "The memory a memory BIO holds (its BUF_MEM's max)."
+  (declare (type sb-sys:system-area-pointer bio))
+  (let ((cell (make-array 1 :element-type '(unsigned-byte 64) :initial-element 0)))
+    (declare (dynamic-extent cell))
+    (sb-sys:with-pinned-objects (cell)
+      (%bio-ctrl bio +bio-c-get-buf-mem-ptr+ 0 (sb-sys:vector-sap cell))
+      (let ((buf-mem (sb-sys:int-sap (aref cell 0))))
+        ;; struct buf_mem_st { size_t length; char *data; size_t max; ... }
+        (if (zerop (sb-sys:sap-int buf-mem)) 0 (sb-sys:sap-ref-64 buf-mem 16))))))
+
+(defun %renew-wbio (session)
+  "Lock held, write BIO empty: replace it by a fresh one (SSL_set0_wbio
+frees the old)."
+  (let ((fresh (%new-memory-bio)))
+    (openssl-call "SSL_set0_wbio" sb-alien:void (sb-sys:system-area-pointer sb-sys:system-area-pointer)
+                  (tls-session-ssl session) fresh)
+    (setf (tls-session-wbio session) fresh)))
+
+(defun session-trim (session)
+  "Give back what SESSION's BIOs hold beyond +IDLE-BIO-CAPACITY+ while they
+are empty: for a connection gone idle."
+  (with-session (session)
+    (let ((ssl (tls-session-ssl session)))
+      (when ssl
+        (let ((rbio (tls-session-rbio session))
+              (wbio (tls-session-wbio session)))
+          (when (and (> (the fixnum (%bio-capacity rbio)) +idle-bio-capacity+)
+                     (zerop (the fixnum (nth-value 1 (%pending-octets rbio)))))
+            (let ((fresh (%new-memory-bio)))
+              (openssl-call "SSL_set0_rbio" sb-alien:void (sb-sys:system-area-pointer sb-sys:system-area-pointer)
+                            ssl fresh)
+              (setf (tls-session-rbio session) fresh)))
+          (when (and (> (the fixnum (%bio-capacity wbio)) +idle-bio-capacity+)
+                     (zerop (the fixnum (nth-value 1 (%pending-octets wbio)))))
+            (%renew-wbio session))))))
   nil)
 
 (defun %ssl-error (ssl result)
@@ -221,8 +291,12 @@ connection failed."
             (cond ((null n) nil)
                   ((= (the fixnum n) length)
                    ;; The common case: all of it went, and resetting the BIO
-                   ;; drops it without a copy.
-                   (%bio-ctrl wbio +bio-ctrl-reset+ 0 (sb-sys:int-sap 0))
+                   ;; drops it without a copy.  One that grew past a chunk
+                   ;; (replies OpenSSL piled up while the peer did not read)
+                   ;; is replaced instead, to give the memory back.
+                   (if (> (the fixnum (%bio-capacity wbio)) (* 2 +encrypt-chunk+))
+                       (%renew-wbio session)
+                       (%bio-ctrl wbio +bio-ctrl-reset+ 0 (sb-sys:int-sap 0)))
                    :done)
                   (t (%discard wbio n) :blocked)))))))
 
