@@ -117,6 +117,14 @@
   :pathname "reflection/"
   :components ((:file "reflection")))
 
+(defsystem "clgrpc/tls-tests"
+  :description "FiveAM tests of clgrpc's TLS; CLGRPC_TEST_CREDENTIALS names the directory of the
+test credentials (//tools/testcerts), and the dynamic linker must find libssl.so.3."
+  :depends-on ("clgrpc" "fiveam")
+  :pathname "tests/"
+  :components ((:file "tls-tests"))
+  :perform (test-op (o c) (uiop:symbol-call '#:clgrpc.tls-tests '#:run-tests-or-fail)))
+
 (defsystem "clgrpc/tests"
   :description "FiveAM tests for clgrpc."
   :depends-on ("clgrpc" "fiveam")

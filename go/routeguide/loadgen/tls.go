@@ -107,6 +107,13 @@ func (t *transport) secure(c net.Conn, deadline time.Time) (net.Conn, error) {
 	}
 	config := t.config.Clone()
 	config.NextProtos = []string{"h2"}
+	// As grpc-go's credentials do: the name to verify is the dialled host
+	// (a loopback IP, which the certificate must carry).
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return nil, err
+	}
+	config.ServerName = host
 	s := tls.Client(c, config)
 	if err := s.SetDeadline(deadline); err != nil {
 		return nil, err

@@ -1,9 +1,10 @@
 """Launchers that run a saved executable from its runfiles, under an emulator when it needs one."""
 
+load("@bazel_skylib//lib:paths.bzl", "paths")
 load("@bazel_skylib//lib:shell.bzl", "shell")
 load("//tools/starlark:runfiles.bzl", "RUNFILES_ROOT_SH", "rlocation")
 
-def emulated_launcher(ctx, exe, sbcl, name, env = {}):
+def emulated_launcher(ctx, exe, sbcl, name, env = {}, dir_env = {}):
     """Writes a launcher script that runs exe (under sbcl.emulator if set) with env.
 
     Args:
@@ -12,6 +13,8 @@ def emulated_launcher(ctx, exe, sbcl, name, env = {}):
       sbcl: SbclInfo of the toolchain that saved it.
       name: the launcher's file name.
       env: dict of environment variables the launcher exports.
+      dir_env: dict of environment variables the launcher exports as the absolute runfiles
+        directory of a File (which the caller adds to the runfiles).
 
     Returns:
       (launcher File, runfiles).
@@ -25,6 +28,8 @@ def emulated_launcher(ctx, exe, sbcl, name, env = {}):
     ]
     for k, v in env.items():
         lines.append("export %s=%s" % (k, shell.quote(v)))
+    for k, f in dir_env.items():
+        lines.append('export %s="$r/%s"' % (k, paths.dirname(rlocation(ctx, f))))
     files = [exe]
     if sbcl.emulator:
         sysroot = sbcl.sysroot.replace("external/", "", 1) if sbcl.sysroot.startswith("external/") else sbcl.sysroot
