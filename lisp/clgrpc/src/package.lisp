@@ -125,6 +125,7 @@ drives without blocking.")
    #:tls-context #:tls-context-role #:make-server-context #:make-client-context
    #:tls-session #:make-tls-session #:session-free #:session-feed #:session-handshake
    #:session-read #:session-write-some #:session-send-pending #:session-output-pending-p #:session-pending-octets #:session-trim
+   #:session-idle-since #:session-close-notify
    #:tls-session-role #:tls-session-established #:tls-session-version #:tls-session-alpn
    #:tls-session-peer-subject #:tls-session-peer-names))
 

@@ -116,36 +116,38 @@ sent GOAWAY, so it closes once its last stream ends."
                                    (channel-authority channel)))))))
     (when retired
       (clgrpc.http2:connection-send-goaway retired))
-    (let ((conn nil) (orphan nil))
+    (let ((conn nil) (orphan nil) (tls nil) (socket nil))
       (unwind-protect
-           (let* ((tls (%new-tls-session channel))
-                  (left (and deadline (max 0 (/ (- deadline (now-us)) 1d6))))
+           (let* ((left (and deadline (max 0 (/ (- deadline (now-us)) 1d6))))
                   ;; The call's deadline bounds the attempt when it is sooner;
                   ;; then a timeout is that deadline passing.
-                  (deadline-bound (and left (<= left *connect-timeout*)))
-                  (socket (handler-case
+                  (deadline-bound (and left (<= left *connect-timeout*))))
+             (setf tls (%new-tls-session channel)
+                   socket (handler-case
                               (clgrpc.net:tcp-connect (channel-host channel) (channel-port channel)
                                                       (if deadline-bound left *connect-timeout*)
                                                       (lambda () (channel-closed channel)))
                             (clgrpc.net:connect-aborted ()
                               (raise-grpc-error +unavailable+ "channel closed"))
                             (error (e)
-                              (when tls (clgrpc.tls:session-free tls))
                               (raise-grpc-error (if (and (typep e 'clgrpc.net:connect-timeout) deadline-bound)
                                                     +deadline-exceeded+
                                                     +unavailable+)
-                                                "cannot connect to ~A: ~A" (channel-authority channel) e)))))
-             (handler-case
-                 (setf conn (clgrpc.http2:connection-start
+                                                "cannot connect to ~A: ~A" (channel-authority channel) e))))
+             (setf conn (handler-case
+                            (clgrpc.http2:connection-start
                              (apply #'clgrpc.http2:make-connection socket :client
                                     :on-headers #'client-on-headers :on-data #'client-on-data
                                     :on-reset #'client-on-reset :user channel :tls tls
-                                    (channel-connection-options channel))))
-               (clgrpc.tls:tls-error (e)
-                 ;; The ClientHello could not be made: nothing was sent yet.
-                 (clgrpc.net:socket-close socket)
-                 (clgrpc.tls:session-free tls)
-                 (raise-grpc-error +unavailable+ "~A" e))))
+                                    (channel-connection-options channel)))
+                          ;; The ClientHello could not be made: nothing was sent.
+                          (clgrpc.tls:tls-error (e)
+                            (raise-grpc-error +unavailable+ "~A" e)))))
+        ;; Whatever ended the attempt before a connection took them (an
+        ;; error, the channel closing, a non-local exit) releases them.
+        (unless conn
+          (when socket (clgrpc.net:socket-close socket))
+          (when tls (clgrpc.tls:session-free tls)))
         (sb-thread:with-mutex (lock)
           (setf (channel-connecting channel) nil)
           (when conn

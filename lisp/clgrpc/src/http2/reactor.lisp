@@ -200,6 +200,10 @@ NIL for a clean end (end of file, or GOAWAY and no streams left)."
       ;; A flush that started before the close must return before the
       ;; descriptor is closed.
       (%await-flush conn)
+      ;; A clean end over TLS says so (close_notify, if the socket takes
+      ;; it now), which also keeps the session resumable.
+      (when (and (null code) (conn-tls conn) (>= (conn-fd conn) 0))
+        (clgrpc.tls:session-close-notify (conn-tls conn) (conn-fd conn)))
       ;; Under the lock, so no thread writes to a descriptor number the
       ;; kernel may already have given to another socket.
       (when (>= (conn-fd conn) 0)
@@ -382,17 +386,18 @@ with its last stream."
       (%write-out conn nil)))
 
 (defconstant +tls-trim-idle-us+ 1000000
-  "A TLS connection that has read nothing for this long gives back what its
-session's buffers grew to (clgrpc.tls:session-trim).")
+  "A TLS connection through which nothing went either way for this long
+gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
 
 (defun sweep-connection (conn now)
   (declare (type fixnum now))
   (let ((limits (conn-limits conn))
         (linger (conn-linger-until conn)))
-    (when (and (conn-tls conn)
-               (> (- now (conn-last-read-us conn)) +tls-trim-idle-us+)
-               (not (or (conn-flushing conn) (conn-write-blocked conn))))
-      (clgrpc.tls:session-trim (conn-tls conn)))
+    (let* ((tls (conn-tls conn))
+           (since (and tls (clgrpc.tls:session-idle-since tls))))
+      (when (and since (> (- now (the fixnum since)) +tls-trim-idle-us+)
+                 (not (or (conn-flushing conn) (conn-write-blocked conn))))
+        (clgrpc.tls:session-trim tls)))
     (cond
       (linger
        (when (>= now (the fixnum linger))

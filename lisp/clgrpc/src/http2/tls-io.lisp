@@ -39,22 +39,20 @@ the rest are counted and the count is logged with the next line.")
 (declaim (type fixnum *tls-log-second* *tls-log-lines* *tls-log-dropped*))
 
 (defun %log-tls-failure (fd why)
-  (let ((line (sb-thread:with-mutex (*tls-log-lock*)
-                (let ((second (floor (clgrpc.util:now-us) 1000000)))
-                  (unless (= second *tls-log-second*)
-                    (setf *tls-log-second* second *tls-log-lines* 0))
-                  (if (>= *tls-log-lines* +tls-log-lines-per-second+)
-                      (progn (incf *tls-log-dropped*) nil)
-                      (progn
-                        (incf *tls-log-lines*)
-                        (format nil "clgrpc: TLS connection on fd ~D closed: ~A~@[ (~D more not logged)~]~%"
-                                fd why (and (plusp *tls-log-dropped*)
-                                            (shiftf *tls-log-dropped* 0)))))))))
-    (when line
-      (ignore-errors
-       ;; One write per line: reactors log at once under a flood.
-       (write-string line *error-output*)
-       (finish-output *error-output*)))))
+  ;; Under the lock, writing too: reactors log at once under a flood, and a
+  ;; stream is not safe for two threads.
+  (sb-thread:with-mutex (*tls-log-lock*)
+    (let ((second (floor (clgrpc.util:now-us) 1000000)))
+      (unless (= second *tls-log-second*)
+        (setf *tls-log-second* second *tls-log-lines* 0))
+      (if (>= *tls-log-lines* +tls-log-lines-per-second+)
+          (incf *tls-log-dropped*)
+          (progn
+            (incf *tls-log-lines*)
+            (ignore-errors
+             (format *error-output* "clgrpc: TLS connection on fd ~D closed: ~A~@[ (~D more not logged)~]~%"
+                     fd why (and (plusp *tls-log-dropped*) (shiftf *tls-log-dropped* 0)))
+             (finish-output *error-output*)))))))
 
 (defun %cipher-buffer (reactor)
   (or (reactor-cipher reactor)

@@ -73,6 +73,13 @@ verified client without one.")
                                (openssl-call "TLS_client_method" sb-sys:system-area-pointer ())))))
     (when (zerop (sb-sys:sap-int ctx))
       (tls-fail "SSL_CTX_new failed"))
+    (%configure-context ctx role)
+    ctx))
+
+(defun %configure-context (ctx role)
+  "What every context of ROLE gets; frees CTX if it fails."
+  (handler-bind ((error (lambda (e) (declare (ignore e))
+                          (openssl-call "SSL_CTX_free" sb-alien:void (sb-sys:system-area-pointer) ctx))))
     (when (zerop (%ctx-ctrl ctx +ssl-ctrl-set-min-proto-version+ +tls1-2-version+))
       (tls-fail "cannot require TLS 1.2 or later"))
     ;; Idle connections give their read and write buffers back.
@@ -85,8 +92,7 @@ verified client without one.")
       (tls-fail "cannot restrict TLS 1.2 to HTTP/2's cipher suites"))
     (openssl-call "SSL_CTX_set_default_passwd_cb" sb-alien:void
                   (sb-sys:system-area-pointer sb-sys:system-area-pointer)
-                  ctx (sb-alien:alien-sap (sb-alien:alien-callable-function 'no-passphrase)))
-    ctx))
+                  ctx (sb-alien:alien-sap (sb-alien:alien-callable-function 'no-passphrase)))))
 
 (defun %check-readable (what path)
   (unless (and path (probe-file path))

@@ -47,7 +47,11 @@ size, so a connection that once moved a large message would hold it.")
   (version nil)
   (alpn nil)
   (peer-subject nil)
-  (peer-names '() :type list))
+  (peer-names '() :type list)
+  ;; When ciphertext last went in or out, and whether the BIOs were trimmed
+  ;; since (SESSION-TRIM).
+  (active-us 0 :type fixnum)
+  (trimmed nil))
 
 (defmacro with-session ((session) &body body)
   "Run BODY holding SESSION's lock, safe from interrupts: an unwind out of
@@ -135,6 +139,19 @@ Signals TLS-ERROR, having released what it made, if that fails."
                 (%verify-server-name ssl server-name))))
         (%make-tls-session ssl rbio wbio role)))))
 
+(defun session-close-notify (session fd)
+  "An established SESSION ends cleanly: queue close_notify and write it to
+FD if the socket takes it now.  Marks the session as shut down, so that
+OpenSSL keeps it in the server's cache for resumption by session id."
+  (with-session (session)
+    (let ((ssl (tls-session-ssl session)))
+      (when (and ssl (tls-session-established session))
+        (clear-errors)
+        (openssl-call "SSL_shutdown" sb-alien:int (sb-sys:system-area-pointer) ssl)
+        (clear-errors)
+        (%send-pending session fd))))
+  nil)
+
 (defun session-free (session)
   "Release SESSION's OpenSSL state; later calls find it closed."
   (with-session (session)
@@ -156,6 +173,8 @@ Signals TLS-ERROR, having released what it made, if that fails."
   "Hand OCTETS[START,END), ciphertext read from the peer, to SESSION."
   (declare (type octets octets) (type fixnum start end))
   (with-session (session)
+    (setf (tls-session-active-us session) (clgrpc.util:now-us)
+          (tls-session-trimmed session) nil)
     (let ((rbio (or (tls-session-rbio session) (%closed))))
       (unless (= (the fixnum (sb-sys:with-pinned-objects (octets)
                                (openssl-call "BIO_write" sb-alien:int
@@ -178,26 +197,37 @@ Signals TLS-ERROR, having released what it made, if that fails."
 
 (defun %renew-wbio (session)
   "Lock held, write BIO empty: replace it by a fresh one (SSL_set0_wbio
-frees the old)."
-  (let ((fresh (%new-memory-bio)))
-    (openssl-call "SSL_set0_wbio" sb-alien:void (sb-sys:system-area-pointer sb-sys:system-area-pointer)
-                  (tls-session-ssl session) fresh)
-    (setf (tls-session-wbio session) fresh)))
+frees the old); if none can be made, keep the old one, emptied.  Never
+signals: writers call it."
+  (let ((fresh (ignore-errors (%new-memory-bio))))
+    (if fresh
+        (progn
+          (openssl-call "SSL_set0_wbio" sb-alien:void (sb-sys:system-area-pointer sb-sys:system-area-pointer)
+                        (tls-session-ssl session) fresh)
+          (setf (tls-session-wbio session) fresh))
+        (%bio-ctrl (tls-session-wbio session) +bio-ctrl-reset+ 0 (sb-sys:int-sap 0)))))
+
+(defun session-idle-since (session)
+  "When ciphertext last went in or out (clgrpc.util:now-us time), or NIL if
+the session's buffers were trimmed since: what SESSION-TRIM is due on."
+  (and (not (tls-session-trimmed session)) (tls-session-active-us session)))
 
 (defun session-trim (session)
   "Give back what SESSION's BIOs hold beyond +IDLE-BIO-CAPACITY+ while they
-are empty: for a connection gone idle."
+are empty: once per idle period of a connection (SESSION-IDLE-SINCE)."
   (with-session (session)
     (let ((ssl (tls-session-ssl session)))
+      (setf (tls-session-trimmed session) t)
       (when ssl
         (let ((rbio (tls-session-rbio session))
               (wbio (tls-session-wbio session)))
           (when (and (> (the fixnum (%bio-capacity rbio)) +idle-bio-capacity+)
                      (zerop (the fixnum (nth-value 1 (%pending-octets rbio)))))
-            (let ((fresh (%new-memory-bio)))
-              (openssl-call "SSL_set0_rbio" sb-alien:void (sb-sys:system-area-pointer sb-sys:system-area-pointer)
-                            ssl fresh)
-              (setf (tls-session-rbio session) fresh)))
+            (let ((fresh (ignore-errors (%new-memory-bio))))
+              (when fresh
+                (openssl-call "SSL_set0_rbio" sb-alien:void (sb-sys:system-area-pointer sb-sys:system-area-pointer)
+                              ssl fresh)
+                (setf (tls-session-rbio session) fresh))))
           (when (and (> (the fixnum (%bio-capacity wbio)) +idle-bio-capacity+)
                      (zerop (the fixnum (nth-value 1 (%pending-octets wbio)))))
             (%renew-wbio session))))))
@@ -333,6 +363,8 @@ writable and call again, with the rest).  NIL if the connection failed."
           (values 0 nil)
           (let ((n (min (- end start) +encrypt-chunk+)))
             (declare (type fixnum n))
+            (setf (tls-session-active-us session) (clgrpc.util:now-us)
+                  (tls-session-trimmed session) nil)
             (clear-errors)
             (let ((written (sb-sys:with-pinned-objects (buffer)
                              (openssl-call "SSL_write" sb-alien:int
