@@ -54,7 +54,7 @@ func (s *Server) Credentials() (credentials.TransportCredentials, error) {
 	}
 	config := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	if s.CAFile != "" {
-		if config.ClientCAs, err = pool(s.CAFile); err != nil {
+		if config.ClientCAs, err = CertPool(s.CAFile); err != nil {
 			return nil, err
 		}
 		config.ClientAuth = tls.VerifyClientCertIfGiven
@@ -96,7 +96,7 @@ func (c *Client) Credentials() (credentials.TransportCredentials, error) {
 	config := &tls.Config{ServerName: c.ServerHostOverride, MinVersion: tls.VersionTLS12}
 	if c.CAFile != "" {
 		var err error
-		if config.RootCAs, err = pool(c.CAFile); err != nil {
+		if config.RootCAs, err = CertPool(c.CAFile); err != nil {
 			return nil, err
 		}
 	}
@@ -110,7 +110,9 @@ func (c *Client) Credentials() (credentials.TransportCredentials, error) {
 	return credentials.NewTLS(config), nil
 }
 
-func pool(file string) (*x509.CertPool, error) {
+// CertPool is the pool of the PEM certificates in file; an error if it
+// holds none.
+func CertPool(file string) (*x509.CertPool, error) {
 	pem, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err

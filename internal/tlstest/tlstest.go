@@ -7,12 +7,12 @@ package tlstest
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/grpcbench/grpcbench/go/tlsflags"
 	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
@@ -82,13 +82,9 @@ func (s *Setup) CheckLibssl(pid int) error {
 // expects ServerName, and presents the key pair base (client or
 // other_client) if given.
 func (s *Setup) ClientConfig(base string) (*tls.Config, error) {
-	pem, err := os.ReadFile(s.File("ca.pem"))
+	roots, err := tlsflags.CertPool(s.File("ca.pem"))
 	if err != nil {
 		return nil, err
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s holds no certificate", s.File("ca.pem"))
 	}
 	config := &tls.Config{RootCAs: roots, ServerName: ServerName}
 	if base != "" {

@@ -2,13 +2,13 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
-	"os"
 
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/grpcbench/grpcbench/go/tlsflags"
 )
 
 // The TLS flags of grpc-go's interop client.
@@ -33,14 +33,11 @@ func transportCredentials() (credentials.TransportCredentials, error) {
 		if *caFile == "" {
 			return nil, fmt.Errorf("-use_test_ca needs -ca_file: this client carries no test CA of its own")
 		}
-		pem, err := os.ReadFile(*caFile)
+		roots, err := tlsflags.CertPool(*caFile)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-ca_file: %w", err)
 		}
-		config.RootCAs = x509.NewCertPool()
-		if !config.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("-ca_file %s holds no PEM certificate", *caFile)
-		}
+		config.RootCAs = roots
 	}
 	return credentials.NewTLS(config), nil
 }

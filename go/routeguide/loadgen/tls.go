@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/grpcbench/grpcbench/go/tlsflags"
 )
 
 // transport is how the load generator reaches the servers: plaintext, or
@@ -53,16 +54,11 @@ func (t *transport) complete(startsServers, lispClient bool) error {
 		errs = append(errs, errors.New("-tls with -lisp_client: the Lisp load generator speaks plaintext only"))
 	}
 	if t.caFile != "" {
-		pem, err := os.ReadFile(t.caFile)
+		roots, err := tlsflags.CertPool(t.caFile)
 		if err != nil {
-			errs = append(errs, err)
-		} else {
-			roots := x509.NewCertPool()
-			if !roots.AppendCertsFromPEM(pem) {
-				errs = append(errs, fmt.Errorf("-tls_ca_file %s holds no PEM certificate", t.caFile))
-			}
-			t.config = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+			errs = append(errs, fmt.Errorf("-tls_ca_file: %w", err))
 		}
+		t.config = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	}
 	return errors.Join(errs...)
 }
