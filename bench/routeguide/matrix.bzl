@@ -98,6 +98,9 @@ def tuned_results(name):
     """
     return ["//bench/routeguide:%s_results" % _cell(name, server, "go") for server in TUNED]
 
+def _go_client_results(name):
+    return ["//bench/routeguide:%s_results" % _interleaved(name, "go")]
+
 def tls_results(name):
     """The results target of routeguide_tls(name).
 
@@ -107,7 +110,7 @@ def tls_results(name):
     Returns:
       the label of its NAME_go_and_lisp_servers_go_client_results target.
     """
-    return ["//bench/routeguide:%s_results" % _interleaved(name, "go")]
+    return _go_client_results(name)
 
 def routeguide_tls(name, args, **kwargs):
     """The grid over TLS: NAME_go_and_lisp_servers_go_client (and _results).
@@ -128,6 +131,41 @@ def routeguide_tls(name, args, **kwargs):
         binary = LOADGEN,
         tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"},
         files = TLS_FILES,
+        **kwargs
+    )
+
+def capped_results(name):
+    """The results target of routeguide_capped(name).
+
+    Args:
+      name: the capped grid's name.
+
+    Returns:
+      the label of its NAME_go_and_lisp_servers_go_client_results target.
+    """
+    return _go_client_results(name)
+
+def routeguide_capped(name, args, cores, **kwargs):
+    """The grid with each server held to a CPU quota: NAME_go_and_lisp_servers_go_client.
+
+    Both servers in turns, as the matrix measures them, each capped at CORES of CPU time by a cgroup
+    quota (the load generator's -server_cpu_quota; it needs root), while the Go load generator keeps
+    a whole core: the servers, not the load generator, then set the figures. Results go to the suite
+    routeguide_capped, which judges throughput and CPU per request only, since throttling distorts
+    latency.
+
+    Args:
+      name: the prefix of the targets.
+      args: the pinned load generator flags, as the matrix's.
+      cores: the quota, in cores (a string, such as "0.25").
+      **kwargs: common attributes (tags, visibility).
+    """
+    first, rival = SERVERS.keys()
+    benchmark(
+        name = _interleaved(name, "go"),
+        args = args + ["-server_cpu_quota=" + cores, "-impl=" + first, "-rival_impl=" + rival],
+        binary = LOADGEN,
+        tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"},
         **kwargs
     )
 

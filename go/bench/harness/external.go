@@ -138,9 +138,9 @@ func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhis
 			return Rep{}, fmt.Errorf("server CPU: %w", err)
 		}
 	}
-	stall0, steal0 := readStall(), readSteal()
+	before := r.readConditions()
 	ext, err := c.Start(ctx)
-	stall1, steal1 := readStall(), readSteal()
+	after := r.readConditions()
 	if err != nil {
 		return Rep{}, err
 	}
@@ -153,8 +153,7 @@ func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhis
 		AllocBytes: ext.AllocBytes, AllocsUnmeasured: true,
 	}
 	rep.ClientCores, rep.ServerCores, rep.SharedCPUs = r.sideCores()
-	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, ext.Wall)
-	rep.CPUSteal, rep.HasCPUSteal = stealShare(steal0, steal1, ext.Wall, hostCPUs(steal1))
+	rep.setConditions(before, after, ext.Wall)
 	if r.Server != nil {
 		server1, err := r.Server.CPU()
 		if err != nil {

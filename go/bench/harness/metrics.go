@@ -68,6 +68,7 @@ func Metrics(reps []Rep) []schema.Metric {
 	out = append(out, utilisationMetrics(reps)...)
 	out = append(out, sendLagMetrics(reps)...)
 	out = append(out, pressureMetric(reps)...)
+	out = append(out, serverConditionMetrics(reps)...)
 	return append(out, stealMetric(reps)...)
 }
 
@@ -105,8 +106,9 @@ func pressureMetric(reps []Rep) []schema.Metric {
 	return hostShareMetric(reps, schema.MetricCPUPressure, func(r Rep) (float64, bool) { return r.CPUPressure, r.HasCPUPressure })
 }
 
-// hostShareMetric is a share of the host's time per repetition (its CPU
-// pressure, its steal), if every repetition could read it.
+// hostShareMetric is a share of time per repetition (the host's CPU
+// pressure or steal, the server's throttling), if every repetition could
+// read it.
 func hostShareMetric(reps []Rep, name string, value func(Rep) (float64, bool)) []schema.Metric {
 	values := make([]float64, len(reps))
 	for i, r := range reps {

@@ -1,10 +1,10 @@
 package harness
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 )
 
 // The host's CPU pressure during a repetition (schema.MetricCPUPressure)
@@ -17,23 +17,6 @@ import (
 
 // pressurePath is where Linux reports CPU pressure stall information.
 const pressurePath = "/proc/pressure/cpu"
-
-// parseCPUStall reads "some avg10=… total=MICROSECONDS" from PSI output.
-func parseCPUStall(data []byte) (time.Duration, bool) {
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		fields := bytes.Fields(line)
-		if len(fields) == 0 || string(fields[0]) != "some" {
-			continue
-		}
-		for _, f := range fields[1:] {
-			if v, ok := bytes.CutPrefix(f, []byte("total=")); ok {
-				us, err := strconv.ParseInt(string(v), 10, 64)
-				return time.Duration(us) * time.Microsecond, err == nil
-			}
-		}
-	}
-	return 0, false
-}
 
 // cpuStall is a reading of the host's stall total, ok false where the
 // kernel does not report it.
@@ -48,7 +31,7 @@ func readStall() cpuStall {
 	if err != nil {
 		return cpuStall{}
 	}
-	d, ok := parseCPUStall(data)
+	d, ok := cgroup.ParseStall(string(data))
 	return cpuStall{d, ok}
 }
 

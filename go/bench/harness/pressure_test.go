@@ -5,18 +5,6 @@ import (
 	"time"
 )
 
-func TestParseCPUStall(t *testing.T) {
-	psi := "some avg10=93.20 avg60=95.02 avg300=96.40 total=3457443044\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-	if d, ok := parseCPUStall([]byte(psi)); !ok || d != 3457443044*time.Microsecond {
-		t.Errorf("got %v, %v", d, ok)
-	}
-	for _, bad := range []string{"", "full avg10=0 total=5\n", "some avg10=1 total=x\n"} {
-		if _, ok := parseCPUStall([]byte(bad)); ok {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-}
-
 // Pressure is the stall time between two readings over the wall time, and
 // a metric only where every repetition has it.
 func TestPressure(t *testing.T) {

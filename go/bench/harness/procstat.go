@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 )
 
 // ProcessCPU reads the CPU times of another process, such as the benchmark
@@ -13,7 +15,11 @@ import (
 // any process of the same user without ptrace rights, unlike getrusage,
 // which only covers the caller and its waited-for children.
 type ProcessCPU struct {
-	PID            int
+	PID int
+	// Group is the process's control groups, if it runs in its own
+	// (serverproc.Process.Cgroup): their counters are read around each
+	// repetition, and a CPU quota is the cores its utilisation counts.
+	Group          *cgroup.Group
 	statPath       string
 	ticksPerSecond int64
 }

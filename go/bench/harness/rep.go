@@ -11,11 +11,11 @@ type Rep struct {
 	// ServerCPU is the server process's CPU time, when Runner.Server is set.
 	ServerCPU    CPUTimes
 	HasServerCPU bool
-	// ClientCores and ServerCores are the sizes of the CPU sets the two
-	// sides could run on, for their utilisation; 0 where unknown. With
-	// the server's CPU measured in-process (ClientCPU includes it),
-	// ServerCores stays 0.
-	ClientCores, ServerCores int
+	// ClientCores and ServerCores are the cores the two sides could use,
+	// for their utilisation: the sizes of their CPU sets, or a server's
+	// CPU quota where that is less; 0 where unknown. With the server's CPU
+	// measured in-process (ClientCPU includes it), ServerCores stays 0.
+	ClientCores, ServerCores float64
 	// SharedCPUs is true when the two sides' CPU sets overlapped: each
 	// side's utilisation is then of CPUs the other also used, and no side
 	// can be named the bottleneck.
@@ -54,6 +54,15 @@ type Rep struct {
 	// the kernel does not report it.
 	CPUSteal    float64
 	HasCPUSteal bool
+
+	// ServerThrottled is the share of the CFS periods in which a server
+	// with a CPU quota was held back by it (HasServerThrottling), and
+	// ServerCPUPressure the share of Wall in which some thread of a server
+	// in a cgroup of its own waited for a CPU (HasServerCPUPressure).
+	ServerThrottled      float64
+	HasServerThrottling  bool
+	ServerCPUPressure    float64
+	HasServerCPUPressure bool
 }
 
 // Attempts is the number of operations started: successful plus failed.

@@ -182,7 +182,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 		}
 	}
 
-	stall0, steal0 := readStall(), readSteal()
+	before := r.readConditions()
 	start := time.Now()
 	if r.Plan.Duration > 0 {
 		deadline = start.Add(r.Plan.Duration)
@@ -194,7 +194,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 	stopTicker := prog.ticker(label, start, t)
 	wg.Wait()
 	wall := time.Since(start)
-	stall1, steal1 := readStall(), readSteal()
+	after := r.readConditions()
 	stopTicker()
 
 	client1, err := selfCPU()
@@ -203,8 +203,7 @@ func (r *Runner) measure(ctx context.Context, op Op, workers []*worker, merged *
 	}
 	rep := Rep{Wall: wall, ClientCPU: client1.Sub(client0)}
 	rep.ClientCores, rep.ServerCores, rep.SharedCPUs = r.sideCores()
-	rep.CPUPressure, rep.HasCPUPressure = pressure(stall0, stall1, wall)
-	rep.CPUSteal, rep.HasCPUSteal = stealShare(steal0, steal1, wall, hostCPUs(steal1))
+	rep.setConditions(before, after, wall)
 	if r.Server != nil {
 		server1, err := r.Server.CPU()
 		if err != nil {

@@ -23,11 +23,11 @@ const (
 )
 
 // Utilisation is cpu over wall time and cores: the share of its CPU set a side kept busy.
-func Utilisation(cpu, wall time.Duration, cores int) float64 {
+func Utilisation(cpu, wall time.Duration, cores float64) float64 {
 	if wall <= 0 || cores <= 0 {
 		return 0
 	}
-	return cpu.Seconds() / (wall.Seconds() * float64(cores))
+	return cpu.Seconds() / (wall.Seconds() * cores)
 }
 
 // Bottleneck names the side that set a cell's figures from the two sides' utilisations (medians
@@ -69,17 +69,18 @@ type CPUSetReader interface {
 // CPUSet is the set of CPUs the process may run on now.
 func (p *ProcessCPU) CPUSet() (cpuset.Set, error) { return cpuset.OfProcess(p.PID) }
 
-// sideCores are the numbers of CPUs this process (the client, or the parent of an external one
-// started on its CPUs) and the server may run on, 0 for a side that cannot be told, and whether the
-// two sets overlap; none without a server process (in-process, the client's CPU time is the
-// server's too).
-func (r *Runner) sideCores() (client, server int, shared bool) {
+// sideCores are the cores this process (the client, or the parent of an external one started on
+// its CPUs) and the server may use, 0 for a side that cannot be told, and whether their CPU sets
+// overlap; none without a server process (in-process, the client's CPU time is the server's too).
+// A server's cores are its CPU quota where that is below its CPU set: a server held to half a core
+// is saturated at half a core.
+func (r *Runner) sideCores() (client, server float64, shared bool) {
 	if r.Server == nil {
 		return 0, 0, false
 	}
 	clientSet, err := cpuset.Usable()
 	if err == nil {
-		client = len(clientSet)
+		client = float64(len(clientSet))
 	}
 	c, ok := r.Server.(CPUSetReader)
 	if !ok {
@@ -92,5 +93,9 @@ func (r *Runner) sideCores() (client, server int, shared bool) {
 	for _, cpu := range serverSet {
 		shared = shared || slices.Contains(clientSet, cpu)
 	}
-	return client, len(serverSet), shared
+	server = float64(len(serverSet))
+	if g := serverCgroup(r.Server); g != nil && g.Quota() > 0 && g.Quota() < server {
+		server = g.Quota()
+	}
+	return client, server, shared
 }

@@ -2,9 +2,11 @@ package harness
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
@@ -109,9 +111,34 @@ func TestRunnerReadsBothSidesCores(t *testing.T) {
 	r := &Runner{Server: NewProcessCPU(os.Getpid())}
 	client, server, shared := r.sideCores()
 	if client < 1 || server != client || !shared {
-		t.Errorf("cores: client %d, server (this process) %d, shared %v", client, server, shared)
+		t.Errorf("cores: client %v, server (this process) %v, shared %v", client, server, shared)
 	}
 	if c, s, shared := (&Runner{}).sideCores(); c != 0 || s != 0 || shared {
-		t.Errorf("in-process: cores %d, %d, shared %v; want none", c, s, shared)
+		t.Errorf("in-process: cores %v, %v, shared %v; want none", c, s, shared)
+	}
+}
+
+// A server held to a CPU quota below its CPU set is saturated at the quota:
+// its cores are the quota.
+func TestServerCoresAreItsQuota(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "cpu"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "cpu", "cpu.cfs_quota_us"), []byte("-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := cgroup.New(cgroup.Detect(root), "server", 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := NewProcessCPU(os.Getpid())
+	server.Group = g
+	if _, cores, _ := (&Runner{Server: server}).sideCores(); cores != 0.5 {
+		t.Errorf("server cores %v with a quota of 0.5; want 0.5", cores)
+	}
+	rep := Rep{Wall: time.Second, ServerCPU: CPUTimes{User: 450 * time.Millisecond}, HasServerCPU: true, ServerCores: 0.5}
+	if u := rep.ServerUtilisation(); u < 0.899 || u > 0.901 {
+		t.Errorf("utilisation %v of 450 ms in 1 s on half a core; want 0.9", u)
 	}
 }

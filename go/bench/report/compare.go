@@ -47,6 +47,10 @@ func (c MetricChange) Delta() string { return c.Test.FormatDelta(c.Old.Center, c
 var hostMetrics = map[string]bool{
 	schema.MetricCPUPressure: true,
 	schema.MetricCPUSteal:    true,
+	// The server's cgroup: how much a CPU quota held it back, and how
+	// long its threads waited for a CPU.
+	schema.MetricServerThrottled:   true,
+	schema.MetricServerCPUPressure: true,
 	// How busy each side was: a change is worth seeing, neither good nor bad.
 	schema.MetricClientUtilisation: true,
 	schema.MetricServerUtilisation: true,

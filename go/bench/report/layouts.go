@@ -322,6 +322,8 @@ var BuiltinLayouts = map[string]Layout{
 		},
 	},
 
+	"routeguide_capped": cappedLayout,
+
 	// RouteGuide over TLS (the load generator's -tls): the "routeguide"
 	// parameters, the Go load generator only.
 	"routeguide_tls": {
@@ -344,10 +346,7 @@ var BuiltinLayouts = map[string]Layout{
 				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
 				Metric: schema.MetricLatencyP99, Names: implNames,
 			},
-			tlsCPUGoal([]string{"rpc", "clients"}, map[string][]string{
-				"rpc":     {"unary", "server_streaming", "client_streaming", "bidi_streaming"},
-				"clients": {"1", "10", "100"},
-			}),
+			tlsCPUGoal([]string{"rpc", "clients"}, routeguideCells),
 		},
 	},
 

@@ -161,6 +161,10 @@ func writeSetup(p *Page, d *Dataset) {
 		case e.Extra[schema.ExtraCPUs] != "":
 			fmt.Fprintf(&b, "- **CPUs:** %s\n", e.Extra[schema.ExtraCPUs])
 		}
+		if q := e.Extra[schema.ExtraServerCPUQuota]; q != "" {
+			fmt.Fprintf(&b, "- **Server CPU quota:** %s. A throttled server waits for its next period, "+
+				"which shows in every latency: these results are for throughput and CPU per request only.\n", q)
+		}
 		b.WriteString("\n")
 	}
 	p.Heading(3, "Setup")

@@ -275,3 +275,50 @@ func TestHostPressureIsNoRegression(t *testing.T) {
 		t.Errorf("verdict %q, want host", v)
 	}
 }
+
+// The capped suite says what the quota was and that its latency is not to
+// be read, judges CPU per request in every cell, and judges throughput
+// where the servers, not the load generator, were the bottleneck.
+func TestCappedSuite(t *testing.T) {
+	f := schema.NewFile("routeguide_capped", schema.Environment{CPUCount: 2, Platform: "linux_amd64",
+		Extra: map[string]string{schema.ExtraServerCPUQuota: "0.25 cores (a CFS quota per 10ms period)"}})
+	reps := func(v float64) []float64 { return []float64{v, v * 1.01, v * 0.99, v * 1.02, v * 0.98, v} }
+	for _, impl := range []string{"go", "lisp"} {
+		serverCPU := 40000.0
+		if impl == "lisp" {
+			serverCPU = 36000
+		}
+		f.Results = append(f.Results, schema.Result{
+			Scenario: impl + "/unary/clients=10/cpu_quota=0.25",
+			Parameters: map[string]any{"impl": impl, "client": "go", "rpc": "unary", "clients": 10,
+				"server_cpu_quota": 0.25, "bottleneck": "server"},
+			Status: schema.StatusOK,
+			Metrics: []schema.Metric{
+				schema.NewMetric(schema.MetricReqPerSec, schema.UnitReqPerSec, schema.HigherIsBetter, reps(250e6/serverCPU)),
+				schema.NewMetric(schema.MetricServerCPUPerOp, schema.UnitNsPerOp, schema.LowerIsBetter, reps(serverCPU)),
+				schema.NewMetric(schema.MetricServerUtilisation, schema.UnitRatio, schema.LowerIsBetter, reps(0.99)),
+				schema.NewMetric(schema.MetricClientUtilisation, schema.UnitRatio, schema.LowerIsBetter, reps(0.4)),
+				schema.NewMetric(schema.MetricServerThrottled, schema.UnitRatio, schema.LowerIsBetter, reps(0.95)),
+			},
+		})
+	}
+	md, err := Markdown([]*schema.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## RouteGuide with the servers capped below a core",
+		"- **Server CPU quota:** 0.25 cores (a CFS quota per 10ms period). A throttled server waits",
+		"### Speed goal, servers capped",
+		"### Goal: at or under Go's CPU per request, servers capped",
+		"0.90x (met",
+		"Server throttled by its CPU quota",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "Latency") {
+		t.Errorf("the capped report shows a latency:\n%s", md)
+	}
+}

@@ -8,6 +8,7 @@ package schema
 // of one scenario find a "significant" change by chance in most runs.
 var primaryMetrics = map[string][]string{
 	"routeguide":          {MetricReqPerSec, MetricServerCPUPerOp, MetricLatencyP50},
+	"routeguide_capped":   {MetricReqPerSec, MetricServerCPUPerOp},
 	"routeguide_openloop": {MetricLatencyP50, MetricLatencyP99, MetricServerCPUPerOp},
 	"connscale":           {MetricReqPerSec, MetricServerCPUPerOp, MetricServerMarginalRSSPerConn},
 	"qps":                 {MetricQPSPerServerCore, MetricLatencyP50},

@@ -40,6 +40,9 @@ const (
 	ExtraClientCPUs = "client_cpus"
 	// ExtraCPUs says why a run was not pinned.
 	ExtraCPUs = "cpus"
+	// ExtraServerCPUQuota is the CPU quota the servers were held to, if
+	// any ("0.25 cores (a CFS quota per 10ms period)").
+	ExtraServerCPUQuota = "server_cpu_quota"
 	// ExtraOrderSeed is the seed of a run whose cells ran in a random
 	// order, which gives that order again.
 	ExtraOrderSeed = "order_seed"

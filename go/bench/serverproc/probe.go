@@ -19,18 +19,11 @@ func StartProbed(ctx context.Context, spec Spec, addr string, interval time.Dura
 			return nil, fmt.Errorf("server address: %w", err)
 		}
 	}
-	cmd := newCommand(spec, spec.Log)
-	if err := startOn(cmd, spec.CPUs); err != nil {
+	p, err := launch(spec, spec.Log)
+	if err != nil {
 		return nil, err
 	}
-	p := &Process{
-		cmd: cmd, addr: addr, grace: spec.StopGrace,
-		exited: make(chan struct{}), stopping: make(chan struct{}),
-	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
+	p.addr = addr
 	if err := p.awaitReady(ctx, spec.ReadyTimeout, interval, ready); err != nil {
 		p.Stop()
 		return nil, err

@@ -13,10 +13,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 )
 
@@ -38,6 +41,14 @@ type Spec struct {
 	// CPUs, if not empty, are the only CPUs the server may run on, from
 	// its start (so that its runtime sizes its threads to them).
 	CPUs cpuset.Set
+	// Cgroup puts the server in control groups of its own (see package
+	// cgroup) where the host allows it, so that its CPU pressure can be
+	// read; without root it runs as if unset.
+	Cgroup bool
+	// CPUQuota, if above 0, caps the server's CPU time at that many cores
+	// by a CFS quota (it implies Cgroup). A quota that cannot be set fails
+	// Start.
+	CPUQuota float64
 }
 
 // Process is a started server. It runs in a process group of its own,
@@ -54,6 +65,8 @@ type Process struct {
 	exited  chan struct{} // closed once the process has been waited for
 	waitErr error         // the exit status, once exited is closed
 
+	group *cgroup.Group // the server's control groups, or nil
+
 	stopping chan struct{} // closed when Stop begins
 	stopOnce sync.Once
 	stopErr  error
@@ -69,22 +82,13 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := newCommand(spec, stdoutW)
-	err = startOn(cmd, spec.CPUs)
+	p, err := launch(spec, stdoutW)
 	stdoutW.Close() // the child has its copy; EOF comes when it is done
 	if err != nil {
 		stdoutR.Close()
 		return nil, err
 	}
-
-	p := &Process{
-		cmd: cmd, grace: spec.StopGrace, stdout: stdoutR,
-		exited: make(chan struct{}), stopping: make(chan struct{}),
-	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
+	p.stdout = stdoutR
 	firstLine := make(chan lineOrError, 1)
 	go forwardStdout(stdoutR, spec.Log, firstLine)
 
@@ -95,6 +99,66 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	p.addr = addr
 	return p, nil
+}
+
+// launch starts the server's process with stdout going to stdout, in its
+// control groups if spec asks for them, and reaps it (and removes the
+// groups) when it exits.
+func launch(spec Spec, stdout io.Writer) (*Process, error) {
+	group, err := newGroup(spec)
+	if err != nil {
+		return nil, err
+	}
+	cmd := newCommand(spec, stdout)
+	if err := startOn(cmd, spec.CPUs); err != nil {
+		if group != nil {
+			group.Remove()
+		}
+		return nil, err
+	}
+	p := &Process{
+		cmd: cmd, grace: spec.StopGrace, group: group,
+		exited: make(chan struct{}), stopping: make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		if group != nil {
+			group.Remove() // empty now, so the kernel lets it go
+		}
+		close(p.exited)
+	}()
+	// Moved before it has done any work worth measuring; the threads it
+	// starts from here on are born in the groups. A server that has
+	// already exited is reported by the caller's wait for it.
+	if group != nil {
+		err := group.Add(cmd.Process.Pid)
+		switch {
+		case err == nil || errors.Is(err, syscall.ESRCH):
+		case spec.CPUQuota > 0:
+			p.Stop()
+			return nil, fmt.Errorf("moving the server into its cgroup: %w", err)
+		default:
+			p.group = nil // tracking is a nicety: the host's pressure is still read
+		}
+	}
+	return p, nil
+}
+
+// newGroup makes the server's control groups as spec asks: nil if it asks
+// for none, or if it asks only to be tracked and the host does not allow
+// it; an error if a quota cannot be set.
+func newGroup(spec Spec) (*cgroup.Group, error) {
+	if !spec.Cgroup && spec.CPUQuota <= 0 {
+		return nil, nil
+	}
+	g, err := cgroup.New(cgroup.Detect(cgroup.Root), filepath.Base(spec.Argv[0]), spec.CPUQuota)
+	if err != nil && spec.CPUQuota > 0 {
+		return nil, err
+	}
+	if err != nil {
+		return nil, nil // tracking is a nicety: the host's pressure is still read
+	}
+	return g, nil
 }
 
 // newCommand is the server's command as spec says, with stdout going to
@@ -186,6 +250,9 @@ func (p *Process) Addr() string { return p.addr }
 
 // PID is the server's process id, for harness.NewProcessCPU.
 func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Cgroup is the server's control groups, or nil if it has none.
+func (p *Process) Cgroup() *cgroup.Group { return p.group }
 
 // ExitedEarly returns a non-nil error if the server has exited although Stop
 // was not called: a crash, which fails the scenario it happened in.

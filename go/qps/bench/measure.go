@@ -37,8 +37,8 @@ func measure(r *testpb.ScenarioResult, clientCores int) measurement {
 		HasServerCPU: true,
 		// Each worker reports its own elapsed time; the harness computes
 		// each side's utilisation over its cores and names the bottleneck.
-		ClientCores: clientCores,
-		ServerCores: int(r.ServerCores[0]),
+		ClientCores: float64(clientCores),
+		ServerCores: float64(r.ServerCores[0]),
 		ServerWall:  seconds(ss.TimeElapsed),
 		Ops:         ops,
 		Msgs:        ops,

@@ -77,6 +77,9 @@ type config struct {
 	orderSeed int64
 	// tls, when on, makes every connection TLS (-tls and its files).
 	tls transport
+	// serverQuota caps each started server's CPU time at that many cores
+	// (-server_cpu_quota); 0 for none.
+	serverQuota float64
 }
 
 // serverSpec is a server to start: its label in the results, executable
@@ -134,6 +137,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&rates, "rate", "", "an open loop: comma `list` of rates, requests/s offered in all, each a scenario (a sweep gives a latency-versus-load curve); requests start on a fixed schedule whether earlier ones have finished or not (up to 10,000 in flight), each latency measured from when it was due (no coordinated omission), the dispatcher's lateness recorded as send lag; a cell fails above 0.1% errors")
 	fs.StringVar(&cfg.lispClient, "lisp_client", "", "make the calls with the Lisp RouteGuide client at this `executable` (//lisp/routeguide:loadgen), started on this load generator's CPUs, instead of with grpc-go in this process; this program still measures and computes every result, and names the scenarios .../client=lisp")
 	fs.Int64Var(&cfg.orderSeed, "order_seed", 0, "with several -total_conns, the `seed` of the cells' random order, so that no cell always inherits the heap of the same smaller one (0: from the clock; the seed used is recorded as order_seed)")
+	fs.Float64Var(&cfg.serverQuota, "server_cpu_quota", 0, "cap each server started at this many `cores` of CPU time by a CFS quota (a cgroup; needs root), so that this load generator, on a whole core, has headroom over the server: the suite routeguide_capped, for throughput and CPU per request only (throttling distorts latency); 0: no cap")
 	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
 
 	cfg.tls.register(fs)
@@ -241,6 +245,14 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string) erro
 	}
 	if cfg.streamMsgs < 1 || cfg.streamMsgs > maxStreamMsgs {
 		fail("-stream_msgs must be from 1 to %d, got %d", maxStreamMsgs, cfg.streamMsgs)
+	}
+	switch {
+	case cfg.serverQuota < 0 || cfg.serverQuota > maxServerQuota:
+		fail("-server_cpu_quota must be from 0 (none) to %g cores, got %g", float64(maxServerQuota), cfg.serverQuota)
+	case cfg.serverQuota > 0 && cfg.serverPath == "":
+		fail("-server_cpu_quota needs -server: it caps a server this program starts")
+	case cfg.serverQuota > 0 && (len(cfg.rates) > 0 || len(cfg.totalConns) > 0):
+		fail("-server_cpu_quota is for the closed-loop grid: throttling distorts the latency that -rate and -total_conns judge")
 	}
 	if err := cfg.tls.complete(cfg.serverPath != "", cfg.lispClient != ""); err != nil {
 		fail("%v", err)

@@ -93,6 +93,10 @@ func TestParseFlagsRejects(t *testing.T) {
 		{append([]string{"-impl", "go/grpc"}, addr...), "-impl"},
 		{append([]string{"-reps", "0"}, addr...), "-reps"},
 		{append([]string{"-warmup", "soon"}, addr...), "warm-up"},
+		{append([]string{"-server_cpu_quota", "-1"}, addr...), "-server_cpu_quota must be from 0 (none) to 64 cores, got -1"},
+		{append([]string{"-server_cpu_quota", "0.5"}, addr...), "-server_cpu_quota needs -server"},
+		{[]string{"-server", "/bin/true", "-server_cpu_quota", "0.5", "-rate", "100"}, "throttling distorts"},
+		{[]string{"-server", "/bin/true", "-server_cpu_quota", "half"}, "invalid value"},
 		{append([]string{"-bogus"}, addr...), "not defined"},
 		{append(addr, "extra"), "unexpected arguments"},
 	} {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -83,6 +84,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	case len(cfg.rates) > 0:
 		name = openLoopSuite
 	}
+	if cfg.serverQuota > 0 {
+		// A suite of its own, judged on throughput and CPU per request only.
+		name = cappedSuite
+		env.Extra[schema.ExtraServerCPUQuota] = fmt.Sprintf("%g cores (a CFS quota per %v period)", cfg.serverQuota, cgroup.Period)
+	}
 	if cfg.tls.on {
 		// A suite of its own: its cells would otherwise collide with the
 		// plaintext ones of the same server, RPC and clients in a report.
@@ -155,12 +161,18 @@ func (ss *session) start(ctx context.Context, spec serverSpec, cpus cpuset.Set) 
 		Log:          ss.progress,
 		Check:        serverproc.CheckLoopback,
 		CPUs:         cpus,
+		// Its own cgroup where the host allows one, for its CPU pressure;
+		// with -server_cpu_quota, a cap it must have.
+		Cgroup:   true,
+		CPUQuota: ss.cfg.serverQuota,
 	})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", spec.path, err)
 	}
 	fmt.Fprintf(ss.progress, "[%s] %s server %s (pid %d) listening on %s\n", suite, spec.impl, spec.path, srv.PID(), srv.Addr())
-	ss.server, ss.addr, ss.cpu = srv, srv.Addr(), harness.NewProcessCPU(srv.PID())
+	cpu := harness.NewProcessCPU(srv.PID())
+	cpu.Group = srv.Cgroup()
+	ss.server, ss.addr, ss.cpu = srv, srv.Addr(), cpu
 	ss.spec, ss.cpus = spec, cpus
 	return nil
 }

@@ -23,6 +23,16 @@ const suite = "routeguide"
 // report shows apart: latency at a fixed offered load, not throughput.
 const openLoopSuite = "routeguide_openloop"
 
+// cappedSuite names the results of a run whose servers were capped below a
+// core (-server_cpu_quota), so that the load generator had headroom: the
+// report judges their throughput and CPU per request, never their latency.
+const cappedSuite = "routeguide_capped"
+
+// maxServerQuota is the largest -server_cpu_quota: a cap is for giving the
+// load generator headroom on a small machine, not for a server of many
+// cores.
+const maxServerQuota = 64
+
 // Bounds on a scenario's running time beyond what its plan asks for. The
 // harness ends each repetition on time, but only between operations: an
 // RPC that a server never answers would hold a worker, and the run, for
@@ -125,6 +135,9 @@ func (ss *session) scenarioName(s scenario) string {
 	if ss.cfg.tls.on {
 		name += "/tls"
 	}
+	if ss.cfg.serverQuota > 0 {
+		name += fmt.Sprintf("/cpu_quota=%g", ss.cfg.serverQuota)
+	}
 	if ss.client() == "lisp" {
 		name += "/client=lisp"
 	}
@@ -151,6 +164,9 @@ func (ss *session) params(s scenario) map[string]any {
 	}
 	if s.rate > 0 {
 		p["rate"] = s.rate
+	}
+	if ss.cfg.serverQuota > 0 {
+		p["server_cpu_quota"] = ss.cfg.serverQuota
 	}
 	return p
 }

@@ -1,0 +1,283 @@
+// Package cgroup puts a benchmark's server into control groups of its own:
+// one that caps its CPU time (a CFS quota, in cores), so that a load
+// generator on a whole core has headroom over a server that has less; and
+// one that tracks it, so that the pressure a repetition reads is the
+// server's own (its threads waiting for a CPU) rather than the host's.
+//
+// Both cgroup layouts are handled. On a hybrid host (cgroup v1 controllers,
+// and the v2 hierarchy mounted at /sys/fs/cgroup/unified for tracking) the
+// quota is the v1 cpu controller's cpu.cfs_quota_us and the pressure comes
+// from the v2 group. On a pure v2 host one group does both (cpu.max and
+// cpu.pressure). Groups are made under the hierarchy's root, which takes
+// root; without it New fails and says why.
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Period is the CFS period every quota is set against: the quota is the
+// CPU time the group may use in each period, and once it is spent the
+// group waits for the next. A tenth of the kernel's default, so that a
+// server at a quarter of a core stalls for at most 7.5 ms at a time, not
+// 75, and a 1 s repetition spans a hundred periods.
+const Period = 10 * time.Millisecond
+
+// Hierarchy is where the cgroup file systems are mounted.
+type Hierarchy struct {
+	// CPU is the directory of the v1 cpu controller ("" on a pure v2 host).
+	CPU string
+	// Unified is the v2 hierarchy's root ("" without one).
+	Unified string
+	// UnifiedHasCPU says the v2 hierarchy owns the cpu controller (pure v2).
+	UnifiedHasCPU bool
+}
+
+// Root is the cgroup file system's usual mount point.
+const Root = "/sys/fs/cgroup"
+
+// Detect finds the hierarchies under root (Root, or a test's directory).
+func Detect(root string) Hierarchy {
+	var h Hierarchy
+	if controllers, err := os.ReadFile(filepath.Join(root, "cgroup.controllers")); err == nil {
+		h.Unified = root
+		h.UnifiedHasCPU = hasWord(string(controllers), "cpu")
+		return h
+	}
+	for _, dir := range []string{"cpu", "cpu,cpuacct"} {
+		if exists(filepath.Join(root, dir, "cpu.cfs_quota_us")) {
+			h.CPU = filepath.Join(root, dir)
+			break
+		}
+	}
+	if exists(filepath.Join(root, "unified", "cgroup.procs")) {
+		h.Unified = filepath.Join(root, "unified")
+	}
+	return h
+}
+
+// Group is one server's control groups (a directory in each hierarchy
+// used). Remove deletes them once the server has exited.
+type Group struct {
+	quota   float64 // cores; 0 for none
+	cpuDir  string  // the group holding the quota ("" without one)
+	v2Quota bool    // cpuDir is a v2 group (cpu.max, throttled_usec)
+	track   string  // the v2 group whose cpu.pressure is read ("" without one)
+}
+
+var serial atomic.Int64
+
+// New makes the groups for a server named name under h: a quota of cores
+// (0: no cap; the group then only tracks), and a v2 group for pressure
+// where the host has the v2 hierarchy. A quota that cannot be set is an
+// error; a host without a v2 hierarchy only loses the pressure reading.
+func New(h Hierarchy, name string, cores float64) (*Group, error) {
+	if cores < 0 {
+		return nil, fmt.Errorf("CPU quota %v: want 0 (none) or a positive number of cores", cores)
+	}
+	leaf := fmt.Sprintf("grpcbench-%s-%d-%d", sanitize(name), os.Getpid(), serial.Add(1))
+	g := &Group{quota: cores}
+	if h.Unified != "" {
+		dir := filepath.Join(h.Unified, leaf)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			if cores == 0 {
+				return nil, fmt.Errorf("tracking cgroup: %w", err)
+			}
+		} else {
+			g.track = dir
+		}
+	}
+	if cores == 0 {
+		if g.track == "" {
+			return nil, errors.New("no cgroup v2 hierarchy to track the server's pressure in")
+		}
+		return g, nil
+	}
+	if err := g.setQuota(h, leaf, cores); err != nil {
+		g.Remove()
+		return nil, fmt.Errorf("CPU quota of %v cores (this needs root and a cgroup cpu controller): %w", cores, err)
+	}
+	return g, nil
+}
+
+// setQuota makes the group that caps the server at cores.
+func (g *Group) setQuota(h Hierarchy, leaf string, cores float64) error {
+	quota := time.Duration(cores * float64(Period))
+	if quota < time.Millisecond {
+		return fmt.Errorf("a quota below 1 ms per %v period (%g cores) is below what the kernel accepts", Period, float64(time.Millisecond)/float64(Period))
+	}
+	switch {
+	case h.UnifiedHasCPU && g.track != "":
+		if err := enableCPUController(h.Unified); err != nil {
+			return err
+		}
+		g.cpuDir, g.v2Quota = g.track, true
+		return write(filepath.Join(g.cpuDir, "cpu.max"), fmt.Sprintf("%d %d", quota.Microseconds(), Period.Microseconds()))
+	case h.CPU != "":
+		dir := filepath.Join(h.CPU, leaf)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		g.cpuDir = dir
+		if err := write(filepath.Join(dir, "cpu.cfs_period_us"), strconv.FormatInt(Period.Microseconds(), 10)); err != nil {
+			return err
+		}
+		return write(filepath.Join(dir, "cpu.cfs_quota_us"), strconv.FormatInt(quota.Microseconds(), 10))
+	}
+	return errors.New("the host has no cgroup cpu controller")
+}
+
+// enableCPUController lets the v2 root's children use the cpu controller.
+func enableCPUController(root string) error {
+	control := filepath.Join(root, "cgroup.subtree_control")
+	enabled, err := os.ReadFile(control)
+	if err == nil && hasWord(string(enabled), "cpu") {
+		return nil
+	}
+	return write(control, "+cpu")
+}
+
+// Quota is the cap in cores, 0 for none.
+func (g *Group) Quota() float64 { return g.quota }
+
+// Add moves process pid (all its threads; those it starts later follow)
+// into the groups.
+func (g *Group) Add(pid int) error {
+	for _, dir := range g.dirs() {
+		if err := write(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Remove deletes the groups. The kernel refuses while a process is still
+// in one, so it is for after the server has been reaped.
+func (g *Group) Remove() error {
+	var errs []error
+	for _, dir := range g.dirs() {
+		if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (g *Group) dirs() []string {
+	var dirs []string
+	for _, d := range []string{g.cpuDir, g.track} {
+		if d != "" && (len(dirs) == 0 || dirs[0] != d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// Reading is a snapshot of a group's cumulative counters. Quota and
+// pressure figures are each valid only where their Has flag is set.
+type Reading struct {
+	Periods, ThrottledPeriods int64         // CFS periods run, and those the quota cut short
+	Throttled                 time.Duration // time the group's threads were held back by the quota
+	HasThrottling             bool
+	Stall                     time.Duration // total time some thread of the group waited for a CPU (PSI "some")
+	HasStall                  bool
+}
+
+// Read takes a snapshot of the group's counters.
+func (g *Group) Read() Reading {
+	var r Reading
+	if g.cpuDir != "" {
+		if data, err := os.ReadFile(filepath.Join(g.cpuDir, "cpu.stat")); err == nil {
+			r.Periods, r.ThrottledPeriods, r.Throttled, r.HasThrottling = ParseCPUStat(string(data))
+		}
+	}
+	if g.track != "" {
+		if data, err := os.ReadFile(filepath.Join(g.track, "cpu.pressure")); err == nil {
+			r.Stall, r.HasStall = ParseStall(string(data))
+		}
+	}
+	return r
+}
+
+// ParseCPUStat reads nr_periods, nr_throttled and the throttled time from a
+// cpu.stat file of either version (v1 throttled_time in ns, v2
+// throttled_usec).
+func ParseCPUStat(data string) (periods, throttledPeriods int64, throttled time.Duration, ok bool) {
+	var seen int
+	for line := range strings.SplitSeq(data, "\n") {
+		key, value, found := strings.Cut(strings.TrimSpace(line), " ")
+		if !found {
+			continue
+		}
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			continue
+		}
+		switch key {
+		case "nr_periods":
+			periods, seen = n, seen|1
+		case "nr_throttled":
+			throttledPeriods, seen = n, seen|2
+		case "throttled_time":
+			throttled, seen = time.Duration(n), seen|4
+		case "throttled_usec":
+			throttled, seen = time.Duration(n)*time.Microsecond, seen|4
+		}
+	}
+	return periods, throttledPeriods, throttled, seen == 7
+}
+
+// ParseStall reads the "some" total (µs) of a PSI file such as cpu.pressure.
+func ParseStall(data string) (time.Duration, bool) {
+	for line := range strings.SplitSeq(data, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] != "some" {
+			continue
+		}
+		for _, f := range fields[1:] {
+			if v, ok := strings.CutPrefix(f, "total="); ok {
+				us, err := strconv.ParseInt(v, 10, 64)
+				return time.Duration(us) * time.Microsecond, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
+func write(path, value string) error {
+	if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+		return fmt.Errorf("writing %q to %s: %w", value, path, err)
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func hasWord(s, word string) bool {
+	for _, w := range strings.Fields(s) {
+		if w == word {
+			return true
+		}
+	}
+	return false
+}
+
+// sanitize keeps a group name to characters a directory name may hold.
+func sanitize(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, name)
+}

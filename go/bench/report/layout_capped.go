@@ -1,0 +1,81 @@
+package report
+
+import "github.com/grpcbench/grpcbench/go/bench/schema"
+
+// routeguideCells are the RouteGuide grid's cells, named in advance: every
+// RPC kind at 1, 10 and 100 clients.
+var routeguideCells = map[string][]string{
+	"rpc":     {"unary", "server_streaming", "client_streaming", "bidi_streaming"},
+	"clients": {"1", "10", "100"},
+}
+
+// cappedLayout renders the RouteGuide grid measured with each server held
+// to a CPU quota below the load generator's core (the load generator's
+// -server_cpu_quota): the servers, not the load generator, then set the
+// figures, and the goals can be judged in cells where the uncapped grid's
+// saturated load generator leaves them undecided. A throttled server
+// stalls until its next period, which shows in every latency, so the
+// layout judges throughput and CPU per request only and shows no latency.
+// Parameters: those of "routeguide", and server_cpu_quota (cores).
+var cappedLayout = Layout{
+	Title: "RouteGuide with the servers capped below a core: Go vs Common Lisp",
+	Sections: []Section{
+		PivotTable{
+			Title: "Throughput", GroupBy: []string{"rpc", "client", "server_cpu_quota"},
+			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+			Metric: schema.MetricReqPerSec, Names: implNames,
+			Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
+		},
+		PivotTable{
+			Title: "Server CPU per request", GroupBy: []string{"rpc", "client", "server_cpu_quota"},
+			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+			Metric: schema.MetricServerCPUPerOp, Names: implNames,
+			Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
+		},
+		PivotTable{
+			Title: "Server utilisation (CPU time over wall time and the quota)", GroupBy: []string{"rpc", "client", "server_cpu_quota"},
+			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+			Metric: schema.MetricServerUtilisation, Names: implNames,
+		},
+		PivotTable{
+			Title: "Load generator utilisation (its core)", GroupBy: []string{"rpc", "client", "server_cpu_quota"},
+			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
+			Metric: schema.MetricClientUtilisation, Names: implNames,
+		},
+		Goal{
+			Title: "Speed goal, servers capped",
+			Statement: "With the same Go load generator on a whole core and each server held to the same " +
+				"CPU quota, the Lisp server reaches at least 0.5x the Go server's req/s for every RPC " +
+				"kind at 1, 10 and 100 clients. A cell is judged when both servers were its bottleneck " +
+				"(at least 85% of their quota busy, the load generator less), or when the verdict " +
+				"holds anyway.",
+			Where:      map[string]string{"client": "go"},
+			GroupBy:    []string{"rpc", "clients"},
+			Cells:      routeguideCells,
+			Vary:       []string{"impl"},
+			Baseline:   "go",
+			Config:     map[string]string{"impl": "lisp"},
+			Names:      implNames,
+			Limits:     []RatioLimit{{Metric: schema.MetricReqPerSec, Min: 0.5}},
+			Bottleneck: "bottleneck",
+			Context: Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
+				schema.MetricServerThrottled, schema.MetricServerCPUPerOp),
+		},
+		Goal{
+			Title: "Goal: at or under Go's CPU per request, servers capped",
+			Statement: "With the same Go load generator and each server held to the same CPU quota, the " +
+				"Lisp server spends at most the Go server's CPU per request (user and system time of " +
+				"the server process over the requests it completed) in every cell.",
+			Where:    map[string]string{"client": "go"},
+			GroupBy:  []string{"rpc", "clients"},
+			Cells:    routeguideCells,
+			Vary:     []string{"impl"},
+			Baseline: "go",
+			Config:   map[string]string{"impl": "lisp"},
+			Names:    implNames,
+			Limits:   []RatioLimit{{Metric: schema.MetricServerCPUPerOp, Max: 1}},
+			Context: Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation,
+				schema.MetricClientUtilisation, schema.MetricServerThrottled),
+		},
+	},
+}
