@@ -9,16 +9,25 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"k8s.io/client-go/rest"
 )
+
+// serverCPU is kcp's CPU, and its cgroups' counters where it has any.
+func (p clientPlan) serverCPU() *harness.ProcessCPU {
+	cpu := harness.NewProcessCPU(p.ServerPID)
+	cpu.Group = p.ServerGroup
+	return cpu
+}
 
 // clientPlan is what every client scenario shares.
 type clientPlan struct {
 	Plan         harness.Plan
 	ServerGates  string // kcp's --feature-gates
 	ServerPID    int
+	ServerGroup  *cgroup.Group // kcp's control groups, or nil
 	ServerExited func() error
 }
 
@@ -91,7 +100,7 @@ func runKind(ctx context.Context, base *rest.Config, k kind, media []string, p c
 		c.warmed = true
 		r := &harness.Runner{
 			Suite: "kubernetes", Scenario: harness.TurnLabel(c.scenario, round, p.Plan.Reps), Plan: plan,
-			Progress: progress, Server: harness.NewProcessCPU(p.ServerPID),
+			Progress: progress, Server: p.serverCPU(),
 		}
 		reps, err := r.Run(ctx, c.op)
 		c.reps = append(c.reps, reps...)

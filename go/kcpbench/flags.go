@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/placement"
 )
 
 // options are kcp-bench's flags.
@@ -24,6 +25,10 @@ type options struct {
 	Serial       bool     // -serialization
 	SerBenchtime string   // -ser_benchtime
 	KeepDir      bool     // -keep: keep kcp's root directory
+	CPUs         string   // -cpus
+	// Place is -cpus resolved: kcp on the server's CPUs, this process (the
+	// clients, and the serialization micro-benchmark) on the others.
+	Place placement.Placement
 }
 
 // parseOptions parses args; on a bad flag it prints the problem and the
@@ -42,6 +47,7 @@ func parseOptions(args []string, out io.Writer) (*options, error) {
 	fs.BoolVar(&o.Client, "client", true, "run the client benchmark against kcp")
 	fs.BoolVar(&o.Serial, "serialization", true, "run the serialization micro-benchmark")
 	fs.StringVar(&o.SerBenchtime, "ser_benchtime", "200ms", "time (200ms) or count (1000x) per serialization case and repetition")
+	fs.StringVar(&o.CPUs, "cpus", placement.Auto, placement.Usage+" (kcp is the server)")
 	fs.BoolVar(&o.KeepDir, "keep", false, "keep kcp's root directory (data, log) after the run")
 	if err := o.Flags.Parse(fs, args); err != nil {
 		return nil, err
@@ -56,7 +62,11 @@ func parseOptions(args []string, out io.Writer) (*options, error) {
 
 func (o *options) finish(media, objects string) error {
 	var errs []error
-	var err error
+	spec, err := placement.Parse(o.CPUs)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("-cpus: %w", err))
+	}
+	o.Place = spec.Resolve()
 	if o.Media, err = parseMediaTypes(media); err != nil {
 		errs = append(errs, err)
 	}

@@ -32,7 +32,7 @@ func startTestKCP(t *testing.T) *kcpServer {
 	bin := kcpBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	s, err := startKCP(ctx, bin, filepath.Join(t.TempDir(), "kcp"), serverFeatureGates)
+	s, err := startKCP(ctx, bin, filepath.Join(t.TempDir(), "kcp"), serverFeatureGates, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/internal/kcpserver"
 )
 
@@ -21,7 +22,7 @@ type kcpServer struct {
 
 // startKCP runs kcp with featureGates and waits until it is ready and the
 // benchmark's namespace exists. dir must be empty or absent.
-func startKCP(ctx context.Context, binary, dir, featureGates string) (*kcpServer, error) {
+func startKCP(ctx context.Context, binary, dir, featureGates string, cpus cpuset.Set) (*kcpServer, error) {
 	// Before anything of client-go runs: the readiness probe's transport
 	// already reads client-go's feature gates (the TLS cache ones).
 	enableClientCBOR()
@@ -29,7 +30,7 @@ func startKCP(ctx context.Context, binary, dir, featureGates string) (*kcpServer
 	if featureGates != "" {
 		extra = append(extra, "--feature-gates="+featureGates)
 	}
-	s, err := kcpserver.Start(ctx, binary, dir, extra...)
+	s, err := kcpserver.Start(ctx, binary, dir, cpus, extra...)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,13 @@ func main() {
 // run measures what o asks for: the serialization micro-benchmark first
 // (it needs no server), then the client scenarios against one kcp.
 func run(ctx context.Context, o *options) (*schema.File, error) {
+	// Pinned before the environment is read, so that it records the
+	// GOMAXPROCS the measurement runs with.
+	if err := o.Place.PinSelf(); err != nil {
+		fmt.Fprintln(os.Stderr, "[kcpbench]", err)
+	}
 	file := schema.NewFile("kubernetes", o.Environment())
+	o.Place.Record(file.Environment.Extra)
 	if o.Serial {
 		cases, err := codecCases(objectsFor(o.Kinds), o.Media)
 		if err != nil {
@@ -64,7 +70,7 @@ func runClients(ctx context.Context, o *options) ([]schema.Result, error) {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "[kcpbench] starting kcp in %s (about 30 s)\n", dir)
-	kcp, err := startKCP(ctx, o.KCP, dir, o.KCPGates)
+	kcp, err := startKCP(ctx, o.KCP, dir, o.KCPGates, o.Place.Server)
 	if err != nil {
 		return nil, err // the directory is kept: it has kcp's log
 	}
@@ -79,7 +85,7 @@ func runClients(ctx context.Context, o *options) ([]schema.Result, error) {
 	fmt.Fprintf(os.Stderr, "[kcpbench] kcp ready: %v\n", kcp.Args)
 	p := clientPlan{
 		Plan:        harness.Plan{Workers: o.Clients, Ops: o.Ops, Reps: o.Reps, Warmup: o.Warmup},
-		ServerGates: o.KCPGates, ServerPID: kcp.PID(), ServerExited: kcp.ExitedEarly,
+		ServerGates: o.KCPGates, ServerPID: kcp.PID(), ServerGroup: kcp.Cgroup(), ServerExited: kcp.ExitedEarly,
 	}
 	var results []schema.Result
 	for _, k := range o.Kinds {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/placement"
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 )
 
@@ -35,6 +36,9 @@ type config struct {
 	gcPercent int
 
 	cpuProfile string // file for the client's CPU profile, or ""
+
+	cpus  string              // -cpus
+	place placement.Placement // -cpus, resolved (unpinned with -endpoint)
 
 	// explicit records the flags given on the command line, to tell a
 	// default from a choice where -endpoint makes them mean something else.
@@ -82,6 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.tune.Pool, "pool", mockcri.PoolPow2, "buffer `pool` of frames and messages, client and started server alike: "+mockcri.PoolGRPC+" (grpc-go's default) or "+mockcri.PoolPow2+" (a tier at every power of two)")
 	fs.StringVar(&cfg.tune.Codec, "codec", mockcri.CodecCRIWire, "`codec` of messages, client and started server alike: "+mockcri.CodecProto+" (protobuf-go) or "+mockcri.CodecCRIWire+" (container listings without reflection, the rest protobuf-go)")
 	fs.IntVar(&cfg.gcPercent, "gogc", mockcri.DefaultGCPercent, "garbage collector `percent` (GOGC) of this process and of a started server; -1 turns it off (see go/cri/README.md)")
+	fs.StringVar(&cfg.cpus, "cpus", placement.Auto, placement.Usage+"; with -endpoint, nothing is pinned")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the client (this process) over all scenarios to `file`")
 
 	if err := cfg.harness.Parse(fs, args[1:]); err != nil {
@@ -99,6 +104,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return config{}, usageError(fs, "-endpoint: %v", err)
 		}
 		cfg.endpoint, cfg.connect = ep, true
+	}
+	spec, err := placement.Parse(cfg.cpus)
+	if err != nil {
+		return config{}, usageError(fs, "-cpus: %v", err)
+	}
+	cfg.place = spec.Resolve()
+	if cfg.connect {
+		cfg.place = placement.Unpinned("the server runs elsewhere (-endpoint)")
 	}
 	if err := cfg.check(); err != nil {
 		return config{}, usageError(fs, "%v", err)

@@ -47,7 +47,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cri-bench: %v\n", err)
 		return harness.ExitUsage
 	}
+	// Pinned before the environment is read, so that it records the
+	// GOMAXPROCS the measurement runs with.
+	if err := b.cfg.place.PinSelf(); err != nil {
+		fmt.Fprintf(b.log, "cri-bench: %v\n", err)
+	}
 	file := schema.NewFile(suite, cfg.harness.Environment())
+	b.cfg.place.Record(file.Environment.Extra)
 	if cfg.connect {
 		file.Results = b.runEndpoint(ctx)
 	} else {
@@ -119,7 +125,7 @@ func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
 		"-pool", b.cfg.tune.Pool,
 		"-codec", b.cfg.tune.Codec,
 		"-gogc", strconv.Itoa(b.cfg.gcPercent),
-	}, b.log)
+	}, b.cfg.place.Server, b.log)
 	if err != nil {
 		return fail(fmt.Errorf("starting %s: %w", b.serverPath, err))
 	}

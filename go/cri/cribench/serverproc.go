@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 )
@@ -23,9 +24,11 @@ const (
 // "listening on ENDPOINT". The server's stderr, and its stdout after that
 // line, go to log. On any failure the process is stopped before the error
 // returns.
-func startServer(ctx context.Context, argv []string, log io.Writer) (*serverproc.Process, mockcri.Endpoint, error) {
+func startServer(ctx context.Context, argv []string, cpus cpuset.Set, log io.Writer) (*serverproc.Process, mockcri.Endpoint, error) {
 	proc, err := serverproc.Start(ctx, serverproc.Spec{
 		Argv:         argv,
+		CPUs:         cpus,
+		Cgroup:       true, // its own CPU pressure, where the host allows it
 		ReadyTimeout: serverReadyTimeout,
 		StopGrace:    serverStopGrace,
 		Log:          log,

@@ -64,7 +64,7 @@ func TestServerProcessLifecycle(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	var log strings.Builder
-	proc, ep, err := startServer(testContext(t), []string{bin, "-listen", "unix://" + sock, "-containers", "12"}, harness.SharedLog(&log))
+	proc, ep, err := startServer(testContext(t), []string{bin, "-listen", "unix://" + sock, "-containers", "12"}, nil, harness.SharedLog(&log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestServerProcessLifecycle(t *testing.T) {
 
 func TestServerThatFailsToStart(t *testing.T) {
 	bin := mockcriBinary(t)
-	_, _, err := startServer(testContext(t), []string{bin, "-containers", "-5"}, harness.SharedLog(&strings.Builder{}))
+	_, _, err := startServer(testContext(t), []string{bin, "-containers", "-5"}, nil, harness.SharedLog(&strings.Builder{}))
 	if err == nil || !strings.Contains(err.Error(), "exit status 2") {
 		t.Errorf("got %v, want an exit before announcing", err)
 	}

@@ -80,7 +80,9 @@ func (s *session) probe(ctx context.Context) error {
 		if s.debug != nil && pid != s.proc.PID() {
 			return fmt.Errorf("the server at the endpoint is pid %d, not the one started (pid %d)", pid, s.proc.PID())
 		}
-		s.cpu = harness.NewProcessCPU(s.proc.PID())
+		cpu := harness.NewProcessCPU(s.proc.PID())
+		cpu.Group = s.proc.Cgroup()
+		s.cpu = cpu
 	case pid == os.Getpid():
 		// In-process server: the client's CPU and heap include it.
 		s.debug = nil

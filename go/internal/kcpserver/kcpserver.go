@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 )
 
@@ -38,7 +40,7 @@ type Server struct {
 
 // Start runs `kcp start` on free loopback ports, with extraArgs, and waits
 // until /readyz answers. dir must be empty or absent.
-func Start(ctx context.Context, binary, dir string, extraArgs ...string) (*Server, error) {
+func Start(ctx context.Context, binary, dir string, cpus cpuset.Set, extraArgs ...string) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -68,6 +70,8 @@ func Start(ctx context.Context, binary, dir string, extraArgs ...string) (*Serve
 		StopGrace:    15 * time.Second,
 		Log:          logFile,
 		Check:        serverproc.CheckLoopback,
+		CPUs:         cpus,
+		Cgroup:       true, // its own CPU pressure, where the host allows it
 	}, addr, time.Second, func(ctx context.Context) error {
 		cfg, err := readyz(ctx, s.Kubeconfig(), addr)
 		if err == nil {
@@ -81,6 +85,9 @@ func Start(ctx context.Context, binary, dir string, extraArgs ...string) (*Serve
 	}
 	return s, nil
 }
+
+// Cgroup is kcp's control groups, or nil if it has none.
+func (s *Server) Cgroup() *cgroup.Group { return s.proc.Cgroup() }
 
 // Kubeconfig is the admin kubeconfig kcp writes: contexts for the root
 // workspace (user kcp-admin) and for the shard (user shard-admin).

@@ -23,11 +23,11 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/placement"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	"github.com/grpcbench/grpcbench/go/qps/driver"
@@ -40,16 +40,15 @@ const (
 )
 
 type config struct {
-	flags      harness.Flags
-	workers    map[string]string // implementation -> worker binary
-	servers    []string
-	clients    []string
-	shapes     []scenarios.Shape
-	payloads   []int
-	duration   time.Duration
-	cpus       string
-	cpuSets    [2]cpuset.Set // server, client; empty: unpinned
-	unpinnedBy string
+	flags    harness.Flags
+	workers  map[string]string // implementation -> worker binary
+	servers  []string
+	clients  []string
+	shapes   []scenarios.Shape
+	payloads []int
+	duration time.Duration
+	cpus     string
+	place    placement.Placement // -cpus, resolved
 }
 
 func parseFlags(args []string, out io.Writer) (*config, error) {
@@ -67,7 +66,7 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 		"gRPC's standard scenarios to run, comma-separated")
 	fs.StringVar(&payloads, "payloads", "0,1024", "request and response payload `sizes` in octets, comma-separated")
 	fs.DurationVar(&cfg.duration, "duration", time.Second, "measured time per repetition, in whole seconds (gRPC's scenarios count seconds)")
-	fs.StringVar(&cfg.cpus, "cpus", "auto", "CPU placement: auto (server workers on the first half of the usable physical cores, SMT siblings kept together, client workers and this driver on the rest), off, or SERVER/CLIENT CPU lists such as 0/1")
+	fs.StringVar(&cfg.cpus, "cpus", placement.Auto, placement.Usage+"; the server workers take the server's CPUs, the client workers and this driver the load generator's")
 	if err := cfg.flags.Parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -97,9 +96,11 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	if w := cfg.flags.Warmup; w.Ops > 0 || w.Duration%time.Second != 0 {
 		return fail("-warmup %v: whole seconds (gRPC's scenarios warm up for a time, not a count)", w)
 	}
-	if cfg.cpuSets, cfg.unpinnedBy, err = placement(cfg.cpus); err != nil {
+	spec, err := placement.Parse(cfg.cpus)
+	if err != nil {
 		return fail("-cpus: %v", err)
 	}
+	cfg.place = spec.Resolve()
 	return cfg, nil
 }
 
@@ -119,39 +120,6 @@ func implementations(list string, paths map[string]string) ([]string, error) {
 		return nil, errors.New("none given")
 	}
 	return out, nil
-}
-
-// placement gives the server workers and the client workers CPU sets of
-// their own: auto splits the usable physical cores in two halves
-// (cpuset.Split).
-func placement(spec string) (sets [2]cpuset.Set, unpinnedBy string, err error) {
-	switch spec {
-	case "off":
-		return sets, "-cpus off", nil
-	case "auto":
-		usable, err := cpuset.Usable()
-		if err != nil {
-			return sets, err.Error(), nil
-		}
-		server, client, ok := cpuset.Split(usable)
-		if !ok {
-			return sets, fmt.Sprintf("one usable CPU (%s)", usable), nil
-		}
-		return [2]cpuset.Set{server, client}, "", nil
-	}
-	srv, cli, ok := strings.Cut(spec, "/")
-	if !ok {
-		return sets, "", fmt.Errorf("want auto, off or SERVER/CLIENT CPU lists such as 0/1, got %q", spec)
-	}
-	for i, part := range []string{srv, cli} {
-		if sets[i], err = cpuset.Parse(part); err != nil {
-			return sets, "", err
-		}
-	}
-	if sets[0].Overlaps(sets[1]) {
-		return sets, "", fmt.Errorf("the server CPUs %s and the client CPUs %s overlap", sets[0], sets[1])
-	}
-	return sets, "", nil
 }
 
 // workerArgv is how each implementation's worker is told its driver port:
@@ -187,25 +155,21 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 	file := &schema.File{Schema: schema.Version, Suite: suite, Environment: cfg.flags.Environment()}
 	extra := file.Environment.Extra
 	clientCores := runtime.NumCPU()
-	if len(cfg.cpuSets[1]) > 0 {
-		// This process drives the workers from the clients' CPUs, so that
-		// the servers' CPUs run nothing but the server.
-		if err := cpuset.PinProcess(cfg.cpuSets[1]); err != nil {
-			cfg.cpuSets, cfg.unpinnedBy = [2]cpuset.Set{}, err.Error()
-		}
+	// This process drives the workers from the clients' CPUs, so that the
+	// servers' CPUs run nothing but the server.
+	if err := cfg.place.PinSelf(); err != nil {
+		fmt.Fprintf(log, "[%s] %v\n", suite, err)
 	}
-	if len(cfg.cpuSets[1]) > 0 {
-		extra[schema.ExtraServerCPUs], extra[schema.ExtraClientCPUs] = cfg.cpuSets[0].String(), cfg.cpuSets[1].String()
-		clientCores = len(cfg.cpuSets[1])
-	} else {
-		extra[schema.ExtraCPUs] = "unpinned: " + cfg.unpinnedBy
+	cfg.place.Record(extra)
+	if cfg.place.Pinned() {
+		clientCores = len(cfg.place.Client)
 	}
 
 	serverAddr, clientAddr := map[string]string{}, map[string]string{}
 	for role, impls := range map[string][]string{"server": cfg.servers, "client": cfg.clients} {
-		cpus, addrs := cfg.cpuSets[0], serverAddr
+		cpus, addrs := cfg.place.Server, serverAddr
 		if role == "client" {
-			cpus, addrs = cfg.cpuSets[1], clientAddr
+			cpus, addrs = cfg.place.Client, clientAddr
 		}
 		for _, impl := range impls {
 			p, err := startWorker(impl, cfg.workers[impl], cpus, log)

@@ -140,7 +140,7 @@ func TestLoadTestsPassTheCRDsValidation(t *testing.T) {
 	crdPath := fromEnv(t, "LOADTEST_CRD", "LOADTEST_CRD=$(tools/testinfra/fetch)")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	s, err := kcpserver.Start(ctx, bin, filepath.Join(t.TempDir(), "kcp"))
+	s, err := kcpserver.Start(ctx, bin, filepath.Join(t.TempDir(), "kcp"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

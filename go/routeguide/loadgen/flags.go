@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/placement"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 )
 
@@ -56,8 +57,8 @@ type config struct {
 	duration   time.Duration
 	conns      connMode
 	streamMsgs int
-	cpus       string    // -cpus: auto, off or SERVER/CLIENT
-	cpuSets    placement // -cpus SERVER/CLIENT, parsed
+	cpus       string         // -cpus: auto, off or SERVER/CLIENT
+	cpuSpec    placement.Spec // -cpus, parsed
 	// rates, when given, make this an open loop, one scenario per rate
 	// offered (a sweep: a latency-versus-load curve).
 	rates []float64
@@ -133,7 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per repetition")
 	fs.StringVar(&conns, "conns", string(perClient), "connection `mode`: per-client (each client its own HTTP/2 connection) or shared (all clients multiplex one)")
 	fs.StringVar(&totalConns, "total_conns", "", "comma `list` of total connection counts: each scenario adds idle HTTP/2 connections up to it, each cell on a freshly started server, and records the connections the server held, its RSS, its marginal RSS per connection and its CPU per request (the connscale suite)")
-	fs.StringVar(&cfg.cpus, "cpus", cpusAuto, "CPU `placement`: auto (with -server and 2 or more CPUs, the server on the first half of the physical cores, SMT siblings kept together, and this load generator on the rest), off (both share every CPU), or SERVER/CLIENT CPU lists such as 0/1")
+	fs.StringVar(&cfg.cpus, "cpus", placement.Auto, placement.Usage+"; with -addr, nothing is pinned")
 	fs.StringVar(&rates, "rate", "", "an open loop: comma `list` of rates, requests/s offered in all, each a scenario (a sweep gives a latency-versus-load curve); requests start on a fixed schedule whether earlier ones have finished or not (up to 10,000 in flight), each latency measured from when it was due (no coordinated omission), the dispatcher's lateness recorded as send lag; a cell fails above 0.1% errors")
 	fs.StringVar(&cfg.lispClient, "lisp_client", "", "make the calls with the Lisp RouteGuide client at this `executable` (//lisp/routeguide:loadgen), started on this load generator's CPUs, instead of with grpc-go in this process; this program still measures and computes every result, and names the scenarios .../client=lisp")
 	fs.Int64Var(&cfg.orderSeed, "order_seed", 0, "with several -total_conns, the `seed` of the cells' random order, so that no cell always inherits the heap of the same smaller one (0: from the clock; the seed used is recorded as order_seed)")
@@ -240,7 +241,7 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string) erro
 	if rates != "" && totalConns != "" {
 		fail("-rate and -total_conns are separate suites; give one")
 	}
-	if cfg.cpuSets, err = parseCPUs(cfg.cpus); err != nil {
+	if cfg.cpuSpec, err = placement.Parse(cfg.cpus); err != nil {
 		fail("-cpus: %v", err)
 	}
 	if cfg.streamMsgs < 1 || cfg.streamMsgs > maxStreamMsgs {

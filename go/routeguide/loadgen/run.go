@@ -43,7 +43,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	// Pinned first, so that the environment records the GOMAXPROCS the
 	// measurement runs with.
 	place := cfg.place()
-	place.pinSelf(log)
+	pinSelf(&place, log)
 	env := cfg.bench.Environment()
 	env.Extra[schema.ExtraServer] = "external, at -addr"
 	for i, srv := range cfg.servers() {
@@ -66,7 +66,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	if cfg.lispClient != "" {
 		env.Extra[schema.ExtraClient] = "lisp"
 		env.Extra[schema.ExtraClientSHA256] = schema.FileSHA256(cfg.lispClient)
-		lisp, env.SBCLVersion, err = startLispClient(ctx, cfg.lispClient, place.client, log)
+		lisp, env.SBCLVersion, err = startLispClient(ctx, cfg.lispClient, place.Client, log)
 		if err == nil {
 			defer func() {
 				if err := lisp.stop(); err != nil {
@@ -76,7 +76,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		}
 	}
 
-	place.record(env.Extra)
+	place.Record(env.Extra)
 	name := suite
 	switch {
 	case len(cfg.totalConns) > 0:
@@ -121,7 +121,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		}()
 		for i, spec := range specs {
 			if err == nil {
-				err = sessions[i].start(ctx, spec, place.server)
+				err = sessions[i].start(ctx, spec, place.Server)
 			}
 		}
 	}
