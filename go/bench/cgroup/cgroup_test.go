@@ -150,6 +150,24 @@ func TestParseCPUStat(t *testing.T) {
 	}
 }
 
+func TestUsage(t *testing.T) {
+	root := fakeHybrid(t)
+	g, err := New(Detect(root), "x", 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := g.Usage(); ok {
+		t.Error("a usage before the kernel wrote one")
+	}
+	mustWrite(t, filepath.Join(g.track, "cpu.stat"), "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\nnice_usec 0\n")
+	if u, s, ok := g.Usage(); !ok || u != time.Millisecond || s != 500*time.Microsecond {
+		t.Errorf("usage %v %v %v", u, s, ok)
+	}
+	if _, _, ok := ParseUsage("usage_usec 3\nuser_usec 1\n"); ok {
+		t.Error("parsed without system_usec")
+	}
+}
+
 func TestParseStall(t *testing.T) {
 	psi := "some avg10=93.20 avg60=95.02 avg300=96.40 total=3457443044\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
 	if d, ok := ParseStall(psi); !ok || d != 3457443044*time.Microsecond {

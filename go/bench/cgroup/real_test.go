@@ -36,8 +36,10 @@ func TestQuotaThrottlesARealProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := g.Read()
+	user0, sys0, _ := g.Usage()
 	time.Sleep(time.Second)
 	after := g.Read()
+	user1, sys1, usageOK := g.Usage()
 	cmd.Process.Kill()
 	cmd.Wait()
 	if err := g.Remove(); err != nil {
@@ -52,6 +54,11 @@ func TestQuotaThrottlesARealProcess(t *testing.T) {
 	}
 	if h.Unified != "" && !after.HasStall {
 		t.Errorf("no pressure reading from the v2 group")
+	}
+	// A tenth of a core for a second, to the microsecond: 100 ms, give or
+	// take a period at each end.
+	if used := (user1 - user0) + (sys1 - sys0); h.Unified != "" && (!usageOK || used < 70*time.Millisecond || used > 130*time.Millisecond) {
+		t.Errorf("the group used %v of CPU in 1 s at a tenth of a core (usage read: %v)", used, usageOK)
 	}
 	for _, dir := range g.dirs() {
 		if _, err := os.Stat(dir); err == nil || !strings.Contains(dir, "grpcbench-throttle-test-") {

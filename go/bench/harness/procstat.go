@@ -33,8 +33,15 @@ func NewProcessCPU(pid int) *ProcessCPU {
 	}
 }
 
-// CPU returns the process's cumulative user and system time (all threads).
+// CPU returns the process's cumulative user and system time (all threads):
+// its cgroup's to the microsecond where it has one of its own, else from
+// /proc in clock ticks.
 func (p *ProcessCPU) CPU() (CPUTimes, error) {
+	if p.Group != nil {
+		if user, system, ok := p.Group.Usage(); ok {
+			return CPUTimes{User: user, System: system}, nil
+		}
+	}
 	data, err := os.ReadFile(p.statPath)
 	if err != nil {
 		return CPUTimes{}, err
