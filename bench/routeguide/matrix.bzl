@@ -38,9 +38,6 @@ TLS_FILES = select({
     },
 })
 
-def _cell(name, server, client):
-    return "%s_%s_server_%s_client" % (name, server, client)
-
 # Each client's benchmark measures both servers in one action, in turns repetition by repetition
 # (-rival), so that the two cells of a Lisp/Go ratio see the same machine at the same time.
 def _interleaved(name, client):
@@ -57,7 +54,7 @@ def matrix_results(name):
     """
     return ["//bench/routeguide:%s_results" % _interleaved(name, client) for client in CLIENTS]
 
-def routeguide_matrix(name, args, **kwargs):
+def routeguide_matrix(name, args, tuned = False, **kwargs):
     """The benchmarks of one grid: NAME_go_and_lisp_servers_{go,lisp}_client (and _results).
 
     Each measures both servers, in turns, with one load generator.
@@ -65,38 +62,37 @@ def routeguide_matrix(name, args, **kwargs):
     Args:
       name: the prefix of the targets.
       args: the pinned load generator flags (-clients, -duration, -reps, -warmup, ...).
+      tuned: also measure the TUNED servers, in the same turns, in the Go client's benchmark.
       **kwargs: common attributes (tags, visibility).
     """
     first, rival = SERVERS.keys()
     for client, client_tools in CLIENTS.items():
         tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"}
         tools.update(client_tools)
+        variants = tuned_variants() if tuned and client == "go" else []
         benchmark(
             name = _interleaved(name, client),
-            args = args + ["-impl=" + first, "-rival_impl=" + rival],
+            args = args + ["-impl=" + first, "-rival_impl=" + rival] + variants,
             binary = LOADGEN,
             tools = tools,
             **kwargs
         )
 
-# Tuned variants, reported beside the matrix and labelled as tuned: never what a goal is judged on.
-# Each is a server with its tuning flags, recorded under the impl label SERVER_tuned and measured by
-# the Go load generator only (the goals' client).
+# Tuned variants, reported beside the defaults and labelled as tuned: never what a goal is judged on.
+# Each is a server's binary with its tuning flags, measured in the same turns as the defaults by the
+# Go load generator (the goals' client) and recorded under the label SERVER_tuned.
 TUNED = {
     # GetFeature on the connection's reactor thread instead of a worker (clgrpc's :unary-inline).
     "lisp": ["-unary_inline"],
 }
 
-def tuned_results(name):
-    """The results targets of routeguide_tuned(name).
-
-    Args:
-      name: the tuned variants' name.
+def tuned_variants():
+    """The load generator's -variant flags for the TUNED servers.
 
     Returns:
-      the labels of the NAME_*_server_go_client_results targets.
+      a list of -variant=SERVER_tuned=SERVER:ARGS flags.
     """
-    return ["//bench/routeguide:%s_results" % _cell(name, server, "go") for server in TUNED]
+    return ["-variant=%s_tuned=%s:%s" % (server, server, " ".join(args)) for server, args in TUNED.items()]
 
 def _go_client_results(name):
     return ["//bench/routeguide:%s_results" % _interleaved(name, "go")]
@@ -168,23 +164,3 @@ def routeguide_capped(name, args, cores, **kwargs):
         tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"},
         **kwargs
     )
-
-def routeguide_tuned(name, args, **kwargs):
-    """One benchmark per tuned server: NAME_SERVER_server_go_client (and _results).
-
-    Args:
-      name: the prefix of the targets.
-      args: the pinned load generator flags, as the matrix's.
-      **kwargs: common attributes (tags, visibility).
-    """
-    for server, server_args in TUNED.items():
-        benchmark(
-            name = _cell(name, server, "go"),
-            args = args + [
-                "-impl=%s_tuned" % server,
-                "-server_args=" + " ".join(server_args),
-            ],
-            binary = LOADGEN,
-            tools = {SERVERS[server]: "-server"},
-            **kwargs
-        )

@@ -214,8 +214,31 @@ func measurementsTable(envs []schema.Environment) Table {
 				runtimeSettings(e.Extra, schema.ExtraRivalPrefix),
 			})
 		}
+		// Further servers measured in the same turns: a server's binary
+		// with arguments of its own (a tuned variant).
+		for _, prefix := range variantPrefixes(e.Extra) {
+			t.Rows = append(t.Rows, []string{
+				e.Extra[prefix+schema.ExtraServer] + " (in turns with the rows above)", client, e.MeasuredAt,
+				orMissing(shortDigest(e.Extra[schema.ExtraBinarySHA256])),
+				orMissing(shortDigest(e.Extra[prefix+schema.ExtraServerSHA256])),
+				runtimeSettings(e.Extra, prefix),
+			})
+		}
 	}
 	return t
+}
+
+// variantPrefixes are the "variant_LABEL_" prefixes of the servers an
+// environment records beside the first and its rival, in label order.
+func variantPrefixes(extra map[string]string) []string {
+	var out []string
+	for k := range extra {
+		if strings.HasPrefix(k, schema.ExtraVariantPrefix) && strings.HasSuffix(k, "_"+schema.ExtraServer) {
+			out = append(out, strings.TrimSuffix(k, schema.ExtraServer))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // runtimeSettings says how the peers' runtimes were set: the measuring

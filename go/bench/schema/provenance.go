@@ -34,6 +34,11 @@ const (
 	// measured in turns with the first in the same run: "rival_" +
 	// ExtraServer, ExtraServerSHA256, ExtraServerArgs.
 	ExtraRivalPrefix = "rival_"
+	// ExtraVariantPrefix starts the keys of further servers measured in the
+	// same turns, each a server's binary with arguments of its own:
+	// "variant_" + its label + "_" + ExtraServer, ExtraServerSHA256,
+	// ExtraServerArgs.
+	ExtraVariantPrefix = "variant_"
 	// ExtraServerCPUs and ExtraClientCPUs are the CPU sets of a pinned run
 	// (cpuset list syntax, "0" or "0-3").
 	ExtraServerCPUs = "server_cpus"

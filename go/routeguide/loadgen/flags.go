@@ -70,6 +70,10 @@ type config struct {
 	// rival is a second server started beside the first (-rival), measured
 	// in the same scenarios, repetition by repetition in turn.
 	rival serverSpec
+	// variants are further servers, each the -server's or the -rival's
+	// binary with arguments of its own (-variant), measured in the same
+	// turns.
+	variants []serverSpec
 	// lispClient is the Lisp load generator that makes the calls instead
 	// of this process (-lisp_client); empty for the Go client.
 	lispClient string
@@ -100,7 +104,7 @@ func (cfg config) servers() []serverSpec {
 	if cfg.rival.path != "" {
 		out = append(out, cfg.rival)
 	}
-	return out
+	return append(out, cfg.variants...)
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -129,6 +133,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.rival.path, "rival", "", "a second RouteGuide server `executable`, started beside -server and measured in the same scenarios, the two taking turns repetition by repetition so that both see the same machine (with -total_conns, each turn opens its connections and closes them after, so that one server at a time holds them)")
 	fs.StringVar(&cfg.rival.impl, "rival_impl", "", "the -rival server's implementation `label`, other than -impl's")
 	fs.StringVar(&rivalArgs, "rival_args", "", "space-separated extra `arguments` for the -rival server")
+	var variants variantsFlag
+	fs.Var(&variants, "variant", "a further server measured in the same turns, as `LABEL=IMPL:ARGS`: the binary of the server labelled IMPL (-impl's or -rival_impl's) with its arguments and ARGS (space-separated) added, recorded under LABEL; repeatable (a tuned server beside its rivals: lisp_tuned=lisp:-unary_inline)")
 	fs.StringVar(&rpcs, "rpcs", defaultRPCs, "comma `list` of RPC kinds: unary, server_streaming, client_streaming, bidi")
 	fs.StringVar(&clients, "clients", "1,10,100", "comma `list` of concurrent client counts, one scenario each")
 	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per repetition")
@@ -147,7 +153,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	cfg.serverArgs = strings.Fields(serverArgs)
 	cfg.rival.args = strings.Fields(rivalArgs)
-	if err := cfg.complete(rpcs, clients, conns, totalConns, rates); err != nil {
+	if err := cfg.complete(rpcs, clients, conns, totalConns, rates, variants); err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
 		return config{}, err
@@ -157,7 +163,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // complete parses the list flags into cfg and checks every suite flag,
 // reporting all problems at once.
-func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string) error {
+func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string, variants []string) error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
@@ -192,6 +198,7 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string) erro
 	if cfg.rival.path != "" || cfg.rival.impl != "" || len(cfg.rival.args) > 0 {
 		cfg.completeRival(fail)
 	}
+	cfg.completeVariants(variants, fail)
 	var err error
 	if cfg.rpcs, err = parseRPCKinds(rpcs); err != nil {
 		fail("-rpcs: %v", err)

@@ -183,3 +183,42 @@ func TestRivalFlags(t *testing.T) {
 		t.Errorf("servers %+v", got)
 	}
 }
+
+// TestVariantFlags: a variant is the binary of a labelled server with
+// arguments added, under a label of its own, recorded under its own keys.
+func TestVariantFlags(t *testing.T) {
+	goServer, lispServer := writeScript(t, "go-server", "exit 0"), writeScript(t, "lisp-server", "exit 0")
+	base := []string{"loadgen", "-server", goServer, "-rival", lispServer, "-rival_impl", "lisp", "-rival_args", "-x"}
+	for _, tc := range []struct {
+		variant, want string
+	}{
+		{"lisp_tuned", "want LABEL=IMPL:ARGS"},
+		{"lisp_tuned=lisp", "want LABEL=IMPL:ARGS"},
+		{"lisp tuned=lisp:-a", "label"},
+		{"lisp_tuned=rust:-a", "neither -impl nor -rival_impl"},
+		{"lisp=go:-a", "label \"lisp\" is taken"},
+	} {
+		var stderr bytes.Buffer
+		if _, err := parseFlags(append(base, "-variant", tc.variant), &stderr); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("-variant %q: error %v, want one about %q", tc.variant, err, tc.want)
+		}
+	}
+	if _, err := parseFlags([]string{"loadgen", "-addr", "127.0.0.1:1", "-variant", "t=go:-a"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-variant needs -server") {
+		t.Errorf("a variant without -server: %v", err)
+	}
+	cfg, err := parseFlags(append(base, "-variant", "lisp_tuned=lisp:-unary_inline", "-variant", "go_gc=go:-gc 50"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.servers()
+	if len(got) != 4 || got[2].impl != "lisp_tuned" || got[2].path != lispServer || strings.Join(got[2].args, " ") != "-x -unary_inline" ||
+		got[3].impl != "go_gc" || got[3].path != goServer || strings.Join(got[3].args, " ") != "-gc 50" {
+		t.Errorf("servers %+v", got)
+	}
+	if p := cfg.serverExtraPrefix(2, got[2]); p != "variant_lisp_tuned_" {
+		t.Errorf("prefix %q", p)
+	}
+	if p := cfg.serverExtraPrefix(1, got[1]); p != "rival_" {
+		t.Errorf("rival prefix %q", p)
+	}
+}

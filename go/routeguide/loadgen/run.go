@@ -47,10 +47,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	env := cfg.bench.Environment()
 	env.Extra[schema.ExtraServer] = "external, at -addr"
 	for i, srv := range cfg.servers() {
-		prefix := ""
-		if i > 0 {
-			prefix = schema.ExtraRivalPrefix
-		}
+		prefix := cfg.serverExtraPrefix(i, srv)
 		env.Extra[prefix+schema.ExtraServer] = srv.impl + " server " + filepath.Base(srv.path)
 		env.Extra[prefix+schema.ExtraServerSHA256] = schema.FileSHA256(srv.path)
 		if len(srv.args) > 0 {

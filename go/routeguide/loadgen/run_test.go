@@ -364,6 +364,53 @@ func TestRivalTakesTurns(t *testing.T) {
 	}
 }
 
+// TestVariantTakesTurns: a variant (the rival's binary with an argument
+// added) is measured in the same turns as the two servers, in a Williams
+// order of three, and recorded under its own label and keys.
+func TestVariantTakesTurns(t *testing.T) {
+	t.Setenv("FAKE_SERVER_ADDR", startTestServer(t, features.Default()))
+	t.Setenv("FAKE_RIVAL_ADDR", startTestServer(t, features.Default()))
+	server := writeScript(t, "server", `echo "listening on $FAKE_SERVER_ADDR"; exec sleep 30`)
+	argsFile := filepath.Join(t.TempDir(), "args")
+	t.Setenv("FAKE_ARGS_FILE", argsFile)
+	rival := writeScript(t, "rival", `echo "$*" >> "$FAKE_ARGS_FILE"; echo "listening on $FAKE_RIVAL_ADDR"; exec sleep 30`)
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results.json")
+	var stdout, stderr bytes.Buffer
+	code := run(testContext(t), []string{"loadgen", "-out", out, "-benchfmt", filepath.Join(dir, "results.txt"),
+		"-cpus", "off", "-warmup", "0", "-reps", "3", "-rpcs", "unary", "-clients", "1", "-duration", "30ms",
+		"-server", server, "-rival", rival, "-rival_impl", "lisp", "-variant", "lisp_tuned=lisp:-unary_inline"}, &stdout, &stderr)
+	if code != harness.ExitOK {
+		t.Fatalf("exit code %d; stderr:\n%s", code, &stderr)
+	}
+	var order []string
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if name, _, ok := strings.Cut(strings.TrimPrefix(line, "[routeguide] "), " rep "); ok && strings.Contains(line, ": ") {
+			order = append(order, strings.SplitN(name, "/", 2)[0])
+		}
+	}
+	if got, want := strings.Join(order, " "), "go lisp lisp_tuned lisp lisp_tuned go lisp_tuned go lisp"; got != want {
+		t.Errorf("repetitions ran in the order %q, want %q", got, want)
+	}
+	args, _ := os.ReadFile(argsFile)
+	if got := strings.Fields(strings.ReplaceAll(string(args), "\n", " | ")); !slices.Contains(got, "-unary_inline") {
+		t.Errorf("the rival's binary was started with %q, never with -unary_inline", args)
+	}
+	file, err := schema.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(file.Results) != 3 || file.Results[2].Scenario != "lisp_tuned/unary/clients=1" || file.Results[2].Status != schema.StatusOK {
+		t.Fatalf("results %+v", file.Results)
+	}
+	extra := file.Environment.Extra
+	if extra["variant_lisp_tuned_server"] != "lisp_tuned server rival" || extra["variant_lisp_tuned_server_args"] != "-unary_inline" ||
+		len(extra["variant_lisp_tuned_server_sha256"]) != 64 {
+		t.Errorf("environment %v", extra)
+	}
+}
+
 // TestRivalAtConnectionScale: with -total_conns, the two servers still take
 // turns, but each turn opens its own connections and closes them after, so
 // that one server at a time holds them: each server accepts a fresh set
