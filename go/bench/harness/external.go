@@ -35,6 +35,13 @@ type External interface {
 	Latencies(ctx context.Context) (LogBuckets, error)
 }
 
+// ExternalSendLag is an External client that also reports, in an open loop,
+// how late each operation started after it was due: read after Latencies,
+// for the same repetition.
+type ExternalSendLag interface {
+	SendLag() LogBuckets
+}
+
 // ExternalRep is what an External client observed in one repetition.
 type ExternalRep struct {
 	Wall time.Duration
@@ -173,5 +180,16 @@ func (r *Runner) measureExternal(ctx context.Context, c External, merged *hdrhis
 		return Rep{}, fmt.Errorf("the client reported %d successful operations but %d latencies", ext.Ops, n)
 	}
 	rep.Latency = percentilesOf(merged)
+	if s, ok := c.(ExternalSendLag); ok && r.Plan.Rate > 0 {
+		lag := newLatencyHistogram()
+		if err := s.SendLag().record(lag); err != nil {
+			return Rep{}, fmt.Errorf("the client's send lag: %w", err)
+		}
+		// Every call started, failed ones too, was due and started late or not.
+		if n := lag.TotalCount(); n != ext.Ops+ext.Errors {
+			return Rep{}, fmt.Errorf("the client started %d calls but reported %d send lags", ext.Ops+ext.Errors, n)
+		}
+		rep.SendLag, rep.HasSendLag = percentilesOf(lag), true
+	}
 	return rep, ctx.Err()
 }

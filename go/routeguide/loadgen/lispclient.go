@@ -225,8 +225,9 @@ func (lc *lispClient) stop() error {
 
 // lispCell is one cell's clients in the Lisp client: a harness.External.
 type lispCell struct {
-	lc *lispClient
-	id int
+	lc      *lispClient
+	id      int
+	sendLag harness.LogBuckets // of the repetition whose latencies were read last
 }
 
 // open connects a cell's clients, each call bounded by callTimeout.
@@ -250,7 +251,7 @@ func (lc *lispClient) open(ctx context.Context, addr string, s scenario, mode co
 	if err != nil {
 		return nil, fmt.Errorf("the Lisp client: %w", err)
 	}
-	return &lispCell{lc, id}, nil
+	return &lispCell{lc: lc, id: id}, nil
 }
 
 func splitAddr(addr string) (string, int, error) {
@@ -353,19 +354,35 @@ func (c *lispCell) Start(ctx context.Context) (harness.ExternalRep, error) {
 	}, nil
 }
 
+// logBucketsReply is a histogram as the Lisp client writes one.
+type logBucketsReply struct {
+	Resolution float64    `json:"resolution"`
+	Buckets    [][2]int64 `json:"buckets"`
+}
+
+func (h logBucketsReply) buckets() harness.LogBuckets {
+	counts := make(map[int]int64, len(h.Buckets))
+	for _, b := range h.Buckets {
+		counts[int(b[0])] += b[1]
+	}
+	return harness.LogBuckets{Resolution: h.Resolution, Counts: counts}
+}
+
+// Latencies asks for the last repetition's latencies, and keeps its send
+// lag, which comes in the same reply, for SendLag.
 func (c *lispCell) Latencies(ctx context.Context) (harness.LogBuckets, error) {
 	var r struct {
-		Latency struct {
-			Resolution float64    `json:"resolution"`
-			Buckets    [][2]int64 `json:"buckets"`
-		} `json:"latency"`
+		Latency logBucketsReply `json:"latency"`
+		SendLag logBucketsReply `json:"send_lag"`
 	}
+	c.sendLag = harness.LogBuckets{}
 	if err := c.lc.exchange(ctx, map[string]any{"command": "latencies", "cell": c.id}, &r); err != nil {
 		return harness.LogBuckets{}, err
 	}
-	counts := make(map[int]int64, len(r.Latency.Buckets))
-	for _, b := range r.Latency.Buckets {
-		counts[int(b[0])] += b[1]
-	}
-	return harness.LogBuckets{Resolution: r.Latency.Resolution, Counts: counts}, nil
+	c.sendLag = r.SendLag.buckets()
+	return r.Latency.buckets(), nil
 }
+
+// SendLag is how late the last repetition's calls started after they were
+// due, in an open loop (harness.ExternalSendLag); read with its latencies.
+func (c *lispCell) SendLag() harness.LogBuckets { return c.sendLag }

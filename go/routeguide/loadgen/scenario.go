@@ -42,6 +42,10 @@ const maxServerQuota = 64
 const (
 	stallGrace           = 30 * time.Second
 	countWarmupAllowance = time.Minute
+	// budgetSlack is how early a call may end at the scenario's deadline
+	// on a clock other than this process's (the server's, from the
+	// grpc-timeout it was sent) and still count as having reached it.
+	budgetSlack = 50 * time.Millisecond
 )
 
 // scenario is one point of a run: an RPC kind at a client count.
@@ -419,8 +423,12 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 	c.reps = append(c.reps, reps...)
 	// The budget ran out while the caller's context is alive: a call outlived
 	// the plan. Its error may be the context's or the call's own
-	// DeadlineExceeded status, whichever the runner saw first.
-	if err != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+	// DeadlineExceeded status, whichever the runner saw first; a server that
+	// honours the call's grpc-timeout ends it on its own clock, a moment
+	// before this context's timer fires.
+	deadline, _ := runCtx.Deadline()
+	budgetSpent := errors.Is(runCtx.Err(), context.DeadlineExceeded) || !time.Now().Before(deadline.Add(-budgetSlack))
+	if err != nil && budgetSpent && ctx.Err() == nil {
 		err = fmt.Errorf("%w: cancelled after %v, %v past its planned time; an RPC is probably stuck", err, budget, ss.stallGrace)
 	}
 	if err == nil && ss.server != nil {

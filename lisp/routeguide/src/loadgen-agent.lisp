@@ -24,7 +24,8 @@
 ;;;;   {"command":"latencies","cell":1}
 ;;;;       its latencies: {resolution, max_possible_ns, count,
 ;;;;       buckets: [[index, count], ...]} (gRPC's log buckets, the empty
-;;;;       ones left out)
+;;;;       ones left out), and in send_lag, in the same form, how late each
+;;;;       call of an open loop started after it was due (empty otherwise)
 ;;;;   {"command":"close","cell":1}
 ;;;;   {"command":"version"}  -> {"ok":true,"sbcl_version":"SBCL 2.5.10"}
 ;;;;
@@ -159,7 +160,8 @@ command was read, NOW-NS time), or NIL."
   (let ((cell (agent-cell agent command)))
     (unless (cell-measured cell)
       (command-fail "no repetition has run since the last warm-up or measure"))
-    (list :ok t :latency (latency-json (cell-latency cell)))))
+    (list :ok t :latency (latency-json (cell-latency cell))
+          :send-lag (latency-json (cell-send-lag cell)))))
 
 (defun latency-json (h)
   (list :resolution *latency-resolution* :max-possible-ns *latency-max-ns*

@@ -40,12 +40,29 @@ ones count in the last bucket.")
   (ops 0 :type fixnum) (errors 0 :type fixnum) (msgs 0 :type fixnum)
   (first-error nil) (first-error-at 0)
   (cut-short nil)
-  (latency (latency-histogram:make-latency-histogram *latency-resolution* *latency-max-ns*)))
+  (latency (latency-histogram:make-latency-histogram *latency-resolution* *latency-max-ns*))
+  ;; Open loop: how late each call started after it was due (the client's
+  ;; lateness, part of every latency, never the server's).
+  (send-lag (latency-histogram:make-latency-histogram *latency-resolution* *latency-max-ns*)))
 
 (defun worker-reset (w)
   (setf (worker-ops w) 0 (worker-errors w) 0 (worker-msgs w) 0
         (worker-first-error w) nil (worker-cut-short w) nil)
-  (latency-histogram:histogram-clear (worker-latency w)))
+  (latency-histogram:histogram-clear (worker-latency w))
+  (latency-histogram:histogram-clear (worker-send-lag w)))
+
+(defparameter *spin-ns* 100000
+  "The last stretch before a call is due, 100 µs, waited for by polling the
+clock instead of sleeping: nanosleep wakes tens of microseconds late, and
+that lateness would be booked as the server's latency.")
+
+(defun wait-until (due)
+  "Return at monotonic time DUE, or at once if it has passed: sleep to
+within *SPIN-NS* of it, then poll the clock."
+  (let ((sleep (- due (now-ns) *spin-ns*)))
+    (when (plusp sleep)
+      (sleep (/ sleep 1d9))))
+  (loop while (< (now-ns) due)))
 
 (defun next-due (schedule deadline-ns give-up)
   "The due time of the next call of an open loop, SCHEDULE being
@@ -56,8 +73,7 @@ without waiting, if it falls at or after GIVE-UP (NIL: none)."
          (due (+ (cadr schedule) (* n (cddr schedule)))))
     (cond ((>= due deadline-ns) nil)
           ((and give-up (>= due give-up)) :give-up)
-          (t (let ((wait (- due (now-ns))))
-               (when (plusp wait) (sleep (/ wait 1d9))))
+          (t (wait-until due)
              due))))
 
 (defun worker-loop (w op workload run)
@@ -82,7 +98,8 @@ latency the service achieved."
                            (case due
                              ((nil) (return))
                              (:give-up (cut-short) (return))
-                             (t due)))
+                             (t (latency-histogram:histogram-add (worker-send-lag w) (max 0 (- (now-ns) due)))
+                                due)))
                          (now-ns))))
           (let ((left (and give-up (- give-up (now-ns)))))
             (when (and left (<= left 0))
@@ -200,11 +217,11 @@ and bytes consed, and its workers' counts."
                 first-at (worker-first-error-at w)))))
     rep))
 
-(defun workers-latency (workers)
-  "The latencies of WORKERS' last run, merged."
-  (let ((latency (latency-histogram:make-latency-histogram *latency-resolution* *latency-max-ns*)))
-    (dolist (w workers latency)
-      (latency-histogram:histogram-merge latency (worker-latency w)))))
+(defun workers-histogram (workers reader)
+  "The histograms READER gives of WORKERS' last run, merged."
+  (let ((merged (latency-histogram:make-latency-histogram *latency-resolution* *latency-max-ns*)))
+    (dolist (w workers merged)
+      (latency-histogram:histogram-merge merged (funcall reader w)))))
 
 (defconstant +connect-seconds+ 10
   "How long a cell's connections may take to be ready, all of them: the
@@ -289,4 +306,11 @@ most MAX-OPS), none after GIVE-UP.  True if it was cut short."
   "The latencies of the repetition last run."
   (unless (cell-measured cell)
     (error "no repetition has run since the last warm-up or preparation"))
-  (workers-latency (cell-workers cell)))
+  (workers-histogram (cell-workers cell) #'worker-latency))
+
+(defun cell-send-lag (cell)
+  "How late the calls of the repetition last run started after they were
+due: empty unless it was an open loop."
+  (unless (cell-measured cell)
+    (error "no repetition has run since the last warm-up or preparation"))
+  (workers-histogram (cell-workers cell) #'worker-send-lag))
