@@ -17,9 +17,7 @@ import (
 
 // serverCPU is kcp's CPU, and its cgroups' counters where it has any.
 func (p clientPlan) serverCPU() *harness.ProcessCPU {
-	cpu := harness.NewProcessCPU(p.ServerPID)
-	cpu.Group = p.ServerGroup
-	return cpu
+	return harness.NewServerCPU(p.ServerPID, p.ServerGroup)
 }
 
 // clientPlan is what every client scenario shares.

@@ -26,9 +26,14 @@ import (
 // Period is the CFS period every quota is set against: the quota is the
 // CPU time the group may use in each period, and once it is spent the
 // group waits for the next. A tenth of the kernel's default, so that a
-// server at a quarter of a core stalls for at most 7.5 ms at a time, not
-// 75, and a 1 s repetition spans a hundred periods.
+// server at a quarter of a core is held back for at most 10 ms at a time
+// (7.5 ms with one busy thread), not 100, and a 1 s repetition spans a
+// hundred periods.
 const Period = 10 * time.Millisecond
+
+// MinQuota is the smallest quota in cores: the kernel accepts no less than
+// 1 ms per period.
+const MinQuota = float64(time.Millisecond) / float64(Period)
 
 // Hierarchy is where the cgroup file systems are mounted.
 type Hierarchy struct {
@@ -66,10 +71,9 @@ func Detect(root string) Hierarchy {
 // Group is one server's control groups (a directory in each hierarchy
 // used). Remove deletes them once the server has exited.
 type Group struct {
-	quota   float64 // cores; 0 for none
-	cpuDir  string  // the group holding the quota ("" without one)
-	v2Quota bool    // cpuDir is a v2 group (cpu.max, throttled_usec)
-	track   string  // the v2 group whose cpu.pressure is read ("" without one)
+	quota  float64 // cores; 0 for none
+	cpuDir string  // the group holding the quota ("" without one)
+	track  string  // the v2 group whose cpu.pressure is read ("" without one)
 }
 
 var serial atomic.Int64
@@ -82,7 +86,8 @@ func New(h Hierarchy, name string, cores float64) (*Group, error) {
 	if cores < 0 {
 		return nil, fmt.Errorf("CPU quota %v: want 0 (none) or a positive number of cores", cores)
 	}
-	leaf := fmt.Sprintf("grpcbench-%s-%d-%d", sanitize(name), os.Getpid(), serial.Add(1))
+	sweep(h)
+	leaf := fmt.Sprintf("%s%s-%d-%d", leafPrefix, sanitize(name), os.Getpid(), serial.Add(1))
 	g := &Group{quota: cores}
 	if h.Unified != "" {
 		dir := filepath.Join(h.Unified, leaf)
@@ -111,14 +116,14 @@ func New(h Hierarchy, name string, cores float64) (*Group, error) {
 func (g *Group) setQuota(h Hierarchy, leaf string, cores float64) error {
 	quota := time.Duration(cores * float64(Period))
 	if quota < time.Millisecond {
-		return fmt.Errorf("a quota below 1 ms per %v period (%g cores) is below what the kernel accepts", Period, float64(time.Millisecond)/float64(Period))
+		return fmt.Errorf("the kernel accepts no quota below 1 ms per %v period, %g cores", Period, MinQuota)
 	}
 	switch {
 	case h.UnifiedHasCPU && g.track != "":
 		if err := enableCPUController(h.Unified); err != nil {
 			return err
 		}
-		g.cpuDir, g.v2Quota = g.track, true
+		g.cpuDir = g.track
 		return write(filepath.Join(g.cpuDir, "cpu.max"), fmt.Sprintf("%d %d", quota.Microseconds(), Period.Microseconds()))
 	case h.CPU != "":
 		dir := filepath.Join(h.CPU, leaf)
@@ -224,52 +229,41 @@ func (g *Group) Usage() (user, system time.Duration, ok bool) {
 
 // ParseUsage reads user_usec and system_usec from a v2 cpu.stat file.
 func ParseUsage(data string) (user, system time.Duration, ok bool) {
-	var seen int
-	for line := range strings.SplitSeq(data, "\n") {
-		key, value, found := strings.Cut(strings.TrimSpace(line), " ")
-		if !found {
-			continue
-		}
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil {
-			continue
-		}
-		switch key {
-		case "user_usec":
-			user, seen = time.Duration(n)*time.Microsecond, seen|1
-		case "system_usec":
-			system, seen = time.Duration(n)*time.Microsecond, seen|2
-		}
-	}
-	return user, system, seen == 3
+	stat := statFields(data)
+	u, okU := stat["user_usec"]
+	s, okS := stat["system_usec"]
+	return time.Duration(u) * time.Microsecond, time.Duration(s) * time.Microsecond, okU && okS
 }
 
 // ParseCPUStat reads nr_periods, nr_throttled and the throttled time from a
 // cpu.stat file of either version (v1 throttled_time in ns, v2
 // throttled_usec).
 func ParseCPUStat(data string) (periods, throttledPeriods int64, throttled time.Duration, ok bool) {
-	var seen int
+	stat := statFields(data)
+	periods, okP := stat["nr_periods"]
+	throttledPeriods, okT := stat["nr_throttled"]
+	if ns, okNs := stat["throttled_time"]; okNs {
+		throttled = time.Duration(ns)
+		return periods, throttledPeriods, throttled, okP && okT
+	}
+	us, okUs := stat["throttled_usec"]
+	return periods, throttledPeriods, time.Duration(us) * time.Microsecond, okP && okT && okUs
+}
+
+// statFields are the "KEY VALUE" lines of a cgroup stat file with an
+// integer value.
+func statFields(data string) map[string]int64 {
+	out := map[string]int64{}
 	for line := range strings.SplitSeq(data, "\n") {
 		key, value, found := strings.Cut(strings.TrimSpace(line), " ")
 		if !found {
 			continue
 		}
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil {
-			continue
-		}
-		switch key {
-		case "nr_periods":
-			periods, seen = n, seen|1
-		case "nr_throttled":
-			throttledPeriods, seen = n, seen|2
-		case "throttled_time":
-			throttled, seen = time.Duration(n), seen|4
-		case "throttled_usec":
-			throttled, seen = time.Duration(n)*time.Microsecond, seen|4
+		if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+			out[key] = n
 		}
 	}
-	return periods, throttledPeriods, throttled, seen == 7
+	return out
 }
 
 // ParseStall reads the "some" total (µs) of a PSI file such as cpu.pressure.
@@ -287,6 +281,44 @@ func ParseStall(data string) (time.Duration, bool) {
 		}
 	}
 	return 0, false
+}
+
+// leafPrefix starts the name of every group New makes, which ends in the
+// making process's pid and a serial: "grpcbench-NAME-PID-N".
+const leafPrefix = "grpcbench-"
+
+// sweep removes the groups that processes now dead left behind (a load
+// generator killed with SIGKILL never reaps its server, whose groups the
+// reaper would have removed). The kernel refuses to remove a group that
+// still holds a process, so a live server's stays.
+func sweep(h Hierarchy) {
+	for _, root := range []string{h.CPU, h.Unified} {
+		if root == "" {
+			continue
+		}
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if pid, ok := makerPID(e.Name()); e.IsDir() && ok && !exists(fmt.Sprintf("/proc/%d", pid)) {
+				os.Remove(filepath.Join(root, e.Name()))
+			}
+		}
+	}
+}
+
+// makerPID is the pid in a group name New made.
+func makerPID(name string) (int, bool) {
+	if !strings.HasPrefix(name, leafPrefix) {
+		return 0, false
+	}
+	fields := strings.Split(name, "-")
+	if len(fields) < 4 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(fields[len(fields)-2])
+	return pid, err == nil && pid > 0
 }
 
 func write(path, value string) error {

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,6 +139,34 @@ func TestNewFailures(t *testing.T) {
 	}
 	if _, err := os.Stat(g.track); !os.IsNotExist(err) {
 		t.Errorf("%s still there after Remove: %v", g.track, err)
+	}
+}
+
+// New removes the groups a dead process left behind, and only those.
+func TestNewSweepsGroupsOfDeadMakers(t *testing.T) {
+	root := fakeHybrid(t)
+	h := Detect(root)
+	dead := filepath.Join(h.Unified, "grpcbench-go-999999999-1")
+	live := filepath.Join(h.Unified, fmt.Sprintf("grpcbench-go-%d-7", os.Getpid()))
+	other := filepath.Join(h.CPU, "system.slice")
+	for _, dir := range []string{dead, live, other} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := New(h, "x", 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the dead maker's group is still there: %v", err)
+	}
+	for _, dir := range []string{live, other} {
+		if _, err := os.Stat(dir); err != nil {
+			t.Errorf("%s was swept: %v", dir, err)
+		}
+	}
+	if pid, ok := makerPID("grpcbench-lisp-server-42-3"); !ok || pid != 42 {
+		t.Errorf("makerPID: %d %v", pid, ok)
 	}
 }
 

@@ -23,9 +23,6 @@ type CgroupReader interface {
 	Cgroup() *cgroup.Group
 }
 
-// Cgroup is the control groups of the process, if it was given any.
-func (p *ProcessCPU) Cgroup() *cgroup.Group { return p.Group }
-
 // serverCgroup is the server's control groups, or nil.
 func serverCgroup(server CPUSource) *cgroup.Group {
 	if c, ok := server.(CgroupReader); ok {
@@ -61,6 +58,6 @@ func (rep *Rep) setConditions(before, after conditions, wall time.Duration) {
 // serverConditionMetrics are the server's throttling and CPU pressure per
 // repetition, where every repetition read them.
 func serverConditionMetrics(reps []Rep) []schema.Metric {
-	throttled := hostShareMetric(reps, schema.MetricServerThrottled, func(r Rep) (float64, bool) { return r.ServerThrottled, r.HasServerThrottling })
-	return append(throttled, hostShareMetric(reps, schema.MetricServerCPUPressure, func(r Rep) (float64, bool) { return r.ServerCPUPressure, r.HasServerCPUPressure })...)
+	throttled := shareMetric(reps, schema.MetricServerThrottled, func(r Rep) (float64, bool) { return r.ServerThrottled, r.HasServerThrottling })
+	return append(throttled, shareMetric(reps, schema.MetricServerCPUPressure, func(r Rep) (float64, bool) { return r.ServerCPUPressure, r.HasServerCPUPressure })...)
 }

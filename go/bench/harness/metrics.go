@@ -103,13 +103,13 @@ func repMetric(reps []Rep, name string, value func(Rep) float64) schema.Metric {
 // pressureMetric is the host's CPU pressure per repetition, if every one
 // could read it.
 func pressureMetric(reps []Rep) []schema.Metric {
-	return hostShareMetric(reps, schema.MetricCPUPressure, func(r Rep) (float64, bool) { return r.CPUPressure, r.HasCPUPressure })
+	return shareMetric(reps, schema.MetricCPUPressure, func(r Rep) (float64, bool) { return r.CPUPressure, r.HasCPUPressure })
 }
 
-// hostShareMetric is a share of time per repetition (the host's CPU
+// shareMetric is a share of time per repetition (the host's CPU
 // pressure or steal, the server's throttling), if every repetition could
 // read it.
-func hostShareMetric(reps []Rep, name string, value func(Rep) (float64, bool)) []schema.Metric {
+func shareMetric(reps []Rep, name string, value func(Rep) (float64, bool)) []schema.Metric {
 	values := make([]float64, len(reps))
 	for i, r := range reps {
 		v, ok := value(r)

@@ -16,13 +16,23 @@ import (
 // which only covers the caller and its waited-for children.
 type ProcessCPU struct {
 	PID int
-	// Group is the process's control groups, if it runs in its own
+	// group is the process's control groups, if it runs in its own
 	// (serverproc.Process.Cgroup): their counters are read around each
 	// repetition, and a CPU quota is the cores its utilisation counts.
-	Group          *cgroup.Group
+	group *cgroup.Group
+	// fromCgroup says the CPU time comes from the group, to the
+	// microsecond, rather than from /proc in clock ticks: decided once, so
+	// that the two readings of a repetition never mix the two.
+	fromCgroup     bool
 	statPath       string
 	ticksPerSecond int64
 }
+
+// The values of CPUClock: where a server's CPU time was read.
+const (
+	CPUClockCgroup = "cgroup cpu.stat (µs)"
+	CPUClockProc   = "/proc/PID/stat (clock ticks)"
+)
 
 // NewProcessCPU returns a CPUSource for the process with the given PID.
 func NewProcessCPU(pid int) *ProcessCPU {
@@ -33,14 +43,38 @@ func NewProcessCPU(pid int) *ProcessCPU {
 	}
 }
 
-// CPU returns the process's cumulative user and system time (all threads):
-// its cgroup's to the microsecond where it has one of its own, else from
-// /proc in clock ticks.
+// NewServerCPU is NewProcessCPU for a server in control groups of its own
+// (nil: none), whose CPU time is then read from them where they keep it.
+func NewServerCPU(pid int, group *cgroup.Group) *ProcessCPU {
+	p := NewProcessCPU(pid)
+	p.group = group
+	if group != nil {
+		_, _, p.fromCgroup = group.Usage()
+	}
+	return p
+}
+
+// Cgroup is the control groups of the process, if it was given any.
+func (p *ProcessCPU) Cgroup() *cgroup.Group { return p.group }
+
+// CPUClock says where CPU() reads the time: CPUClockCgroup or
+// CPUClockProc.
+func (p *ProcessCPU) CPUClock() string {
+	if p.fromCgroup {
+		return CPUClockCgroup
+	}
+	return CPUClockProc
+}
+
+// CPU returns the process's cumulative user and system time (all threads),
+// from its cgroup or from /proc (CPUClock).
 func (p *ProcessCPU) CPU() (CPUTimes, error) {
-	if p.Group != nil {
-		if user, system, ok := p.Group.Usage(); ok {
-			return CPUTimes{User: user, System: system}, nil
+	if p.fromCgroup {
+		user, system, ok := p.group.Usage()
+		if !ok {
+			return CPUTimes{}, fmt.Errorf("the CPU time of pid %d's cgroup can no longer be read", p.PID)
 		}
+		return CPUTimes{User: user, System: system}, nil
 	}
 	data, err := os.ReadFile(p.statPath)
 	if err != nil {

@@ -89,5 +89,5 @@ func hostCPUs(r stealReading) int {
 // stealMetric is the host's CPU steal per repetition, if every one could
 // read it.
 func stealMetric(reps []Rep) []schema.Metric {
-	return hostShareMetric(reps, schema.MetricCPUSteal, func(r Rep) (float64, bool) { return r.CPUSteal, r.HasCPUSteal })
+	return shareMetric(reps, schema.MetricCPUSteal, func(r Rep) (float64, bool) { return r.CPUSteal, r.HasCPUSteal })
 }

@@ -132,8 +132,7 @@ func TestServerCoresAreItsQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := NewProcessCPU(os.Getpid())
-	server.Group = g
+	server := NewServerCPU(os.Getpid(), g)
 	if _, cores, _ := (&Runner{Server: server}).sideCores(); cores != 0.5 {
 		t.Errorf("server cores %v with a quota of 0.5; want 0.5", cores)
 	}

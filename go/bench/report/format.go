@@ -163,7 +163,7 @@ var metricLabels = map[string]string{
 	schema.MetricCPUPressure:       "Host CPU pressure",
 	schema.MetricCPUSteal:          "Host CPU steal",
 	schema.MetricServerThrottled:   "Server throttled by its CPU quota",
-	schema.MetricServerCPUPressure: "Server CPU pressure",
+	schema.MetricServerCPUPressure: "Server CPU pressure (throttling included)",
 	schema.MetricSendLagP50:        "Send lag p50",
 	schema.MetricSendLagP99:        "Send lag p99",
 	schema.MetricSendLagMax:        "Send lag max",

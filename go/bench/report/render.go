@@ -163,7 +163,12 @@ func writeSetup(p *Page, d *Dataset) {
 		}
 		if q := e.Extra[schema.ExtraServerCPUQuota]; q != "" {
 			fmt.Fprintf(&b, "- **Server CPU quota:** %s. A throttled server waits for its next period, "+
-				"which shows in every latency: these results are for throughput and CPU per request only.\n", q)
+				"which shows in every latency: these results are for throughput and CPU per request only. "+
+				"Linux counts a throttled thread as waiting for a CPU, so the CPU pressure figures, the "+
+				"server's and the host's, include the quota's own throttling.\n", q)
+		}
+		if c := e.Extra[schema.ExtraServerCPUClock]; c != "" {
+			fmt.Fprintf(&b, "- **Server CPU time from:** %s\n", c)
 		}
 		b.WriteString("\n")
 	}
@@ -243,8 +248,8 @@ func variantPrefixes(extra map[string]string) []string {
 
 // runtimeSettings says how the peers' runtimes were set: the measuring
 // process's GOGC, the server's environment and any tuning arguments, those
-// of the server whose Extra keys start with prefix ("" or the rival's).
-// Both servers of a run inherit the same environment.
+// of the server whose Extra keys start with prefix ("", the rival's or a
+// variant's). Every server of a run inherits the same environment.
 func runtimeSettings(extra map[string]string, prefix string) string {
 	var settings []string
 	if g := extra[schema.ExtraGOGC]; g != "" {

@@ -48,7 +48,7 @@ const (
 	MetricCPUPressure       = "cpu_pressure"         // the share of the wall time some task on the host waited for a CPU
 	MetricCPUSteal          = "cpu_steal"            // the share of the host's CPU time its hypervisor gave to other guests
 	MetricServerThrottled   = "server_throttled"     // the share of CFS periods in which the server's CPU quota held it back
-	MetricServerCPUPressure = "server_cpu_pressure"  // the share of the wall time some thread of the server waited for a CPU
+	MetricServerCPUPressure = "server_cpu_pressure"  // the share of the wall time some thread of the server waited for a CPU, or for its quota
 	MetricServerBytesPerOp  = "server_bytes_per_op"  // the server's bytes allocated per operation (CRI, from its debug service)
 	MetricServerAllocsPerOp = "server_allocs_per_op" // the server's allocations per operation (CRI)
 	MetricEncodedBytes      = "encoded_bytes"        // an object's encoded size (Kubernetes content types)

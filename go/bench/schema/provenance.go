@@ -48,6 +48,10 @@ const (
 	// ExtraServerCPUQuota is the CPU quota the servers were held to, if
 	// any ("0.25 cores (a CFS quota per 10ms period)").
 	ExtraServerCPUQuota = "server_cpu_quota"
+	// ExtraServerCPUClock is where the servers' CPU time was read: their
+	// cgroups' cpu.stat, to the microsecond, or /proc/PID/stat, in clock
+	// ticks (harness.CPUClockCgroup, CPUClockProc).
+	ExtraServerCPUClock = "server_cpu_clock"
 	// ExtraOrderSeed is the seed of a run whose cells ran in a random
 	// order, which gives that order again.
 	ExtraOrderSeed = "order_seed"

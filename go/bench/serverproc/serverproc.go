@@ -42,9 +42,12 @@ type Spec struct {
 	// its start (so that its runtime sizes its threads to them).
 	CPUs cpuset.Set
 	// Cgroup puts the server in control groups of its own (see package
-	// cgroup) where the host allows it, so that its CPU pressure can be
-	// read; without root it runs as if unset.
+	// cgroup) where the host allows it, so that its CPU time and pressure
+	// can be read from them; without root it runs as if unset.
 	Cgroup bool
+	// CgroupName names the groups (grpcbench-NAME-...): the server's label
+	// in the results, say; the program's base name if empty.
+	CgroupName string
 	// CPUQuota, if above 0, caps the server's CPU time at that many cores
 	// by a CFS quota (it implies Cgroup). A quota that cannot be set fails
 	// Start.
@@ -123,7 +126,11 @@ func launch(spec Spec, stdout io.Writer) (*Process, error) {
 	go func() {
 		p.waitErr = cmd.Wait()
 		if group != nil {
-			group.Remove() // empty now, so the kernel lets it go
+			// Empty now, so the kernel lets it go; a child the server left
+			// running would keep it (the next New sweeps it once it is gone).
+			if err := group.Remove(); err != nil && spec.Log != nil {
+				fmt.Fprintf(spec.Log, "serverproc: %v\n", err)
+			}
 		}
 		close(p.exited)
 	}()
@@ -133,7 +140,9 @@ func launch(spec Spec, stdout io.Writer) (*Process, error) {
 	if group != nil {
 		err := group.Add(cmd.Process.Pid)
 		switch {
-		case err == nil || errors.Is(err, syscall.ESRCH):
+		// ESRCH: the server exited already; ENOENT: and its groups are gone
+		// with it. Either way the caller's wait reports how it ended.
+		case err == nil || errors.Is(err, syscall.ESRCH) || errors.Is(err, os.ErrNotExist):
 		case spec.CPUQuota > 0:
 			p.Stop()
 			return nil, fmt.Errorf("moving the server into its cgroup: %w", err)
@@ -151,7 +160,11 @@ func newGroup(spec Spec) (*cgroup.Group, error) {
 	if !spec.Cgroup && spec.CPUQuota <= 0 {
 		return nil, nil
 	}
-	g, err := cgroup.New(cgroup.Detect(cgroup.Root), filepath.Base(spec.Argv[0]), spec.CPUQuota)
+	name := spec.CgroupName
+	if name == "" {
+		name = filepath.Base(spec.Argv[0])
+	}
+	g, err := cgroup.New(cgroup.Detect(cgroup.Root), name, spec.CPUQuota)
 	if err != nil && spec.CPUQuota > 0 {
 		return nil, err
 	}

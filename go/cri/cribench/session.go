@@ -80,9 +80,7 @@ func (s *session) probe(ctx context.Context) error {
 		if s.debug != nil && pid != s.proc.PID() {
 			return fmt.Errorf("the server at the endpoint is pid %d, not the one started (pid %d)", pid, s.proc.PID())
 		}
-		cpu := harness.NewProcessCPU(s.proc.PID())
-		cpu.Group = s.proc.Cgroup()
-		s.cpu = cpu
+		s.cpu = harness.NewServerCPU(s.proc.PID(), s.proc.Cgroup())
 	case pid == os.Getpid():
 		// In-process server: the client's CPU and heap include it.
 		s.debug = nil

@@ -152,14 +152,15 @@ func main() {
 }
 
 func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
-	file := &schema.File{Schema: schema.Version, Suite: suite, Environment: cfg.flags.Environment()}
-	extra := file.Environment.Extra
-	clientCores := runtime.NumCPU()
 	// This process drives the workers from the clients' CPUs, so that the
-	// servers' CPUs run nothing but the server.
+	// servers' CPUs run nothing but the server; pinned before the
+	// environment is read, so that it records the GOMAXPROCS that follows.
 	if err := cfg.place.PinSelf(); err != nil {
 		fmt.Fprintf(log, "[%s] %v\n", suite, err)
 	}
+	file := &schema.File{Schema: schema.Version, Suite: suite, Environment: cfg.flags.Environment()}
+	extra := file.Environment.Extra
+	clientCores := runtime.NumCPU()
 	cfg.place.Record(extra)
 	if cfg.place.Pinned() {
 		clientCores = len(cfg.place.Client)

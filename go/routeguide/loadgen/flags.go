@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/placement"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
@@ -255,8 +256,8 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string, vari
 		fail("-stream_msgs must be from 1 to %d, got %d", maxStreamMsgs, cfg.streamMsgs)
 	}
 	switch {
-	case cfg.serverQuota < 0 || cfg.serverQuota > maxServerQuota:
-		fail("-server_cpu_quota must be from 0 (none) to %g cores, got %g", float64(maxServerQuota), cfg.serverQuota)
+	case cfg.serverQuota < 0 || cfg.serverQuota > maxServerQuota || (cfg.serverQuota > 0 && cfg.serverQuota < cgroup.MinQuota):
+		fail("-server_cpu_quota must be 0 (none) or from %g to %g cores, got %g", cgroup.MinQuota, float64(maxServerQuota), cfg.serverQuota)
 	case cfg.serverQuota > 0 && cfg.serverPath == "":
 		fail("-server_cpu_quota needs -server: it caps a server this program starts")
 	case cfg.serverQuota > 0 && (len(cfg.rates) > 0 || len(cfg.totalConns) > 0):

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -137,6 +138,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		return file
 	}
 
+	recordCPUClock(file.Environment.Extra, sessions)
 	for _, s := range scenarios {
 		file.Results = append(file.Results, interleave(ctx, sessions, s)...)
 	}
@@ -144,6 +146,20 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		ss.stop()
 	}
 	return file
+}
+
+// recordCPUClock says in the results where the servers' CPU time was read:
+// their cgroups' microseconds, or /proc's clock ticks.
+func recordCPUClock(extra map[string]string, sessions []*session) {
+	var clocks []string
+	for _, ss := range sessions {
+		if ss.cpuClock != "" && !slices.Contains(clocks, ss.cpuClock) {
+			clocks = append(clocks, ss.cpuClock)
+		}
+	}
+	if len(clocks) > 0 {
+		extra[schema.ExtraServerCPUClock] = strings.Join(clocks, ", ")
+	}
 }
 
 // start starts the session's server on the given CPUs.
@@ -160,16 +176,16 @@ func (ss *session) start(ctx context.Context, spec serverSpec, cpus cpuset.Set) 
 		CPUs:         cpus,
 		// Its own cgroup where the host allows one, for its CPU pressure;
 		// with -server_cpu_quota, a cap it must have.
-		Cgroup:   true,
-		CPUQuota: ss.cfg.serverQuota,
+		Cgroup:     true,
+		CgroupName: spec.impl,
+		CPUQuota:   ss.cfg.serverQuota,
 	})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", spec.path, err)
 	}
 	fmt.Fprintf(ss.progress, "[%s] %s server %s (pid %d) listening on %s\n", suite, spec.impl, spec.path, srv.PID(), srv.Addr())
-	cpu := harness.NewProcessCPU(srv.PID())
-	cpu.Group = srv.Cgroup()
-	ss.server, ss.addr, ss.cpu = srv, srv.Addr(), cpu
+	cpu := harness.NewServerCPU(srv.PID(), srv.Cgroup())
+	ss.server, ss.addr, ss.cpu, ss.cpuClock = srv, srv.Addr(), cpu, cpu.CPUClock()
 	ss.spec, ss.cpus = spec, cpus
 	return nil
 }

@@ -117,6 +117,7 @@ type session struct {
 	spec     serverSpec          // what server was started, and on which CPUs
 	cpus     cpuset.Set
 	cpu      harness.CPUSource // the server's CPU, or nil
+	cpuClock string            // where cpu reads it (harness.CPUClockCgroup, ...)
 	work     *workload
 	progress io.Writer
 	// stallGrace is how far a scenario may overrun its plan before it is
