@@ -277,12 +277,33 @@ reason."
         (error "connecting to ~A:~D: ~A" host port e)))
     channels))
 
+(defparameter *open-loop-callers* 128
+  "How many calls an open loop keeps in flight at most, in all (one thread
+each, the clients' channels taken in turn; at least one per client).  The
+schedule does not wait for a slow call while another caller is free, so a
+stall shows as a queue of due calls, each late by its wait, up to this
+many; past it, calls start late, and the send lag says by how much.
+Threads, since a clgrpc client call blocks its thread; each costs two
+latency histograms (about 0.4 MB), which is what bounds it.")
+
 (defstruct (cell (:constructor %make-cell (channels workers op workload call-timeout)))
   "One scenario's clients, connected to one server and kept from one
 repetition to the next, and the repetition prepared or last measured."
   channels workers op workload call-timeout
+  (open-loop-workers nil)               ; the open loop's callers, made when first needed
+  (callers nil)                         ; the workers of the run prepared or last run
   (prepared nil)                        ; a RUN, parked
   (measured nil))                       ; T once a run has ended: its latencies can be read
+
+(defun cell-open-loop-callers (cell)
+  "The workers of CELL's open loop: *OPEN-LOOP-CALLERS* (at least one per
+client), over the clients' channels in turn."
+  (or (cell-open-loop-workers cell)
+      (setf (cell-open-loop-workers cell)
+            (let* ((channels (cell-channels cell))
+                   (n (max (length channels) *open-loop-callers*)))
+              (loop for i below n
+                    collect (make-worker i (nth (mod i (length channels)) channels)))))))
 
 (defun open-cell (&key host port kind clients mode workload call-timeout)
   (let ((channels (open-channels host port clients mode)))
@@ -313,8 +334,9 @@ most MAX-OPS), none after GIVE-UP.  True if it was cut short."
     (error "a repetition is prepared already"))
   (sb-ext:gc :full t)
   (setf (cell-measured cell) nil
+        (cell-callers cell) (if rate (cell-open-loop-callers cell) (cell-workers cell))
         (cell-prepared cell)
-        (prepare-run (cell-workers cell) (cell-op cell) (cell-workload cell)
+        (prepare-run (cell-callers cell) (cell-op cell) (cell-workload cell)
                      :duration-ns duration-ns :rate rate :max-ops max-ops
                      :call-timeout (cell-call-timeout cell) :give-up give-up)))
 
@@ -322,18 +344,18 @@ most MAX-OPS), none after GIVE-UP.  True if it was cut short."
   "Run the prepared repetition; its REP."
   (let ((run (or (shiftf (cell-prepared cell) nil)
                  (error "no repetition is prepared"))))
-    (prog1 (measure-run run (cell-workers cell))
+    (prog1 (measure-run run (cell-callers cell))
       (setf (cell-measured cell) t))))
 
 (defun cell-latency (cell)
   "The latencies of the repetition last run."
   (unless (cell-measured cell)
     (error "no repetition has run since the last warm-up or preparation"))
-  (workers-histogram (cell-workers cell) #'worker-latency))
+  (workers-histogram (cell-callers cell) #'worker-latency))
 
 (defun cell-send-lag (cell)
   "How late the calls of the repetition last run started after they were
 due: empty unless it was an open loop."
   (unless (cell-measured cell)
     (error "no repetition has run since the last warm-up or preparation"))
-  (workers-histogram (cell-workers cell) #'worker-send-lag))
+  (workers-histogram (cell-callers cell) #'worker-send-lag))
