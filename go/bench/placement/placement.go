@@ -64,6 +64,17 @@ type Placement struct {
 // Unpinned is a placement that pins nothing, for the reason given.
 func Unpinned(why string) Placement { return Placement{Why: why} }
 
+// InProcess is the placement of a benchmark whose client and server are one
+// process (the in-process channel tournament): there is nothing to split,
+// and Record says which CPUs the two shared.
+func InProcess() Placement {
+	usable, err := cpuset.Usable()
+	if err != nil {
+		return Unpinned("in-process, client and server on the same CPUs: " + err.Error())
+	}
+	return Unpinned(fmt.Sprintf("in-process, client and server sharing CPUs %s", usable))
+}
+
 // Resolve is the placement spec asks for on this machine: auto splits the
 // usable CPUs by physical core (cpuset.Split), and pins nothing when there
 // is only one.

@@ -43,6 +43,14 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestInProcess(t *testing.T) {
+	extra := map[string]string{}
+	InProcess().Record(extra)
+	if !strings.HasPrefix(extra[schema.ExtraCPUs], "unpinned: in-process, client and server sharing CPUs ") {
+		t.Errorf("in-process: %v", extra)
+	}
+}
+
 func TestRecord(t *testing.T) {
 	extra := map[string]string{}
 	Placement{Server: cpuset.Set{0}, Client: cpuset.Set{1}}.Record(extra)

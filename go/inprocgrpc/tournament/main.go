@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/placement"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	pb "github.com/grpcbench/grpcbench/proto/echo"
 )
@@ -102,6 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	file := schema.NewFile(suite, flags.Environment())
+	placement.InProcess().Record(file.Environment.Extra)
 	clients := map[string]*started{}
 	defer func() {
 		for _, s := range clients {
