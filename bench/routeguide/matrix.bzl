@@ -94,6 +94,17 @@ def tuned_variants():
     """
     return ["-variant=%s_tuned=%s:%s" % (server, server, " ".join(args)) for server, args in TUNED.items()]
 
+def _go_client_grid(name, args, **kwargs):
+    """Both servers in turns with the Go client: NAME_go_and_lisp_servers_go_client (and _results)."""
+    first, rival = SERVERS.keys()
+    benchmark(
+        name = _interleaved(name, "go"),
+        args = args + ["-impl=" + first, "-rival_impl=" + rival],
+        binary = LOADGEN,
+        tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"},
+        **kwargs
+    )
+
 def _go_client_results(name):
     return ["//bench/routeguide:%s_results" % _interleaved(name, "go")]
 
@@ -120,15 +131,7 @@ def routeguide_tls(name, args, **kwargs):
       args: the pinned load generator flags, as the matrix's.
       **kwargs: common attributes (tags, visibility).
     """
-    first, rival = SERVERS.keys()
-    benchmark(
-        name = _interleaved(name, "go"),
-        args = args + ["-tls", "-impl=" + first, "-rival_impl=" + rival],
-        binary = LOADGEN,
-        tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"},
-        files = TLS_FILES,
-        **kwargs
-    )
+    _go_client_grid(name, args + ["-tls"], files = TLS_FILES, **kwargs)
 
 def capped_results(name):
     """The results target of routeguide_capped(name).
@@ -156,11 +159,4 @@ def routeguide_capped(name, args, cores, **kwargs):
       cores: the quota, in cores (a string, such as "0.25").
       **kwargs: common attributes (tags, visibility).
     """
-    first, rival = SERVERS.keys()
-    benchmark(
-        name = _interleaved(name, "go"),
-        args = args + ["-server_cpu_quota=" + cores, "-impl=" + first, "-rival_impl=" + rival],
-        binary = LOADGEN,
-        tools = {SERVERS[first]: "-server", SERVERS[rival]: "-rival"},
-        **kwargs
-    )
+    _go_client_grid(name, args + ["-server_cpu_quota=" + cores], **kwargs)

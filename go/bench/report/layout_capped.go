@@ -20,28 +20,10 @@ var routeguideCells = map[string][]string{
 var cappedLayout = Layout{
 	Title: "RouteGuide with the servers capped below a core: Go vs Common Lisp",
 	Sections: []Section{
-		PivotTable{
-			Title: "Throughput", GroupBy: []string{"rpc", "client", "server_cpu_quota"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricReqPerSec, Names: implNames,
-			Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
-		},
-		PivotTable{
-			Title: "Server CPU per request", GroupBy: []string{"rpc", "client", "server_cpu_quota"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricServerCPUPerOp, Names: implNames,
-			Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
-		},
-		PivotTable{
-			Title: "Server utilisation (CPU time over wall time and the quota)", GroupBy: []string{"rpc", "client", "server_cpu_quota"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricServerUtilisation, Names: implNames,
-		},
-		PivotTable{
-			Title: "Load generator utilisation (its core)", GroupBy: []string{"rpc", "client", "server_cpu_quota"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricClientUtilisation, Names: implNames,
-		},
+		lispGoPivot("Throughput", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricReqPerSec, lispOverGoPercent),
+		lispGoPivot("Server CPU per request", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerCPUPerOp, lispOverGoFactor),
+		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerUtilisation, nil),
+		lispGoPivot("Load generator utilisation (its core)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricClientUtilisation, nil),
 		Goal{
 			Title: "Speed goal, servers capped",
 			Statement: "With the same Go load generator on a whole core and each server held to the same " +

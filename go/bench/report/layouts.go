@@ -215,23 +215,11 @@ var BuiltinLayouts = map[string]Layout{
 			openLoopLatency(schema.MetricLatencyP50),
 			openLoopLatency(schema.MetricLatencyP99),
 			openLoopLatency(schema.MetricLatencyP999),
-			PivotTable{
-				Title: "Achieved rate", GroupBy: []string{"rpc", "client", "clients"},
-				Rows: "rate", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricReqPerSec, Names: implNames,
-			},
+			lispGoPivot("Achieved rate", []string{"rpc", "client", "clients"}, "rate", schema.MetricReqPerSec, nil),
 			// How late the load generator started the calls: part of every
 			// latency above, and the load generator's, not the server's.
-			PivotTable{
-				Title: "Send lag p99 (how late calls started after they were due)", GroupBy: []string{"rpc", "client", "clients"},
-				Rows: "rate", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricSendLagP99, Names: implNames,
-			},
-			PivotTable{
-				Title: "Send lag max", GroupBy: []string{"rpc", "client", "clients"},
-				Rows: "rate", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricSendLagMax, Names: implNames,
-			},
+			lispGoPivot("Send lag p99 (how late calls started after they were due)", []string{"rpc", "client", "clients"}, "rate", schema.MetricSendLagP99, nil),
+			lispGoPivot("Send lag max", []string{"rpc", "client", "clients"}, "rate", schema.MetricSendLagMax, nil),
 			// The latency-versus-load curve of a rate sweep, up to each
 			// server's saturation, where its latency climbs without bound.
 			ChartSection{
@@ -329,23 +317,9 @@ var BuiltinLayouts = map[string]Layout{
 	"routeguide_tls": {
 		Title: "RouteGuide over TLS: Go vs Common Lisp",
 		Sections: []Section{
-			PivotTable{
-				Title: "Throughput", GroupBy: []string{"rpc", "client"},
-				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricReqPerSec, Names: implNames,
-				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
-			},
-			PivotTable{
-				Title: "Server CPU per request", GroupBy: []string{"rpc", "client"},
-				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricServerCPUPerOp, Names: implNames,
-				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
-			},
-			PivotTable{
-				Title: "Latency", GroupBy: []string{"rpc", "client"},
-				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricLatencyP99, Names: implNames,
-			},
+			lispGoPivot("Throughput", []string{"rpc", "client"}, "clients", schema.MetricReqPerSec, lispOverGoPercent),
+			lispGoPivot("Server CPU per request", []string{"rpc", "client"}, "clients", schema.MetricServerCPUPerOp, lispOverGoFactor),
+			lispGoPivot("Latency", []string{"rpc", "client"}, "clients", schema.MetricLatencyP99, nil),
 			tlsCPUGoal([]string{"rpc", "clients"}, routeguideCells),
 		},
 	},
@@ -354,29 +328,10 @@ var BuiltinLayouts = map[string]Layout{
 	"connscale_tls": {
 		Title: "Connection scale over TLS: Go vs Common Lisp",
 		Sections: []Section{
-			PivotTable{
-				Title: "Throughput", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricReqPerSec, Names: implNames,
-				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
-			},
-			PivotTable{
-				Title: "Server CPU per request", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricServerCPUPerOp, Names: implNames,
-				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
-			},
-			PivotTable{
-				Title: "Server marginal RSS per connection (anonymous RSS grown per connection opened, before any call)", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricServerMarginalRSSPerConn, Names: implNames,
-				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
-			},
-			PivotTable{
-				Title: "Latency p99", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp"},
-				Metric: schema.MetricLatencyP99, Names: implNames,
-			},
+			lispGoPivot("Throughput", []string{"rpc", "clients"}, "total_conns", schema.MetricReqPerSec, lispOverGoPercent),
+			lispGoPivot("Server CPU per request", []string{"rpc", "clients"}, "total_conns", schema.MetricServerCPUPerOp, lispOverGoFactor),
+			lispGoPivot("Server marginal RSS per connection (anonymous RSS grown per connection opened, before any call)", []string{"rpc", "clients"}, "total_conns", schema.MetricServerMarginalRSSPerConn, lispOverGoFactor),
+			lispGoPivot("Latency p99", []string{"rpc", "clients"}, "total_conns", schema.MetricLatencyP99, nil),
 			tlsCPUGoal([]string{"rpc", "clients", "total_conns"}, map[string][]string{"total_conns": {"1000"}}),
 		},
 	},
@@ -523,5 +478,22 @@ func tlsCPUGoal(groupBy []string, cells map[string][]string) Goal {
 		Limits:   []RatioLimit{{Metric: schema.MetricServerCPUPerOp, Max: 1}},
 		Context: Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricClientUtilisation,
 			schema.MetricCPUPressure),
+	}
+}
+
+// The Lisp/Go ratio of a pivot table: as a percentage with "faster" or
+// "slower" (throughput), or as a factor (costs).
+var (
+	lispOverGoPercent = &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true}
+	lispOverGoFactor  = &PivotRatio{Num: "lisp", Den: "go", Factor: true}
+)
+
+// lispGoPivot is a table of one metric with the Go and the Lisp server side
+// by side (no tuned column), rows by a parameter, and their ratio if any.
+func lispGoPivot(title string, groupBy []string, rows, metric string, ratio *PivotRatio) PivotTable {
+	return PivotTable{
+		Title: title, GroupBy: groupBy,
+		Rows: rows, Cols: "impl", ColOrder: []string{"go", "lisp"},
+		Metric: metric, Names: implNames, Ratio: ratio,
 	}
 }

@@ -325,13 +325,8 @@ func TestRivalTakesTurns(t *testing.T) {
 	if code != harness.ExitOK {
 		t.Fatalf("exit code %d; stderr:\n%s", code, &stderr)
 	}
-	var order []string
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if name, _, ok := strings.Cut(strings.TrimPrefix(line, "[routeguide] "), " rep "); ok && strings.Contains(line, ": ") {
-			order = append(order, strings.SplitN(name, "/", 2)[0])
-		}
-	}
-	if got, want := strings.Join(order, " "), "go lisp lisp go go lisp"; got != want {
+	order := turnOrder(stderr.String())
+	if got, want := order, "go lisp lisp go go lisp"; got != want {
 		t.Errorf("repetitions ran in the order %q, want %q; stderr:\n%s", got, want, &stderr)
 	}
 
@@ -364,6 +359,18 @@ func TestRivalTakesTurns(t *testing.T) {
 	}
 }
 
+// turnOrder is the servers, by label, in the order their repetitions ran,
+// from the load generator's progress lines.
+func turnOrder(progress string) string {
+	var order []string
+	for _, line := range strings.Split(progress, "\n") {
+		if name, _, ok := strings.Cut(strings.TrimPrefix(line, "[routeguide] "), " rep "); ok && strings.Contains(line, ": ") {
+			order = append(order, strings.SplitN(name, "/", 2)[0])
+		}
+	}
+	return strings.Join(order, " ")
+}
+
 // TestVariantTakesTurns: a variant (the rival's binary with an argument
 // added) is measured in the same turns as the two servers, in a Williams
 // order of three, and recorded under its own label and keys.
@@ -384,13 +391,8 @@ func TestVariantTakesTurns(t *testing.T) {
 	if code != harness.ExitOK {
 		t.Fatalf("exit code %d; stderr:\n%s", code, &stderr)
 	}
-	var order []string
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if name, _, ok := strings.Cut(strings.TrimPrefix(line, "[routeguide] "), " rep "); ok && strings.Contains(line, ": ") {
-			order = append(order, strings.SplitN(name, "/", 2)[0])
-		}
-	}
-	if got, want := strings.Join(order, " "), "go lisp lisp_tuned lisp lisp_tuned go lisp_tuned go lisp"; got != want {
+	order := turnOrder(stderr.String())
+	if got, want := order, "go lisp lisp_tuned lisp lisp_tuned go lisp_tuned go lisp"; got != want {
 		t.Errorf("repetitions ran in the order %q, want %q", got, want)
 	}
 	args, _ := os.ReadFile(argsFile)
