@@ -1,32 +1,47 @@
-// Package cappedtest checks the results of a benchmark whose servers were
-// held to a CPU quota (//bench/routeguide:smoke_capped), as measured by a
-// real build of the benchmark action: on a host where the quota can be set
-// (root, a cgroup cpu controller), each server was throttled, and its
-// utilisation counts against the quota, not its core.
+// Package cappedtest runs the load generator with both RouteGuide servers
+// held to a CPU quota (-server_cpu_quota), as the capped grid does, and
+// checks what the results say: each server was throttled, and its
+// utilisation counts against the quota, not its core. It needs root and a
+// cgroup cpu controller, so it runs unsandboxed (see BUILD.bazel), and
+// skips, saying why, where the host cannot cap a process.
 package cappedtest
 
 import (
 	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
-var results = flag.String("results", "", "space-separated runfile paths of the capped benchmark's outputs (its .json is read)")
+var (
+	loadgen    = flag.String("loadgen", "", "rlocation of the RouteGuide load generator")
+	goServer   = flag.String("go_server", "", "rlocation of the Go RouteGuide server")
+	lispServer = flag.String("lisp_server", "", "rlocation of the Lisp RouteGuide server")
+)
 
-func TestServersWereCapped(t *testing.T) {
-	var path string
-	for _, p := range strings.Fields(*results) {
-		if strings.HasSuffix(p, ".json") {
-			path = runfile.Path(p)
-		}
+func TestServersAreCapped(t *testing.T) {
+	if *loadgen == "" || *goServer == "" || *lispServer == "" {
+		t.Skip("needs -loadgen, -go_server and -lisp_server (tools/bazel test passes them)")
 	}
-	if path == "" {
-		t.Skipf("no results JSON among -results %q: run it under Bazel, which measures them", *results)
+	if h := cgroup.Detect(cgroup.Root); os.Geteuid() != 0 || (h.CPU == "" && !h.UnifiedHasCPU) {
+		t.Skipf("this host cannot cap a server's CPU: needs root and a cgroup cpu controller (euid %d, %+v)", os.Geteuid(), h)
 	}
-	file, err := schema.ReadFile(path)
+	out := filepath.Join(t.TempDir(), "results.json")
+	cmd := exec.Command(runfile.Path(*loadgen),
+		"-server", runfile.Path(*goServer), "-impl", "go",
+		"-rival", runfile.Path(*lispServer), "-rival_impl", "lisp",
+		"-server_cpu_quota", "0.25", "-clients", "1,4", "-duration", "300ms", "-reps", "1", "-warmup", "0",
+		"-out", out, "-benchfmt", filepath.Join(t.TempDir(), "results.txt"))
+	if output, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, output)
+	}
+	file, err := schema.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,12 +52,9 @@ func TestServersWereCapped(t *testing.T) {
 		t.Errorf("environment records quota %q", q)
 	}
 	impls := map[string]int{}
+	maxThrottled := map[string]float64{}
 	for _, r := range file.Results {
-		if r.Status != schema.StatusOK && strings.Contains(r.Error, "needs root and a cgroup cpu controller") {
-			t.Skipf("this host cannot cap a server's CPU: %s", r.Error)
-		}
 		if r.Status != schema.StatusOK {
-			// A host that cannot set the quota fails every cell, saying why.
 			t.Fatalf("%s: %s: %s", r.Scenario, r.Status, r.Error)
 		}
 		impls[r.Parameters["impl"].(string)]++
@@ -55,18 +67,25 @@ func TestServersWereCapped(t *testing.T) {
 			continue
 		}
 		util, _ := r.Metric(schema.MetricServerUtilisation)
-		// A server that wants more than a quarter of a core is held back in
-		// some periods, and its CPU time over the quota, never much above 1,
-		// is its utilisation.
+		// Its CPU time over the quota, never much above 1, is its
+		// utilisation.
 		if util.Median > 1.1 {
 			t.Errorf("%s: server utilisation %.2f of its quota; the quota did not hold", r.Scenario, util.Median)
 		}
-		if r.Parameters["clients"] == 4.0 && (throttled.Median <= 0 || util.Median < 0.5) {
-			t.Errorf("%s: four clients' calls left the server throttled in %.0f%% of periods, %.0f%% busy; want a server at its quota",
-				r.Scenario, 100*throttled.Median, 100*util.Median)
+		maxThrottled[r.Parameters["impl"].(string)] = max(maxThrottled[r.Parameters["impl"].(string)], throttled.Median)
+	}
+	// Only a quota throttles: a server that was never held back in any cell
+	// ran without one. (How often it was depends on how hard the load
+	// generator could push, which a busy machine limits.)
+	for _, impl := range []string{"go", "lisp"} {
+		if maxThrottled[impl] <= 0 {
+			t.Errorf("the %s server was never throttled: its quota did not apply", impl)
 		}
 	}
 	if impls["go"] == 0 || impls["lisp"] == 0 {
 		t.Errorf("results by server %v, want both", impls)
+	}
+	if got := file.Environment.Extra[schema.ExtraServerCPUClock]; got != "cgroup cpu.stat (µs)" {
+		t.Errorf("server CPU read from %q, want the cgroup's", got)
 	}
 }
