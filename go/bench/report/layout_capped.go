@@ -2,6 +2,29 @@ package report
 
 import "github.com/grpcbench/grpcbench/go/bench/schema"
 
+// lispVersusGoGoal is a goal on the RouteGuide grid: the Lisp server at its
+// defaults against the Go server, both driven by the Go load generator, in
+// every cell named in advance (routeguideCells), on one limit; bottleneck,
+// if not empty, names the parameter that says which side set each cell.
+func lispVersusGoGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
+	return Goal{
+		Title:     title,
+		Statement: statement,
+		Where:     map[string]string{"client": "go"},
+		GroupBy:   []string{"rpc", "clients"},
+		Cells:     routeguideCells,
+		Vary:      []string{"impl"},
+		Baseline:  "go",
+		// Both servers at their defaults: a tuned Lisp server is shown beside
+		// them, never judged.
+		Config:     map[string]string{"impl": "lisp"},
+		Names:      implNames,
+		Limits:     []RatioLimit{limit},
+		Bottleneck: bottleneck,
+		Context:    context,
+	}
+}
+
 // routeguideCells are the RouteGuide grid's cells, named in advance: every
 // RPC kind at 1, 10 and 100 clients.
 var routeguideCells = map[string][]string{
@@ -24,40 +47,21 @@ var cappedLayout = Layout{
 		lispGoPivot("Server CPU per request", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerCPUPerOp, lispOverGoFactor),
 		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation (its core)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricClientUtilisation, nil),
-		Goal{
-			Title: "Speed goal, servers capped",
-			Statement: "With the same Go load generator on a whole core and each server held to the same " +
-				"CPU quota, the Lisp server reaches at least 0.5x the Go server's req/s for every RPC " +
-				"kind at 1, 10 and 100 clients. A cell is judged when both servers were its bottleneck " +
-				"(at least 85% of their quota busy, the load generator less), or when the verdict " +
+		lispVersusGoGoal("Speed goal, servers capped",
+			"With the same Go load generator on a whole core and each server held to the same "+
+				"CPU quota, the Lisp server reaches at least 0.5x the Go server's req/s for every RPC "+
+				"kind at 1, 10 and 100 clients. A cell is judged when both servers were its bottleneck "+
+				"(at least 85% of their quota busy, the load generator less), or when the verdict "+
 				"holds anyway.",
-			Where:      map[string]string{"client": "go"},
-			GroupBy:    []string{"rpc", "clients"},
-			Cells:      routeguideCells,
-			Vary:       []string{"impl"},
-			Baseline:   "go",
-			Config:     map[string]string{"impl": "lisp"},
-			Names:      implNames,
-			Limits:     []RatioLimit{{Metric: schema.MetricReqPerSec, Min: 0.5}},
-			Bottleneck: "bottleneck",
-			Context: Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
-				schema.MetricServerThrottled, schema.MetricServerCPUPerOp),
-		},
-		Goal{
-			Title: "Goal: at or under Go's CPU per request, servers capped",
-			Statement: "With the same Go load generator and each server held to the same CPU quota, the " +
-				"Lisp server spends at most the Go server's CPU per request (user and system time of " +
+			RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
+			Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
+				schema.MetricServerThrottled, schema.MetricServerCPUPerOp)),
+		lispVersusGoGoal("Goal: at or under Go's CPU per request, servers capped",
+			"With the same Go load generator and each server held to the same CPU quota, the "+
+				"Lisp server spends at most the Go server's CPU per request (user and system time of "+
 				"the server process over the requests it completed) in every cell.",
-			Where:    map[string]string{"client": "go"},
-			GroupBy:  []string{"rpc", "clients"},
-			Cells:    routeguideCells,
-			Vary:     []string{"impl"},
-			Baseline: "go",
-			Config:   map[string]string{"impl": "lisp"},
-			Names:    implNames,
-			Limits:   []RatioLimit{{Metric: schema.MetricServerCPUPerOp, Max: 1}},
-			Context: Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation,
-				schema.MetricClientUtilisation, schema.MetricServerThrottled),
-		},
+			RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
+			Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation,
+				schema.MetricClientUtilisation, schema.MetricServerThrottled)),
 	},
 }

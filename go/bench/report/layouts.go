@@ -151,32 +151,17 @@ var BuiltinLayouts = map[string]Layout{
 				Metric: schema.MetricClientCPUPerOp, Names: clientNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
-			Goal{
-				Title: "Speed goal",
-				Statement: "With the same Go load generator, the Lisp server reaches at least " +
-					"0.5x the Go server's req/s for every RPC kind at 1, 10 and 100 clients. A cell is " +
-					"judged when both servers were its bottleneck (at least 85% of their CPUs busy, " +
-					"the load generator less), or when the verdict holds anyway (a Lisp server at its " +
-					"capacity below the goal, or a Go server at its capacity that the Lisp figure " +
-					"already meets). A figure that a saturated load generator set, or one that neither " +
+			lispVersusGoGoal("Speed goal",
+				"With the same Go load generator, the Lisp server reaches at least "+
+					"0.5x the Go server's req/s for every RPC kind at 1, 10 and 100 clients. A cell is "+
+					"judged when both servers were its bottleneck (at least 85% of their CPUs busy, "+
+					"the load generator less), or when the verdict holds anyway (a Lisp server at its "+
+					"capacity below the goal, or a Go server at its capacity that the Lisp figure "+
+					"already meets). A figure that a saturated load generator set, or one that neither "+
 					"side was pushed to (one client's round trips), says nothing about the servers' capacity.",
-				Where:   map[string]string{"client": "go"},
-				GroupBy: []string{"rpc", "clients"},
-				Cells: map[string][]string{
-					"rpc":     {"unary", "server_streaming", "client_streaming", "bidi_streaming"},
-					"clients": {"1", "10", "100"},
-				},
-				Vary:     []string{"impl"},
-				Baseline: "go",
-				// Both servers at their defaults: the tuned Lisp server is shown
-				// beside them, never judged.
-				Config:     map[string]string{"impl": "lisp"},
-				Names:      implNames,
-				Limits:     []RatioLimit{{Metric: schema.MetricReqPerSec, Min: 0.5}},
-				Bottleneck: "bottleneck",
-				Context: Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
-					schema.MetricServerCPUPerOp, schema.MetricCPUPressure),
-			},
+				RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
+				Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
+					schema.MetricServerCPUPerOp, schema.MetricCPUPressure)),
 			Scaling{
 				Title: "Scaling efficiency", GroupBy: []string{"rpc", "client"},
 				Series: "impl", X: "clients", Metric: schema.MetricReqPerSec, Names: implNames,
