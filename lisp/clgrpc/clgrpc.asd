@@ -58,6 +58,7 @@
                              (:file "output")
                              (:file "input")
                              (:file "reactor")
+                             (:file "handover")
                              (:file "tls-io")
                              (:file "lifecycle")))
                (:module "grpc"

@@ -187,7 +187,7 @@ drives without blocking.")
    #:connection-stream-count #:connection-peer-max-concurrent-streams
    #:connection-peer-max-frame-size #:connection-send-window
    #:connection-close #:connection-shutdown #:connection-send-goaway #:connection-wait-closed #:connection-ping
-   #:with-connection-lock #:reader-thread-p
+   #:with-connection-lock #:reader-thread-p #:handed-over-thread-count
    #:connection-finished-p #:connection-handler-count #:handler-end #:connection-tls
    #:connection-close-reason
    ;; limits and reactors

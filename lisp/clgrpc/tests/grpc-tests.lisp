@@ -96,10 +96,24 @@ break")))))
 (defun filled (n value)
   (make-array n :element-type '(unsigned-byte 8) :initial-element value))
 
+(defvar *gate* (sb-thread:make-semaphore)
+  "What the Gate method waits for.")
+
+(defun thread-name-octets ()
+  (map 'octets #'char-code (sb-thread:thread-name sb-thread:*current-thread*)))
+
 (defun register-test-methods (server)
   (flet ((reg (name kind fn) (clgrpc.grpc:register-method server (concatenate 'string "/test.Svc/" name)
                                                           fn :kind kind)))
     (reg "Echo" :unary (lambda (req call) (declare (ignore call)) req))
+    (reg "ThreadName" :unary            ; the name of the thread the handler ran on
+         (lambda (req call) (declare (ignore req call)) (thread-name-octets)))
+    (reg "Nap" :unary                   ; sleeps 50 ms, then as ThreadName
+         (lambda (req call) (declare (ignore req call)) (sleep 0.05) (thread-name-octets)))
+    (reg "Gate" :unary                  ; (1) once *GATE* is signalled, (0) after 10 s
+         (lambda (req call)
+           (declare (ignore req call))
+           (bytes (if (sb-thread:wait-on-semaphore *gate* :timeout 10) 1 0))))
     (reg "Fail" :unary (lambda (req call)
                          (declare (ignore req))
                          (clgrpc.grpc:call-set-trailer-metadata call '(("x-why" . "because")))
@@ -217,10 +231,10 @@ break")))))
       (is (equalp big (unary ch "Echo" big :timeout 10))))))
 
 (test unary-inline
-  ;; :UNARY-INLINE runs unary handlers on the connection's reader thread:
-  ;; the same responses, statuses and concurrency; a response larger than
-  ;; the send window is sent from the pool instead.
-  (with-grpc (ch :unary-inline t)
+  ;; :UNARY-HANDLERS :INLINE runs unary handlers on the connection's reader
+  ;; thread: the same responses, statuses and concurrency; a response larger
+  ;; than the send window is sent from the pool instead.
+  (with-grpc (ch :unary-handlers :inline)
     (is (equalp (bytes 1 2 3) (unary ch "Echo" (bytes 1 2 3))))
     (is (equalp (bytes) (unary ch "Echo" (bytes))))
     (let ((big (filled 3000000 9)))
@@ -244,6 +258,40 @@ break")))))
       (dotimes (i 100) (clgrpc.grpc:call-send call (bytes i)))
       (is (equalp (bytes (mod 4950 256) (floor 4950 256) 0)
                   (clgrpc.grpc:call-close-and-recv call))))))
+
+(defun thread-name-of (channel method)
+  (map 'string #'code-char (unary channel method (bytes) :timeout 10)))
+
+(test unary-handlers-run-on-the-reactor
+  ;; By default a unary handler runs on the reactor that read its request,
+  ;; and every other kind on a pool.
+  (with-grpc (ch)
+    (is (equal "h2 reactor" (thread-name-of ch "ThreadName")))))
+
+(test blocked-inline-handler-moves-the-reactor
+  ;; A handler that blocks keeps its thread, and the reactor's loop goes on
+  ;; on another: a second call on the same connection, which only the
+  ;; reactor can read, is answered while the first still waits.
+  (with-grpc (ch :unary-handlers :inline)
+    (let* ((gated nil)
+           (first (sb-thread:make-thread
+                   (lambda ()
+                     (setf gated (handler-case (unary ch "Gate" (bytes) :timeout 20)
+                                   (clgrpc.grpc:grpc-error (e) e)))))))
+      (sleep 0.1)
+      (is (equalp (bytes 7) (unary ch "Echo" (bytes 7) :timeout 5)))
+      (is (equal "h2 reactor" (thread-name-of ch "ThreadName")))
+      (sb-thread:signal-semaphore *gate*)
+      (sb-thread:join-thread first)
+      (is (equalp (bytes 1) gated)))))
+
+(test slow-unary-method-goes-to-the-pool
+  ;; A method whose handler outran its reactor's slice runs on the pool for
+  ;; a while; other methods stay on the reactor.
+  (with-grpc (ch)
+    (is (equal "h2 reactor" (thread-name-of ch "Nap")))
+    (is (equal "grpc unary" (thread-name-of ch "Nap")))
+    (is (equal "h2 reactor" (thread-name-of ch "ThreadName")))))
 
 (test server-streaming
   (with-grpc (ch)

@@ -17,11 +17,15 @@ repo=$(cd "$here/../../.." && pwd)
 cd "$repo"
 bazel=(tools/bazel)
 [ -n "${OUTPUT_BASE:-}" ] && bazel+=(--output_base="$OUTPUT_BASE")
-"${bazel[@]}" build //go/routeguide/loadgen @sbcl_linux_amd64//:runtime >&2
+"${bazel[@]}" build //go/routeguide/loadgen @sbcl_linux_amd64//:runtime @cl_libraries//:chipz >&2
 # cquery prints execroot-relative paths; the workspace's bazel-out link may point elsewhere.
 loadgen=$("${bazel[@]}" info execution_root 2>/dev/null)/$("${bazel[@]}" cquery --output=files //go/routeguide/loadgen 2>/dev/null)
 sbcl_root=$("${bazel[@]}" info output_base 2>/dev/null)/external/_main~sbcl~sbcl_linux_amd64/root
 export SBCL_HOME=$sbcl_root/usr/lib/sbcl
+# ASDF finds clgrpc's libraries (chipz, salza2, ...) in the pinned Debian packages Bazel fetched, not
+# in the host's /usr/share/common-lisp.
+cl_source=$("${bazel[@]}" info output_base 2>/dev/null)/external/_main~sbcl~cl_libraries/root/usr/share/common-lisp/source
+export CL_SOURCE_REGISTRY="(:source-registry (:tree \"$cl_source/\") :ignore-inherited-configuration)"
 
 # The first run compiles clgrpc and routeguide (ASDF's cache), which takes a minute or two: done
 # here, before the load generator starts the server and waits for it.

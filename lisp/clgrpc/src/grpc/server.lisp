@@ -30,7 +30,10 @@
   (kind :unary :type method-kind)
   (handler nil :type function)
   (encoder nil :type function)
-  (decoder nil :type function))
+  (decoder nil :type function)
+  ;; Until this time (now-us), unary calls of the method run on the pool:
+  ;; one of its handlers outran its reactor's slice (RUN-INLINE-SERVER-CALL).
+  (pool-until 0 :type fixnum))
 
 (defstruct (server (:constructor %make-server))
   (methods (make-hash-table :test 'equal) :type hash-table)
@@ -47,7 +50,8 @@
   (refused-connections 0 :type fixnum)  ; closed at once: MAX-CONNECTIONS reached
   (unary-pool nil)
   (stream-pool nil)
-  (unary-inline nil)                    ; unary handlers run on the reader thread
+  ;; Where unary handlers run: :ADAPTIVE, :INLINE or :POOL (MAKE-SERVER).
+  (unary-handlers :adaptive :type (member :adaptive :inline :pool))
   ;; Streaming handlers one connection may have on the stream pool at once;
   ;; its further calls wait for its own to finish (ADMIT-STREAMING).
   (max-streaming-handlers-per-connection 100 :type fixnum)
@@ -62,7 +66,7 @@
   (let ((*scratch* (make-obuf 4096)))
     (funcall thunk)))
 
-;;; Reactors run inline unary handlers: they get a scratch buffer too.
+;;; Reactors run unary handlers inline: they get a scratch buffer too.
 (setf clgrpc.http2:*reactor-thread-wrapper* #'scratch-wrapper)
 
 (defun seconds-to-us (seconds)
@@ -75,7 +79,7 @@
                          (initial-window-size 1048576)
                          (connection-window-size 4194304)
                          (max-header-list-size 65536)
-                         (unary-inline nil)
+                         (unary-handlers :adaptive)
                          (max-streaming-handlers-per-connection 100)
                          max-connections
                          (handshake-timeout 120)
@@ -95,12 +99,16 @@ MAX-STREAMING-HANDLERS-PER-CONNECTION of those at once; its further calls
 wait, in order, for its own to finish, so no peer can take the whole pool
 from the others.
 
-With UNARY-INLINE, unary handlers run on the thread that reads their
-connection instead of on the pool: no hand-off to a worker, and the
-responses to the requests of one read(2) leave in one send(2).  Only for
-handlers that never block (no waiting on locks held long, on I/O or on
-other calls): while one runs, its connection reads nothing, so it cannot
-see its own cancellation either.
+UNARY-HANDLERS says where unary handlers run.  :ADAPTIVE, the default,
+runs each on the reactor thread that read its request: no hand-off to a
+worker, and the responses to the requests of one read(2) leave in one
+send(2).  A handler that runs longer than a slice of about 3 ms (or blocks)
+keeps its thread, and the reactor's loop moves to a new thread
+(http2/handover.lisp), so the other connections wait no longer than that;
+the method's calls then run on the pool for a second, and on the pool too
+while many threads are still finishing such handlers.  :INLINE keeps every
+unary handler on the reactor (moved off only as above), and :POOL runs
+every one on the pool of UNARY-THREADS.
 
 Limits, in seconds where they are times (NIL: none), with grpc-go's
 defaults: MAX-CONNECTIONS (beyond it new connections are closed at once),
@@ -115,7 +123,7 @@ does not read, and MAX-EARLY-RESETS-PER-SECOND against Rapid Reset."
       (error "make-server: TLS needs a server context")))
   (%make-server
    :tls tls
-   :unary-inline unary-inline
+   :unary-handlers unary-handlers
    :max-streaming-handlers-per-connection max-streaming-handlers-per-connection
    :max-connections max-connections
    :max-receive-message-size max-receive-message-size
@@ -380,6 +388,31 @@ output: a pool thread never waits on a peer here."
                    (and (= code +ok+) response)
                    (or metadata (call-trailer-metadata call)))))
 
+(defconstant +slow-method-pool-us+ 1000000
+  "How long the unary calls of a method one of whose handlers outran its
+reactor's slice run on the pool before they are tried inline again.")
+
+(defun %inline-unary-p (server entry)
+  "Whether a unary call of ENTRY's method runs on the reactor that read it."
+  (declare (type method-entry entry))
+  (ecase (server-unary-handlers server)
+    (:inline t)
+    (:pool nil)
+    (:adaptive
+     (and (< (clgrpc.http2:handed-over-thread-count)
+             (pool-max-threads (server-unary-pool server)))
+          (let ((until (method-entry-pool-until entry)))
+            (or (zerop until) (< until (now-us))))))))
+
+(defun run-inline-server-call (call)
+  "Reactor thread, once its read is processed: CALL's unary handler."
+  (run-server-call call)
+  (unless (clgrpc.http2:reader-thread-p (call-conn call))
+    ;; The reactor went to another thread while the handler ran
+    ;; (http2/handover.lisp): the method's next calls go to the pool.
+    (setf (method-entry-pool-until (call-handler call))
+          (+ (now-us) +slow-method-pool-us+))))
+
 (defun %dispatch (call pool)
   (setf (call-dispatched call) t)
   (unless (pool-submit pool #'run-server-call call)
@@ -478,11 +511,11 @@ decodes it."
            (let ((server (clgrpc.http2:connection-user (call-conn call))))
              (cond ((not (eq (call-kind call) :unary))
                     (%admit-streaming call server))
-                   ((and (server-unary-inline server)
+                   ((and (%inline-unary-p server (call-handler call))
                          (clgrpc.http2:reader-thread-p (call-conn call)))
                     ;; Run once the reactor has released the lock.
                     (setf (call-dispatched call) t)
-                    (clgrpc.http2::%defer-to-reader (call-conn call) #'run-server-call call))
+                    (clgrpc.http2::%defer-to-reader (call-conn call) #'run-inline-server-call call))
                    (t (%dispatch call (server-unary-pool server)))))
            (%server-fail call +internal+ "no request message")))
       (t (broadcast-if-waiting (call-waiters call) (call-cv call))))))

@@ -507,11 +507,3 @@ connection error."
                   (error e)
                   (handle-stream-error conn e))))
           (setf pos frame-end))))))
-
-(defun run-deferred (conn)
-  "Work deferred by the frames just processed (unary handlers a server runs
-inline, server.lisp), in the order it was deferred."
-  (loop while (conn-deferred conn)
-        do (let ((tasks (reverse (shiftf (conn-deferred conn) '()))))
-             (loop for (argument function) on tasks by #'cddr
-                   do (funcall (the function function) argument)))))

@@ -57,7 +57,14 @@ grpc-go's minimum connect timeout, which covers its handshake too.")
   ;; BUFFER; made when the first one is read.
   (cipher nil :type (or null octets))
   (events (clgrpc.net:make-epoll-events 256))
-  (next-sweep-us 0 :type fixnum))
+  (next-sweep-us 0 :type fixnum)
+  ;; Deferred work (handover.lisp): whether the loop's thread is in a
+  ;; handler, and a number for each handler it entered; what the watchdog
+  ;; saw of them at its last tick, and for how many ticks in a row.
+  (in-handler nil)
+  (handler-seq 0 :type fixnum)
+  (watch-seq -1 :type fixnum)
+  (watch-ticks 0 :type fixnum))
 
 (defvar *reactor-thread-wrapper* nil
   "NIL or a function of a thunk that each reactor thread runs its loop
@@ -120,15 +127,18 @@ never the reactor (which serves every other connection)."
       (log-unexpected conn e)
       (ignore-errors (finish-connection conn code)))))
 
-(declaim (ftype function reactor-main))
+(declaim (ftype function reactor-main ensure-watchdog run-deferred run-until-retired))
 
 (defun start-reactor ()
   (let ((reactor (%make-reactor :epfd (clgrpc.net:epoll-create)
                                 :wakefd (clgrpc.net:eventfd-create))))
     (clgrpc.net:epoll-control (reactor-epfd reactor) :add (reactor-wakefd reactor)
                               clgrpc.net:+epollin+)
-    (setf (reactor-thread reactor)
-          (sb-thread:make-thread #'reactor-main :name "h2 reactor" :arguments (list reactor)))
+    ;; The thread starts its loop once it holds the lock (REACTOR-MAIN),
+    ;; so it is the reactor's thread by then.
+    (sb-thread:with-mutex ((reactor-lock reactor))
+      (setf (reactor-thread reactor)
+            (sb-thread:make-thread #'reactor-main :name "h2 reactor" :arguments (list reactor))))
     reactor))
 
 (defun pick-reactor ()
@@ -137,7 +147,8 @@ never the reactor (which serves every other connection)."
     (when (zerop (length *reactors*))
       (setf *reactors* (coerce (loop repeat (or *reactor-count* (usable-cpu-count))
                                      collect (start-reactor))
-                               'simple-vector)))
+                               'simple-vector))
+      (ensure-watchdog))
     (let ((i *next-reactor*))
       (setf *next-reactor* (mod (1+ i) (length *reactors*)))
       (svref *reactors* i))))
@@ -340,7 +351,7 @@ processed, NIL if there was none or the connection ended."
     (return-from on-readable nil))
   (unless (if (conn-tls conn) (%read-tls reactor conn) (%read-plain reactor conn))
     (return-from on-readable nil))
-  (run-deferred conn)
+  (run-deferred reactor conn)
   ;; Replies to what was just read, and responses of the work above,
   ;; leave before the next connection is served.
   (loop repeat 4 while (conn-reader-flush conn) do (%reader-flush conn))
@@ -530,6 +541,8 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
     (let ((wrapper *reactor-thread-wrapper*)
           ;; Workers this reactor needs are created by their pool's spawner.
           (clgrpc.util:*defer-thread-creation* t))
+      ;; Whoever started this thread made it the reactor's under the lock.
+      (sb-thread:with-mutex ((reactor-lock reactor)))
       (if wrapper
-          (funcall (the function wrapper) #'run)
-          (run)))))
+          (funcall (the function wrapper) (lambda () (run-until-retired #'run)))
+          (run-until-retired #'run)))))

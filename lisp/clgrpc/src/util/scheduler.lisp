@@ -4,9 +4,13 @@
 ;;;; completes, so both are O(log n) and cons only the timer itself; the heap
 ;;;; holds just the calls in flight because cancelled timers are removed at
 ;;;; once, not left to expire.  The scheduler thread sleeps until the earliest
-;;;; deadline and is woken only when a new timer becomes the earliest, which is
-;;;; rare because later calls usually have later deadlines.  Callbacks run on
-;;;; the scheduler thread and must be short and never block.
+;;;; deadline it knows of, and is woken only for a timer due before that.
+;;;; When that timer is cancelled, the thread still wakes at its deadline
+;;;; rather than being woken to sleep longer: so calls that each end before
+;;;; the next begins, with the heap empty in between, wake it about once per
+;;;; timeout instead of once per call (a wake-up is a futex call each side
+;;;; and a contended lock).  Callbacks run on the scheduler thread and must
+;;;; be short and never block.
 ;;;;
 ;;;; SBCL's own SB-EXT:TIMER is not used: it is built on signals and would
 ;;;; interrupt arbitrary threads, or start a thread per firing.
@@ -26,6 +30,8 @@
   (cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (heap (make-array 256 :initial-element nil) :type simple-vector)
   (count 0 :type fixnum)
+  ;; When the scheduler thread will next look at the heap by itself.
+  (wake-at most-positive-fixnum :type fixnum)
   (thread nil))
 
 (defvar *scheduler* nil)
@@ -97,13 +103,21 @@
       (let ((due nil))
         (sb-thread:with-mutex (lock)
           (loop
-            (if (zerop (scheduler-count s))
-                (wait-on (scheduler-cv s) lock)
-                (let ((top (svref (scheduler-heap s) 0)))
-                  (if (<= (timer-deadline top) (now-us))
-                      (progn (setf due (heap-remove s 0))
-                             (return))
-                      (wait-on (scheduler-cv s) lock (timer-deadline top)))))))
+            (let ((now (now-us)))
+              (cond ((< now (scheduler-wake-at s))
+                     ;; Sleep on until the time set, or until a timer due
+                     ;; earlier wakes this thread and lowers it.
+                     (wait-on (scheduler-cv s) lock
+                              (and (< (scheduler-wake-at s) most-positive-fixnum)
+                                   (scheduler-wake-at s))))
+                    ((zerop (scheduler-count s))
+                     (setf (scheduler-wake-at s) most-positive-fixnum))
+                    (t
+                     (let ((top (svref (scheduler-heap s) 0)))
+                       (if (<= (timer-deadline top) now)
+                           (progn (setf due (heap-remove s 0))
+                                  (return))
+                           (setf (scheduler-wake-at s) (timer-deadline top)))))))))
         (let ((fn (timer-function due)))
           (when fn
             (handler-case (funcall fn (timer-argument due))
@@ -136,7 +150,8 @@ time).  Returns the timer, for CANCEL-TIMER."
         (heap-place (scheduler-heap s) n timer)
         (setf (scheduler-count s) (1+ n))
         (sift-up s n)
-        (when (zerop (timer-index timer))
+        (when (< deadline-us (scheduler-wake-at s))
+          (setf (scheduler-wake-at s) deadline-us)
           (sb-thread:condition-notify (scheduler-cv s)))))
     timer))
 
