@@ -114,6 +114,10 @@ break")))))
            (loop repeat 1000 while (clgrpc.http2:reader-thread-p (clgrpc.grpc::call-conn call))
                  do (sleep 0.01))
            (thread-name-octets)))
+    (reg "StreamThreadName" :client-streaming ; reads every message, then as ThreadName
+         (lambda (call)
+           (loop while (clgrpc.grpc:call-recv call))
+           (thread-name-octets)))
     (reg "Gate" :unary                  ; (1) once *GATE* is signalled, (0) after 10 s
          (lambda (req call)
            (declare (ignore req call))
@@ -463,6 +467,35 @@ header block (the trailers), all header blocks decoded in order."
        (unwind-protect (let ((,peer (raw-connect-port ,port)))
                          (unwind-protect (progn ,@body) (raw-close ,peer)))
          (clgrpc.grpc:server-stop ,server :grace 1)))))
+
+(defun raw-client-stream-thread-name (peer id whole)
+  "Send a client stream of two messages to StreamThreadName on stream ID:
+with WHOLE, its headers and messages in one write; else the last message
+200 ms after the rest.  Returns the thread name the handler answers with."
+  (let ((b (make-obuf 256)))
+    (clgrpc.http2:write-headers-frame
+     b id (raw-header-block peer (grpc-request-headers "/test.Svc/StreamThreadName")))
+    (clgrpc.http2:write-data-frame b id (grpc-frame (bytes 1)))
+    (when whole
+      (clgrpc.http2:write-data-frame b id (grpc-frame (bytes 2)) :end-stream t))
+    (raw-send peer (obuf-contents b)))
+  (unless whole
+    (sleep 0.2)
+    (raw-data peer id (grpc-frame (bytes 2)) :end-stream t))
+  (let ((data (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+ id))))
+    (unless (symbolp data)
+      (map 'string #'code-char (subseq (clgrpc.http2:frame-data data)
+                                       (+ 5 (clgrpc.http2:frame-data-start data))
+                                       (clgrpc.http2:frame-data-end data))))))
+
+(test whole-client-streams-run-on-the-reactor
+  ;; A client stream whose every message came with its headers runs on the
+  ;; reactor, as a unary call does; one still open when its read was
+  ;; processed runs on the stream pool, where it may wait for the peer.
+  (with-raw-grpc (peer)
+    (is (equal "h2 reactor" (raw-client-stream-thread-name peer 1 t)))
+    (is (equal "grpc stream" (raw-client-stream-thread-name peer 3 nil)))
+    (is (equal "h2 reactor" (raw-client-stream-thread-name peer 5 t)))))
 
 (test raw-unary-response-shape
   (with-raw-grpc (peer)

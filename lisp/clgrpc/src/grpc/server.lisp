@@ -392,8 +392,9 @@ output: a pool thread never waits on a peer here."
   "How long the unary calls of a method one of whose handlers outran its
 reactor's slice run on the pool before they are tried inline again.")
 
-(defun %inline-unary-p (server entry)
-  "Whether a unary call of ENTRY's method runs on the reactor that read it."
+(defun %inline-p (server entry)
+  "Whether a unary call of ENTRY's method runs on the reactor that read it
+(and a client-streaming call whose request stream came whole)."
   (declare (type method-entry entry))
   (ecase (server-unary-handlers server)
     (:inline t)
@@ -490,6 +491,23 @@ turn is over, once (a unary call has none)."
 (defun %streaming-kind-p (call)
   (not (eq (call-kind call) :unary)))
 
+(defun %start-client-stream (call)
+  "Reactor thread, once the read that brought CALL's headers is processed:
+if every request message came with them, run its client-streaming handler
+here, as a unary one (it cannot wait for the peer); else admit it to the
+stream pool, as without this."
+  (let ((conn (call-conn call))
+        (here nil))
+    (clgrpc.http2:with-connection-lock (conn)
+      (unless (call-status call)
+        (if (call-inbound-done call)
+            (progn (incf (admission-running (%admission conn)))
+                   (setf (call-dispatched call) t
+                         here t))
+            (%admit-streaming call (clgrpc.http2:connection-user conn)))))
+    (when here
+      (run-inline-server-call call))))
+
 ;;; ------------------------------------------------------------------
 ;;; Reader-thread callbacks (connection lock held)
 
@@ -511,7 +529,7 @@ decodes it."
            (let ((server (clgrpc.http2:connection-user (call-conn call))))
              (cond ((not (eq (call-kind call) :unary))
                     (%admit-streaming call server))
-                   ((and (%inline-unary-p server (call-handler call))
+                   ((and (%inline-p server (call-handler call))
                          (clgrpc.http2:reader-thread-p (call-conn call)))
                     ;; Run once the reactor has released the lock.
                     (setf (call-dispatched call) t)
@@ -576,8 +594,12 @@ decodes it."
                    (setf (call-%deadline call) deadline
                          (call-timer call) (schedule-timer #'server-deadline-expired call
                                                            deadline))))
-               (when (member (call-kind call) '(:client-streaming :bidi))
-                 (%admit-streaming call server))
+               (case (call-kind call)
+                 (:bidi (%admit-streaming call server))
+                 (:client-streaming
+                  (if (and (clgrpc.http2:reader-thread-p conn) (%inline-p server entry))
+                      (clgrpc.http2::%defer-to-reader conn #'%start-client-stream call)
+                      (%admit-streaming call server))))
                (when end-stream
                  (%server-inbound-end call)))))))))
 
