@@ -22,6 +22,7 @@ type config struct {
 	limits               limits
 	tls                  tlsflags.Server
 	creds                credentials.TransportCredentials
+	cpuProfile           string // write a CPU profile here until the server stops
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -45,6 +46,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.UintVar(&maxStreams, "max_concurrent_streams", 0, "limit on concurrent streams per HTTP/2 connection (0: gRPC default)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown_timeout", 5*time.Second,
 		"how long a graceful stop may wait for RPCs in flight before connections are closed")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to `file`, for profiling only")
 	cfg.limits.register(fs)
 	cfg.tls.Register(fs)
 

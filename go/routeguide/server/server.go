@@ -42,13 +42,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // serve listens, announces the bound address on stdout, and serves until ctx
 // is done or the server fails.
-func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) (err error) {
 	db := features.Default()
 	if cfg.dbPath != "" {
 		var err error
 		if db, err = features.Load(cfg.dbPath); err != nil {
 			return err
 		}
+	}
+
+	if cfg.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stopProfile()) }()
 	}
 
 	lis, err := net.Listen("tcp", cfg.addr)

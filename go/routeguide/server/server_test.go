@@ -188,3 +188,23 @@ func TestCommandLineErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	r := startRun(t, "-addr", "127.0.0.1:0", "-cpuprofile", path)
+	if _, err := dial(t, r.addr).GetFeature(rpcCtx(t), &pb.Point{}); err != nil {
+		t.Fatal(err)
+	}
+	r.shutdown()
+	if code := r.waitExit(t); code != exitOK {
+		t.Fatalf("exit code = %d, want 0; stderr:\n%s", code, r.stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pprof's format is a gzipped protocol buffer.
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("%s is not a gzipped pprof profile (%d bytes)", path, len(b))
+	}
+}

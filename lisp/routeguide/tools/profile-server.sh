@@ -1,22 +1,54 @@
 #!/bin/bash
-# Profile the Lisp RouteGuide server with sb-sprof under the Go load generator.
+# Profile a RouteGuide server under the Go load generator.
 #
 #   lisp/routeguide/tools/profile-server.sh OUT RPC CLIENTS [MODE] [SECONDS]
+#   lisp/routeguide/tools/profile-server.sh -go OUT RPC CLIENTS [SECONDS]
 #
 # e.g. profile-server.sh /tmp/unary100.txt unary 100 cpu 8
-# Runs the server from source (ASDF, profile-server.lisp) on loopback, drives it with
-# //go/routeguide/loadgen -server for one scenario (RPC: unary, server_streaming,
+# Runs the Lisp server from source (ASDF, profile-server.lisp) under sb-sprof on loopback, drives
+# it with //go/routeguide/loadgen -server for one scenario (RPC: unary, server_streaming,
 # client_streaming, bidi; CLIENTS: a count) and writes OUT (flat report, percentages of all
-# samples of all threads) and OUT.graph. The load runs 1 s of warm-up plus SECONDS + 2; the
-# profile covers SECONDS from the moment all connections are up. SBCL and the load generator
-# come from Bazel, in the output base OUTPUT_BASE if set (tools/bazel's default otherwise).
+# samples of all threads) and OUT.graph. MODE is cpu or alloc. The load runs 1 s of warm-up plus
+# SECONDS + 2; the profile covers SECONDS from the moment all connections are up.
+# With -go, it profiles the Go server (//go/routeguide/server -cpuprofile) the same way and writes
+# OUT.pprof (the whole run: start, warm-up and SECONDS of load) and OUT (pprof -top).
+# The load generator pins the server and itself to different CPUs (-cpus auto), as the benchmarks
+# do. SBCL, Go and the load generator come from Bazel, in the output base OUTPUT_BASE if set
+# (tools/bazel's default otherwise).
 set -euo pipefail
-out=$1 rpc=$2 clients=$3 mode=${4:-cpu} seconds=${5:-8}
+impl=lisp
+if [ "${1:-}" = -go ]; then
+  impl=go
+  shift
+fi
+if [ $# -lt 3 ]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2
+  exit 2
+fi
+out=$1 rpc=$2 clients=$3
+if [ "$impl" = go ]; then
+  mode=cpu seconds=${4:-8}
+else
+  mode=${4:-cpu} seconds=${5:-8}
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 cd "$repo"
 bazel=(tools/bazel)
 [ -n "${OUTPUT_BASE:-}" ] && bazel+=(--output_base="$OUTPUT_BASE")
+
+if [ "$impl" = go ]; then
+  "${bazel[@]}" build //go/routeguide/loadgen //go/routeguide/server >&2
+  execroot=$("${bazel[@]}" info execution_root 2>/dev/null)
+  loadgen=$execroot/$("${bazel[@]}" cquery --output=files //go/routeguide/loadgen 2>/dev/null)
+  server=$execroot/$("${bazel[@]}" cquery --output=files //go/routeguide/server 2>/dev/null)
+  go=$("${bazel[@]}" info output_base 2>/dev/null)/external/rules_go~~go_sdk~main___host_0/bin/go
+  echo "profiling the Go server: $rpc at $clients clients" >&2
+  "$loadgen" -server "$server" -impl go -server_args "-cpuprofile $out.pprof" -rpcs "$rpc" \
+      -clients "$clients" -duration "$((seconds + 2))s" -reps 1 -warmup 1s >&2
+  "$go" tool pprof -top -nodecount=60 "$server" "$out.pprof" >"$out"
+  exit 0
+fi
 "${bazel[@]}" build //go/routeguide/loadgen @sbcl_linux_amd64//:runtime @cl_libraries//:chipz >&2
 # cquery prints execroot-relative paths; the workspace's bazel-out link may point elsewhere.
 loadgen=$("${bazel[@]}" info execution_root 2>/dev/null)/$("${bazel[@]}" cquery --output=files //go/routeguide/loadgen 2>/dev/null)
