@@ -98,26 +98,67 @@ break")))))
 
 (defvar *gate* (sb-thread:make-semaphore)
   "What the Gate method waits for.")
+(defvar *second-gate* (sb-thread:make-semaphore)
+  "What the OpenGateThenWait method waits for.")
 
-(defun thread-name-octets ()
-  (map 'octets #'char-code (sb-thread:thread-name sb-thread:*current-thread*)))
+(defun where-octets (call)
+  "Where CALL's handler runs: \"reactor\" on the reactor serving its
+connection, else the thread's name (a pool's, or \"h2 reactor\" for a thread
+its reactor moved away from)."
+  (map 'octets #'char-code
+       (if (clgrpc.http2:reader-thread-p (clgrpc.grpc::call-conn call))
+           "reactor"
+           (sb-thread:thread-name sb-thread:*current-thread*))))
+
+(defvar *rendezvous* (list 0)
+  "In its car: Rendezvous calls that have arrived (atomic).")
+
+(defvar *inner-channels* '()
+  "Connected channels the CallOut method may call through.")
+
+(defun call-out (call)
+  "From CALL's handler: a 1.5 MB Echo through one of *INNER-CHANNELS* whose
+connection the handler's own reactor serves.  (1) if it is answered, (2) if
+no channel is on that reactor."
+  (let* ((mine (clgrpc.http2::conn-reactor (clgrpc.grpc::call-conn call)))
+         (channel (find-if (lambda (ch)
+                             (eq mine (clgrpc.http2::conn-reactor (clgrpc.grpc::channel-conn ch))))
+                           *inner-channels*))
+         (big (filled 1500000 3)))
+    (cond ((null channel) (bytes 2))
+          ((equalp big (unary channel "Echo" big :timeout 5)) (bytes 1))
+          (t (bytes 0)))))
 
 (defun register-test-methods (server)
   (flet ((reg (name kind fn) (clgrpc.grpc:register-method server (concatenate 'string "/test.Svc/" name)
                                                           fn :kind kind)))
     (reg "Echo" :unary (lambda (req call) (declare (ignore call)) req))
-    (reg "ThreadName" :unary            ; the name of the thread the handler ran on
-         (lambda (req call) (declare (ignore req call)) (thread-name-octets)))
-    (reg "Outstay" :unary               ; runs until its reactor moves on (10 s at most), then as ThreadName
+    (reg "Where" :unary                 ; where its handler ran (WHERE-OCTETS)
+         (lambda (req call) (declare (ignore req)) (where-octets call)))
+    (reg "Outstay" :unary               ; runs until its reactor moves on (10 s at most), then as Where
          (lambda (req call)
            (declare (ignore req))
            (loop repeat 1000 while (clgrpc.http2:reader-thread-p (clgrpc.grpc::call-conn call))
                  do (sleep 0.01))
-           (thread-name-octets)))
-    (reg "StreamThreadName" :client-streaming ; reads every message, then as ThreadName
+           (where-octets call)))
+    (reg "OpenGateThenWait" :unary      ; signals *GATE*, then as Gate on *SECOND-GATE*
+         (lambda (req call)
+           (declare (ignore req call))
+           (sb-thread:signal-semaphore *gate*)
+           (bytes (if (sb-thread:wait-on-semaphore *second-gate* :timeout 10) 1 0))))
+    (reg "Rendezvous" :unary            ; (1) once (aref req 0) calls are in here, (0) after 2 s
+         (lambda (req call)
+           (declare (ignore call))
+           (sb-ext:atomic-incf (car *rendezvous*))
+           (bytes (if (loop repeat 200
+                            thereis (>= (car *rendezvous*) (aref req 0))
+                            do (sleep 0.01))
+                      1 0))))
+    (reg "CallOut" :unary (lambda (req call) (declare (ignore req)) (call-out call)))
+    (reg "StreamWhere" :client-streaming ; reads every message, then as Where
          (lambda (call)
            (loop while (clgrpc.grpc:call-recv call))
-           (thread-name-octets)))
+           (where-octets call)))
     (reg "Gate" :unary                  ; (1) once *GATE* is signalled, (0) after 10 s
          (lambda (req call)
            (declare (ignore req call))
@@ -267,14 +308,13 @@ break")))))
       (is (equalp (bytes (mod 4950 256) (floor 4950 256) 0)
                   (clgrpc.grpc:call-close-and-recv call))))))
 
-(defun thread-name-of (channel method)
+(defun where (channel method)
   (map 'string #'code-char (unary channel method (bytes) :timeout 10)))
 
 (test unary-handlers-run-on-the-reactor
-  ;; By default a unary handler runs on the reactor that read its request,
-  ;; and every other kind on a pool.
+  ;; By default a unary handler runs on the reactor that read its request.
   (with-grpc (ch)
-    (is (equal "h2 reactor" (thread-name-of ch "ThreadName")))))
+    (is (equal "reactor" (where ch "Where")))))
 
 (test blocked-inline-handler-moves-the-reactor
   ;; A handler that blocks keeps its thread, and the reactor's loop goes on
@@ -288,18 +328,56 @@ break")))))
                                    (clgrpc.grpc:grpc-error (e) e)))))))
       (sleep 0.1)
       (is (equalp (bytes 7) (unary ch "Echo" (bytes 7) :timeout 5)))
-      (is (equal "h2 reactor" (thread-name-of ch "ThreadName")))
+      (is (equal "reactor" (where ch "Where")))
       (sb-thread:signal-semaphore *gate*)
       (sb-thread:join-thread first)
       (is (equalp (bytes 1) gated)))))
+
+(test the-next-thread-on-a-reactor-is-moved-too
+  ;; The reactor moved off a blocked handler A; its next thread runs
+  ;; handler B, which lets A finish and blocks in turn.  A's thread
+  ;; finishing must not hide B from the watchdog: the reactor moves again,
+  ;; and a third call on the connection is answered.
+  (with-grpc (ch :unary-handlers :inline)
+    (flet ((in-thread (method)
+             (let ((result nil))
+               (values (sb-thread:make-thread
+                        (lambda ()
+                          (setf result (handler-case (unary ch method (bytes) :timeout 20)
+                                         (clgrpc.grpc:grpc-error (e) e)))))
+                       (lambda () result)))))
+      (multiple-value-bind (a a-result) (in-thread "Gate")
+        (sleep 0.1)
+        (multiple-value-bind (b b-result) (in-thread "OpenGateThenWait")
+          (sb-thread:join-thread a)
+          (is (equalp (bytes 1) (funcall a-result)))
+          (sleep 0.1)
+          (is (equalp (bytes 7) (unary ch "Echo" (bytes 7) :timeout 5)))
+          (sb-thread:signal-semaphore *second-gate*)
+          (sb-thread:join-thread b)
+          (is (equalp (bytes 1) (funcall b-result))))))))
+
+(test handler-calls-out-through-its-own-reactor
+  ;; A handler that calls through a connection its own reactor serves: its
+  ;; request is written, not left for that reactor (busy running the
+  ;; handler) to write after a read on that connection that never comes.
+  (with-grpc (ch)
+    (setf *inner-channels* (loop repeat 6 collect (clgrpc.grpc:make-channel
+                                                   "127.0.0.1" (clgrpc.grpc::channel-port ch))))
+    (unwind-protect
+         (progn
+           (dolist (inner *inner-channels*)
+             (unary inner "Echo" (bytes 0) :timeout 5))
+           (is (equalp (bytes 1) (unary ch "CallOut" (bytes) :timeout 10))))
+      (mapc #'clgrpc.grpc:channel-close (shiftf *inner-channels* '())))))
 
 (test slow-unary-method-goes-to-the-pool
   ;; A method whose handler outran its reactor's slice runs on the pool for
   ;; a while; other methods stay on the reactor.
   (with-grpc (ch)
-    (is (equal "h2 reactor" (thread-name-of ch "Outstay")))
-    (is (equal "grpc unary" (thread-name-of ch "Outstay")))
-    (is (equal "h2 reactor" (thread-name-of ch "ThreadName")))))
+    (is (equal "h2 reactor" (where ch "Outstay")))
+    (is (equal "grpc unary" (where ch "Outstay")))
+    (is (equal "reactor" (where ch "Where")))))
 
 (test server-streaming
   (with-grpc (ch)
@@ -468,13 +546,13 @@ header block (the trailers), all header blocks decoded in order."
                          (unwind-protect (progn ,@body) (raw-close ,peer)))
          (clgrpc.grpc:server-stop ,server :grace 1)))))
 
-(defun raw-client-stream-thread-name (peer id whole)
-  "Send a client stream of two messages to StreamThreadName on stream ID:
-with WHOLE, its headers and messages in one write; else the last message
-200 ms after the rest.  Returns the thread name the handler answers with."
+(defun raw-client-stream-where (peer id whole)
+  "Send a client stream of two messages to StreamWhere on stream ID: with
+WHOLE, its headers and messages in one write; else the last message 200 ms
+after the rest.  Returns where the handler ran (WHERE-OCTETS)."
   (let ((b (make-obuf 256)))
     (clgrpc.http2:write-headers-frame
-     b id (raw-header-block peer (grpc-request-headers "/test.Svc/StreamThreadName")))
+     b id (raw-header-block peer (grpc-request-headers "/test.Svc/StreamWhere")))
     (clgrpc.http2:write-data-frame b id (grpc-frame (bytes 1)))
     (when whole
       (clgrpc.http2:write-data-frame b id (grpc-frame (bytes 2)) :end-stream t))
@@ -493,9 +571,29 @@ with WHOLE, its headers and messages in one write; else the last message
   ;; reactor, as a unary call does; one still open when its read was
   ;; processed runs on the stream pool, where it may wait for the peer.
   (with-raw-grpc (peer)
-    (is (equal "h2 reactor" (raw-client-stream-thread-name peer 1 t)))
-    (is (equal "grpc stream" (raw-client-stream-thread-name peer 3 nil)))
-    (is (equal "h2 reactor" (raw-client-stream-thread-name peer 5 t)))))
+    (is (equal "reactor" (raw-client-stream-where peer 1 t)))
+    (is (equal "grpc stream" (raw-client-stream-where peer 3 nil)))
+    (is (equal "reactor" (raw-client-stream-where peer 5 t)))))
+
+(test calls-behind-a-slow-one-run-beside-it
+  ;; Eight calls in one read, each waiting until all eight are running:
+  ;; those deferred behind the first, once it outruns its reactor, run
+  ;; beside it rather than after it.
+  (setf (car *rendezvous*) 0)
+  (with-raw-grpc (peer)
+    (let ((b (make-obuf 1024)))
+      (loop for id from 1 by 2 repeat 8
+            do (clgrpc.http2:write-headers-frame
+                b id (raw-header-block peer (grpc-request-headers "/test.Svc/Rendezvous")))
+               (clgrpc.http2:write-data-frame b id (grpc-frame (bytes 8)) :end-stream t))
+      (raw-send peer (obuf-contents b)))
+    (let ((answers (loop repeat 8
+                         collect (let ((f (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+) 20)))
+                                   (if (symbolp f)
+                                       f
+                                       (aref (clgrpc.http2:frame-data f)
+                                             (+ 5 (clgrpc.http2:frame-data-start f))))))))
+      (is (equal '(1 1 1 1 1 1 1 1) answers)))))
 
 (test raw-unary-response-shape
   (with-raw-grpc (peer)

@@ -332,10 +332,14 @@ output: a pool thread never waits on a peer here."
       (%finish-streaming-handler call)
       (release-large-scratch)
       (when (clgrpc.http2:reader-thread-p conn)
-        ;; An inline unary handler (UNARY-INLINE): the reactor writes this
-        ;; response, batched with the others of its read.
+        ;; A handler run on its reactor: the reactor writes this response,
+        ;; batched with the others of its read.
         (clgrpc.http2::%request-flush conn)
         (return-from server-finish nil)))
+    (when (eq (call-dispatched call) :inline)
+      ;; Moved off its reactor: before the response goes, so that the
+      ;; client's next call already finds the method marked.
+      (%note-moved call))
     (clgrpc.http2:flush-connection conn)))
 
 ;;; ------------------------------------------------------------------
@@ -394,25 +398,44 @@ reactor's slice run on the pool before they are tried inline again.")
 
 (defun %inline-p (server entry)
   "Whether a unary call of ENTRY's method runs on the reactor that read it
-(and a client-streaming call whose request stream came whole)."
+(and a client-streaming call whose request stream came whole).  Never while
+as many threads as the unary pool has are still finishing handlers their
+reactor was moved from: those are threads a slow method made, and the pool
+bounds them."
   (declare (type method-entry entry))
-  (ecase (server-unary-handlers server)
-    (:inline t)
-    (:pool nil)
-    (:adaptive
-     (and (< (clgrpc.http2:handed-over-thread-count)
-             (pool-max-threads (server-unary-pool server)))
-          (let ((until (method-entry-pool-until entry)))
-            (or (zerop until) (< until (now-us))))))))
+  (let ((mode (server-unary-handlers server)))
+    (and (not (eq mode :pool))
+         (< (clgrpc.http2:handed-over-thread-count)
+            (pool-max-threads (server-unary-pool server)))
+         (or (eq mode :inline)
+             (let ((until (method-entry-pool-until entry)))
+               (or (zerop until) (< until (now-us))))))))
+
+(defun %note-moved (call)
+  "CALL's handler ran on a reactor, which went to another thread meanwhile
+(http2/handover.lisp): its method's next calls go to the pool for a while."
+  (setf (method-entry-pool-until (call-handler call))
+        (+ (now-us) +slow-method-pool-us+)))
 
 (defun run-inline-server-call (call)
-  "Reactor thread, once its read is processed: CALL's unary handler."
-  (run-server-call call)
-  (unless (clgrpc.http2:reader-thread-p (call-conn call))
-    ;; The reactor went to another thread while the handler ran
-    ;; (http2/handover.lisp): the method's next calls go to the pool.
-    (setf (method-entry-pool-until (call-handler call))
-          (+ (now-us) +slow-method-pool-us+))))
+  "Reactor thread, once its read is processed: CALL's handler, whose
+response the reactor writes with the others of the read; or, if it waited
+behind a handler that outran its reactor, on the unary pool."
+  (if clgrpc.http2::*running-given-back*
+      (let ((conn (call-conn call)))
+        (clgrpc.http2:with-connection-lock (conn)
+          (unless (call-status call)
+            (%dispatch call (server-unary-pool (clgrpc.http2:connection-user conn))))
+          (when (or (call-status call) (not (call-dispatched call)))
+            ;; Ended meanwhile, or refused by a pool that is shutting down:
+            ;; no handler runs to give back what a handler would.
+            (%release-slot call)
+            (%finish-streaming-handler call))))
+      (progn
+        (setf (call-dispatched call) :inline)
+        (run-server-call call)
+        (unless (clgrpc.http2:reader-thread-p (call-conn call))
+          (%note-moved call)))))
 
 (defun %dispatch (call pool)
   (setf (call-dispatched call) t)

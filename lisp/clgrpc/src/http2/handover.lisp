@@ -79,26 +79,36 @@ server runs further handlers elsewhere while there are many."
     (%arm-watchdog)))
 
 (defun %leave-handler (reactor)
-  "True if this thread still runs REACTOR's loop."
+  "True if this thread still runs REACTOR's loop.  A thread the loop was
+moved from leaves the flag alone: it is the new thread's now."
   (sb-thread:with-mutex ((reactor-lock reactor))
-    (setf (reactor-in-handler reactor) nil)
-    (eq (reactor-thread reactor) sb-thread:*current-thread*)))
+    (when (eq (reactor-thread reactor) sb-thread:*current-thread*)
+      (setf (reactor-in-handler reactor) nil)
+      t)))
 
-(defun %retire (conn rest)
-  "This thread's reactor went to another thread while it ran a handler for
-CONN: run REST, the work deferred after that handler, as an ordinary
-thread, write what the handlers left for the reactor to write, and leave
-the reactor's loop."
-  (loop for (argument function) on rest by #'cddr
-        do (handler-case (funcall (the function function) argument)
-             (serious-condition (e) (log-unexpected conn e))))
-  (flush-connection conn)
-  ;; What ON-READABLE would have done next: after the peer's GOAWAY, the
-  ;; connection closes with its last stream.
+(defun %retire (conn)
+  "The watchdog moved this thread's reactor to another thread while it ran
+a handler for CONN (and gave that thread the work deferred behind it):
+write what the handler left for the reactor to write, and leave the
+reactor's loop, even if that fails."
+  (unwind-protect
+       (progn
+         ;; What ON-READABLE would have done next: after the peer's GOAWAY,
+         ;; the connection closes with its last stream.
+         (with-connection-lock (conn)
+           (when (and (conn-goaway-received conn) (zerop (hash-table-count (conn-streams conn))))
+             (%post conn +post-drain-close+)))
+         (flush-connection conn))
+    (throw '%retired nil)))
+
+(defun give-back (conn tasks)
+  "New reactor thread, first thing: TASKS (argument, function, ...), work
+the thread it replaced deferred behind the handler it is stuck in, go back
+to CONN's deferred work, ahead of anything deferred since, for this
+reactor's loop to run (RUN-POSTED, *RUNNING-GIVEN-BACK*)."
   (with-connection-lock (conn)
-    (when (and (conn-goaway-received conn) (zerop (hash-table-count (conn-streams conn))))
-      (%post conn +post-drain-close+)))
-  (throw '%retired nil))
+    (setf (conn-deferred conn) (append (conn-deferred conn) (reverse tasks)))
+    (%post conn +post-deferred+)))
 
 (defun run-until-retired (loop-function)
   "Reactor thread: call LOOP-FUNCTION, which never returns, until the
@@ -111,19 +121,28 @@ thread retires (%RETIRE)."
   "Reactor thread: run the work deferred by the frames just processed
 (unary handlers a server runs inline, server.lisp), in the order it was
 deferred.  If the watchdog hands the reactor to another thread meanwhile,
-this thread finishes CONN's deferred work and leaves the loop (%RETIRE)."
+that thread takes the work behind the handler at hand (GIVE-BACK), and this
+one finishes the handler and leaves the loop (%RETIRE)."
   (loop while (conn-deferred conn)
-        do (let ((tasks (reverse (shiftf (conn-deferred conn) '()))))
+        do (let ((tasks (reverse (with-connection-lock (conn)
+                                   ;; Under the lock: a new reactor thread
+                                   ;; may give work back (GIVE-BACK).
+                                   (shiftf (conn-deferred conn) '())))))
              (loop for rest on tasks by #'cddr
-                   do (let ((still-reactor nil))
-                        (%enter-handler reactor)
-                        (unwind-protect
-                             (funcall (the function (second rest)) (first rest))
-                          ;; Also when the work unwinds: this thread must not
-                          ;; go back to a loop another thread now runs.
-                          (setf still-reactor (%leave-handler reactor))
-                          (unless still-reactor
-                            (%retire conn (cddr rest)))))))))
+                   do ;; Stored before IN-HANDLER, so the watchdog, which
+                      ;; reads them once it sees that set, sees these.
+                      (setf (reactor-behind-conn reactor) conn
+                            (reactor-behind reactor) (cddr rest))
+                      (%enter-handler reactor)
+                      (unwind-protect
+                           (funcall (the function (second rest)) (first rest))
+                        ;; Also when the work unwinds: this thread must not
+                        ;; go back to a loop another thread now runs.
+                        (unless (%leave-handler reactor)
+                          (%retire conn))))))
+  ;; Nothing is behind anything now; keep no calls alive.
+  (setf (reactor-behind-conn reactor) nil
+        (reactor-behind reactor) '()))
 
 ;;; ------------------------------------------------------------------
 ;;; The watchdog
@@ -134,8 +153,11 @@ number SEQ.  The new thread waits for the reactor's lock, so it starts
 only once it is the reactor's thread."
   (sb-thread:with-mutex ((reactor-lock reactor))
     (when (and (reactor-in-handler reactor) (= seq (reactor-handler-seq reactor)))
-      (let ((new (handler-case (sb-thread:make-thread #'reactor-main :name "h2 reactor"
-                                                                     :arguments (list reactor))
+      (let ((new (handler-case
+                     (sb-thread:make-thread #'reactor-main
+                                            :name "h2 reactor"
+                                            :arguments (list reactor (reactor-behind-conn reactor)
+                                                             (reactor-behind reactor)))
                    (error () nil))))
         ;; If no thread can be made, the handler keeps the reactor, as
         ;; without a watchdog; the next tick tries again.

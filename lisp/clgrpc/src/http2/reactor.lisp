@@ -40,6 +40,7 @@ dropping) input so that the peer can read the GOAWAY.")
   "How long a connection closing gracefully may take to write what it has
 buffered to a peer that reads slowly.")
 (defconstant +post-register+ 8)         ; add the connection to the epoll set
+(defconstant +post-deferred+ 16)        ; run its deferred work (handover.lisp)
 (defconstant +client-tls-handshake-timeout-us+ 20000000
   "How long a client waits for a server to complete the TLS handshake:
 grpc-go's minimum connect timeout, which covers its handshake too.")
@@ -64,7 +65,11 @@ grpc-go's minimum connect timeout, which covers its handshake too.")
   (in-handler nil)
   (handler-seq 0 :type fixnum)
   (watch-seq -1 :type fixnum)
-  (watch-ticks 0 :type fixnum))
+  (watch-ticks 0 :type fixnum)
+  ;; The connection whose deferred work the loop's thread is in, and the
+  ;; work deferred behind the task at hand: what a new thread takes over.
+  (behind-conn nil)
+  (behind '() :type list))
 
 (defvar *reactor-thread-wrapper* nil
   "NIL or a function of a thunk that each reactor thread runs its loop
@@ -95,10 +100,23 @@ the online CPUs."
                               (sb-alien:extern-alien "sysconf" (function sb-alien:long sb-alien:int))
                               84)))))))         ; _SC_NPROCESSORS_ONLN on Linux
 
+(defvar *serving* nil
+  "On a reactor thread, the connection it serves now: reads, processes, runs
+the work its frames deferred, and writes the replies of.")
+
+(defvar *running-given-back* nil
+  "True on a reactor thread while it runs deferred work that a thread it
+was moved from gave back (handover.lisp): work queued behind a slow handler,
+which may be as slow, so a layer above may send it elsewhere.")
+
 (defun reader-thread-p (conn)
-  "True on the reactor thread that reads CONN: code that must never block."
+  "True on the reactor thread that reads CONN while it serves CONN: code
+that must never block, and whose output on CONN that thread writes once the
+frames and work at hand are done (%REQUEST-FLUSH).  False for CONN on that
+thread while it serves another connection (a handler calling out through
+another channel), or once the watchdog moved the reactor to another thread."
   (let ((reactor (conn-reactor conn)))
-    (and reactor (eq sb-thread:*current-thread* (reactor-thread reactor)))))
+    (and reactor (eq conn *serving*) (eq sb-thread:*current-thread* (reactor-thread reactor)))))
 
 (declaim (ftype function connection-fail finish-connection %mark-closed))
 
@@ -127,7 +145,7 @@ never the reactor (which serves every other connection)."
       (log-unexpected conn e)
       (ignore-errors (finish-connection conn code)))))
 
-(declaim (ftype function reactor-main ensure-watchdog run-deferred run-until-retired))
+(declaim (ftype function reactor-main ensure-watchdog run-deferred run-until-retired give-back))
 
 (defun start-reactor ()
   (let ((reactor (%make-reactor :epfd (clgrpc.net:epoll-create)
@@ -341,6 +359,10 @@ processed, NIL if there was none or the connection ended."
 (declaim (ftype function %read-tls))
 
 (defun on-readable (reactor conn)
+  (let ((*serving* conn))
+    (serve-readable reactor conn)))
+
+(defun serve-readable (reactor conn)
   (when (conn-linger-until conn)
     ;; Dropping input until the peer has read our GOAWAY.
     (let* ((buf (reactor-buffer reactor))
@@ -348,13 +370,13 @@ processed, NIL if there was none or the connection ended."
       (unless (eq n :again)
         (when (or (null n) (eql n 0))
           (finish-connection conn (conn-close-code conn)))))
-    (return-from on-readable nil))
+    (return-from serve-readable nil))
   (unless (if (conn-tls conn) (%read-tls reactor conn) (%read-plain reactor conn))
-    (return-from on-readable nil))
+    (return-from serve-readable nil))
   (run-deferred reactor conn)
   ;; Replies to what was just read, and responses of the work above,
   ;; leave before the next connection is served.
-  (loop repeat 4 while (conn-reader-flush conn) do (%reader-flush conn))
+  (%write-replies conn)
   ;; A peer that asks for more than it reads stops being read.  Only a
   ;; write-blocked connection can be paused: the lock is taken for those
   ;; alone (a stale read of the flag is caught at the next read).
@@ -365,6 +387,10 @@ processed, NIL if there was none or the connection ended."
   (when (and (conn-goaway-received conn)
              (zerop (hash-table-count (conn-streams conn))))
     (drain-and-close conn)))
+
+(defun %write-replies (conn)
+  "Reactor thread serving CONN: write what its frames and deferred work queued."
+  (loop repeat 4 while (conn-reader-flush conn) do (%reader-flush conn)))
 
 (defun on-writable (conn)
   (%write-out conn t)
@@ -473,28 +499,49 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
         (setf (conn-registered conn) nil)))))
 
 (defun run-posted (reactor)
-  (let ((conns (sb-thread:with-mutex ((reactor-lock reactor))
-                 (shiftf (reactor-posted reactor) '()))))
-    (dolist (conn (nreverse conns))
-      (let ((bits (with-connection-lock (conn)
-                    (shiftf (conn-posted conn) 0))))
-        (declare (type fixnum bits))
-        (with-connection-guard (conn)
-          (when (logtest bits +post-register+)
-            (register-connection reactor conn))
-          (cond ((logtest bits +post-close+)
-                 (finish-connection conn (conn-close-code conn)))
-                ((logtest bits +post-drain-close+)
-                 (drain-and-close conn))
-                ((logtest bits +post-flush+)
-                 (%write-out conn nil))))))))
+  (let ((conns (nreverse (sb-thread:with-mutex ((reactor-lock reactor))
+                           (shiftf (reactor-posted reactor) '())))))
+    (unwind-protect
+         (loop while conns
+               do (let* ((conn (pop conns))
+                         (bits (with-connection-lock (conn)
+                                 (shiftf (conn-posted conn) 0))))
+                    (declare (type fixnum bits))
+                    (with-connection-guard (conn)
+                      (when (logtest bits +post-register+)
+                        (register-connection reactor conn))
+                      (when (logtest bits +post-deferred+)
+                        (let ((*serving* conn)
+                              (*running-given-back* t))
+                          (run-deferred reactor conn)
+                          (%write-replies conn)))
+                      (cond ((logtest bits +post-close+)
+                             (finish-connection conn (conn-close-code conn)))
+                            ((logtest bits +post-drain-close+)
+                             (drain-and-close conn))
+                            ((logtest bits +post-flush+)
+                             (%write-out conn nil))))))
+      ;; Left only when deferred work above moved the loop to another
+      ;; thread (handover.lisp): what this thread has not served yet goes
+      ;; back to the reactor's queue, bits and all, for that thread.
+      (dolist (conn conns)
+        (with-connection-lock (conn)
+          (let ((bits (shiftf (conn-posted conn) 0)))
+            (unless (zerop bits)
+              (%post conn bits))))))))
 
 (defun reactor-loop (reactor)
   (let ((events (reactor-events reactor))
         (epfd (reactor-epfd reactor))
         (wakefd (reactor-wakefd reactor))
-        (table (reactor-table reactor)))
+        (table (reactor-table reactor))
+        (self sb-thread:*current-thread*))
     (loop
+      ;; A thread the watchdog moved the loop from leaves through %RETIRE;
+      ;; should an error have skipped that, it must still never run the
+      ;; loop beside the thread that now does.
+      (unless (eq (reactor-thread reactor) self)
+        (throw '%retired nil))
       (run-posted reactor)
       (let* ((wait-ms (max 0 (min +sweep-interval-us+
                                   (floor (- (reactor-next-sweep-us reactor) (clgrpc.util:now-us))
@@ -528,7 +575,10 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
         (when (>= (clgrpc.util:now-us) (reactor-next-sweep-us reactor))
           (sweep reactor))))))
 
-(defun reactor-main (reactor)
+(defun reactor-main (reactor &optional given-back-conn given-back)
+  "The thread of REACTOR's loop.  A thread started to replace one stuck in
+a handler (handover.lisp) first takes GIVEN-BACK, the work deferred behind
+that handler on GIVEN-BACK-CONN."
   (flet ((run ()
            ;; The loop never ends; a bug outside any connection's guard is
            ;; logged and the loop goes on.
@@ -543,6 +593,8 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
           (clgrpc.util:*defer-thread-creation* t))
       ;; Whoever started this thread made it the reactor's under the lock.
       (sb-thread:with-mutex ((reactor-lock reactor)))
+      (when given-back
+        (give-back given-back-conn given-back))
       (if wrapper
           (funcall (the function wrapper) (lambda () (run-until-retired #'run)))
           (run-until-retired #'run)))))
