@@ -34,7 +34,9 @@
   "A table holding at most MAX-SIZE octets.  INDEXED adds the content index
 the encoder uses for lookups."
   (%make-dynamic-table :max-size max-size
-                       :index (and indexed (make-hash-table :test 'equal))))
+                       ;; Sized for the static table's names the encoder seeds it
+                       ;; with, and a few more, so that seeding does not regrow it.
+                       :index (and indexed (make-hash-table :test 'equal :size 96))))
 
 (declaim (inline header-entry-size))
 (defun header-entry-size (name value)

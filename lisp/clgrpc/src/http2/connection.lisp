@@ -115,8 +115,13 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (drain-waiters 0 :type fixnum)        ; threads waiting on DRAIN-CV (COUNTED-WAIT)
   ;; Streams with DATA parked for lack of window (%WRITE-DATA-OR-PARK).
   (parked '() :type list)
-  ;; ---- HPACK; the decoder is only touched by the reactor
-  (encoder (clgrpc.hpack:make-encoder) :type clgrpc.hpack:encoder)
+  ;; ---- HPACK; the decoder is only touched by the reactor.  The encoder
+  ;; (its index is a hash table seeded with the static table's names) is
+  ;; made for the first header block this side sends (%ENCODER), so that an
+  ;; idle connection holds none; the peer's SETTINGS_HEADER_TABLE_SIZE waits
+  ;; for it.
+  (encoder nil :type (or null clgrpc.hpack:encoder))
+  (peer-header-table-size 4096 :type fixnum)
   (decoder (clgrpc.hpack:make-decoder) :type clgrpc.hpack:decoder)
   ;; ---- streams
   (streams (make-hash-table :test 'eql :size 8) :type hash-table)
@@ -254,6 +259,14 @@ out once it is complete."
 (defun connection-tls (conn) (conn-tls conn))
 (defun connection-close-reason (conn) (conn-close-reason conn))
 (defun connection-handler-count (conn) (conn-handlers conn))
+
+;; Lock held.
+(defun %encoder (conn)
+  "CONN's HPACK encoder, made on first use."
+  (or (conn-encoder conn)
+      (let ((encoder (clgrpc.hpack:make-encoder)))
+        (clgrpc.hpack:encoder-set-max-table-size encoder (conn-peer-header-table-size conn))
+        (setf (conn-encoder conn) encoder))))
 
 (defun %defer-to-reader (conn function argument)
   "Reactor thread, lock held: call (FUNCTION ARGUMENT) on this thread once it

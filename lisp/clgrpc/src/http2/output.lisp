@@ -317,7 +317,7 @@ peer's SETTINGS_MAX_FRAME_SIZE).  HEADERS is a list of (name . value) or
                        (unless (typep e 'clgrpc.hpack:hpack-error)
                          (%mark-closed conn +internal-error+)
                          (%post conn +post-close+)))))
-      (clgrpc.hpack:encode-header-block (conn-encoder conn) out headers))
+      (clgrpc.hpack:encode-header-block (%encoder conn) out headers))
     (finish-headers-frame out pos (conn-peer-max-frame-size conn))
     (setf (conn-reset-ping-strikes conn) t)
     (when end-stream
