@@ -362,14 +362,22 @@ no channel is on that reactor."
   ;; request is written, not left for that reactor (busy running the
   ;; handler) to write after a read on that connection that never comes.
   (with-grpc (ch)
-    (setf *inner-channels* (loop repeat 6 collect (clgrpc.grpc:make-channel
-                                                   "127.0.0.1" (clgrpc.grpc::channel-port ch))))
-    (unwind-protect
-         (progn
-           (dolist (inner *inner-channels*)
-             (unary inner "Echo" (bytes 0) :timeout 5))
-           (is (equalp (bytes 1) (unary ch "CallOut" (bytes) :timeout 10))))
-      (mapc #'clgrpc.grpc:channel-close (shiftf *inner-channels* '())))))
+    (let ((port (clgrpc.grpc::channel-port ch))
+          (spacers '()))
+      (unwind-protect
+           (progn
+             ;; Connections go to the reactors in turn, a client's and then
+             ;; the server's side of it: a raw connection between channels
+             ;; (one server side alone) shifts the turn, so that the inner
+             ;; channels' client sides land on every reactor.
+             (dotimes (i 6)
+               (let ((inner (clgrpc.grpc:make-channel "127.0.0.1" port)))
+                 (push inner *inner-channels*)
+                 (unary inner "Echo" (bytes 0) :timeout 5)
+                 (push (raw-connect-port port) spacers)))
+             (is (equalp (bytes 1) (unary ch "CallOut" (bytes) :timeout 10))))
+        (mapc #'raw-close spacers)
+        (mapc #'clgrpc.grpc:channel-close (shiftf *inner-channels* '()))))))
 
 (test slow-unary-method-goes-to-the-pool
   ;; A method whose handler outran its reactor's slice runs on the pool for
@@ -594,6 +602,47 @@ after the rest.  Returns where the handler ran (WHERE-OCTETS)."
                                        (aref (clgrpc.http2:frame-data f)
                                              (+ 5 (clgrpc.http2:frame-data-start f))))))))
       (is (equal '(1 1 1 1 1 1 1 1) answers)))))
+
+(test replies-before-a-stuck-last-handler-are-written
+  ;; An Echo, then a Gate that blocks, in one read: the reactor moves off
+  ;; the Gate, and the Echo's response, queued for the reactor to write
+  ;; after the read's work, goes out while the Gate still waits.
+  (with-grpc (ch :unary-handlers :inline)
+    (let ((peer (raw-connect-port (clgrpc.grpc::channel-port ch)))
+          (b (make-obuf 512)))
+      (unwind-protect
+           (progn
+             (clgrpc.http2:write-headers-frame
+              b 1 (raw-header-block peer (grpc-request-headers "/test.Svc/Echo")))
+             (clgrpc.http2:write-data-frame b 1 (grpc-frame (bytes 5)) :end-stream t)
+             (clgrpc.http2:write-headers-frame
+              b 3 (raw-header-block peer (grpc-request-headers "/test.Svc/Gate")))
+             (clgrpc.http2:write-data-frame b 3 (grpc-frame (bytes)) :end-stream t)
+             (raw-send peer (obuf-contents b))
+             (let ((echo (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+ 1) 5)))
+               (is (not (symbolp echo)) "no response to the Echo while the Gate waits: ~S" echo)))
+        (sb-thread:signal-semaphore *gate*)
+        (raw-close peer)))))
+
+(test table-size-settings-before-the-first-block-are-announced
+  ;; The peer sets SETTINGS_HEADER_TABLE_SIZE to 0 and then back to 4096
+  ;; before the server has sent any header block: the first one starts
+  ;; with both size updates, the smallest first (RFC 7541, 4.2).
+  (with-raw-grpc (peer)
+    (raw-send-obuf peer (lambda (b)
+                          (clgrpc.http2:write-settings-frame
+                           b (list (cons clgrpc.http2:+settings-header-table-size+ 0)))
+                          (clgrpc.http2:write-settings-frame
+                           b (list (cons clgrpc.http2:+settings-header-table-size+ 4096)))))
+    (sleep 0.1)
+    (raw-grpc-request peer 1 "/test.Svc/Echo" (bytes 1))
+    (let ((h (raw-expect peer (frame-of-type clgrpc.http2:+frame-headers+ 1))))
+      (is (not (symbolp h)))
+      (unless (symbolp h)
+        (let ((start (clgrpc.http2:frame-data-start h)))
+          ;; 001xxxxx: a size update; 0x20 is 0, then 0x3f 0xe1 0x1f is 4096.
+          (is (equalp (bytes #x20 #x3f #xe1 #x1f)
+                      (subseq (clgrpc.http2:frame-data h) start (+ start 4)))))))))
 
 (test raw-unary-response-shape
   (with-raw-grpc (peer)

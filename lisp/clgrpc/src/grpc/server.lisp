@@ -308,6 +308,10 @@ output cannot take now is parked and finished by whoever drains the
 output: a pool thread never waits on a peer here."
   (let ((buf nil)
         (conn (call-conn call)))
+    (when (and (eq (call-dispatched call) :inline) (not (clgrpc.http2:reader-thread-p conn)))
+      ;; Run on a reactor that moved on meanwhile: marked before the response
+      ;; is appended, so that the client's next call already finds the mark.
+      (%note-moved call))
     (when response
       (handler-case (setf buf (encode-message-frame call response))
         (grpc-error (e) (setf code (grpc-error-code e) message (grpc-error-message e)))
@@ -336,10 +340,6 @@ output: a pool thread never waits on a peer here."
         ;; batched with the others of its read.
         (clgrpc.http2::%request-flush conn)
         (return-from server-finish nil)))
-    (when (eq (call-dispatched call) :inline)
-      ;; Moved off its reactor: before the response goes, so that the
-      ;; client's next call already finds the method marked.
-      (%note-moved call))
     (clgrpc.http2:flush-connection conn)))
 
 ;;; ------------------------------------------------------------------

@@ -119,9 +119,11 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; (its index is a hash table seeded with the static table's names) is
   ;; made for the first header block this side sends (%ENCODER), so that an
   ;; idle connection holds none; the peer's SETTINGS_HEADER_TABLE_SIZE waits
-  ;; for it.
+  ;; for it, with the smallest size the peer set meanwhile, which the first
+  ;; block must announce before the last (RFC 7541, 4.2).
   (encoder nil :type (or null clgrpc.hpack:encoder))
   (peer-header-table-size 4096 :type fixnum)
+  (peer-header-table-min 4096 :type fixnum)
   (decoder (clgrpc.hpack:make-decoder) :type clgrpc.hpack:decoder)
   ;; ---- streams
   (streams (make-hash-table :test 'eql :size 8) :type hash-table)
@@ -265,6 +267,7 @@ out once it is complete."
   "CONN's HPACK encoder, made on first use."
   (or (conn-encoder conn)
       (let ((encoder (clgrpc.hpack:make-encoder)))
+        (clgrpc.hpack:encoder-set-max-table-size encoder (conn-peer-header-table-min conn))
         (clgrpc.hpack:encoder-set-max-table-size encoder (conn-peer-header-table-size conn))
         (setf (conn-encoder conn) encoder))))
 

@@ -71,9 +71,11 @@ server runs further handlers elsewhere while there are many."
 
 (declaim (inline %enter-handler))
 (defun %enter-handler (reactor)
-  (setf (reactor-in-handler reactor) t)
+  ;; The number first: a watchdog that sees the flag must not count the
+  ;; previous handler's ticks against this one.
   (setf (reactor-handler-seq reactor)
         (logand (1+ (reactor-handler-seq reactor)) most-positive-fixnum))
+  (setf (reactor-in-handler reactor) t)
   (sb-thread:barrier (:memory))
   (unless **watchdog-armed**
     (%arm-watchdog)))
@@ -103,12 +105,15 @@ reactor's loop, even if that fails."
 
 (defun give-back (conn tasks)
   "New reactor thread, first thing: TASKS (argument, function, ...), work
-the thread it replaced deferred behind the handler it is stuck in, go back
-to CONN's deferred work, ahead of anything deferred since, for this
-reactor's loop to run (RUN-POSTED, *RUNNING-GIVEN-BACK*)."
+the thread it replaced deferred behind the handler it is stuck in on CONN,
+go back to CONN's deferred work, ahead of anything deferred since, for this
+reactor's loop to run (RUN-POSTED, *RUNNING-GIVEN-BACK*); and what that
+read queued for CONN (replies, earlier handlers' responses) is written now,
+not once the stuck handler ends."
   (with-connection-lock (conn)
-    (setf (conn-deferred conn) (append (conn-deferred conn) (reverse tasks)))
-    (%post conn +post-deferred+)))
+    (when tasks
+      (setf (conn-deferred conn) (append (conn-deferred conn) (reverse tasks))))
+    (%post conn (if tasks (logior +post-flush+ +post-deferred+) +post-flush+))))
 
 (defun run-until-retired (loop-function)
   "Reactor thread: call LOOP-FUNCTION, which never returns, until the

@@ -302,9 +302,10 @@ cancel calls; one that does so faster than the limit is flooding."
   (declare (type fixnum id value))
   (case id
     (#.+settings-header-table-size+
-     (setf (conn-peer-header-table-size conn) value)
-     (when (conn-encoder conn)
-       (clgrpc.hpack:encoder-set-max-table-size (conn-encoder conn) value)))
+     (if (conn-encoder conn)
+         (clgrpc.hpack:encoder-set-max-table-size (conn-encoder conn) value)
+         (setf (conn-peer-header-table-size conn) value
+               (conn-peer-header-table-min conn) (min value (conn-peer-header-table-min conn)))))
     (#.+settings-enable-push+
      (when (and (eq (conn-role conn) :client) (/= value 0))
        (connection-error +protocol-error+ "server sent SETTINGS_ENABLE_PUSH ~D" value)))

@@ -104,6 +104,15 @@ the online CPUs."
   "On a reactor thread, the connection it serves now: reads, processes, runs
 the work its frames deferred, and writes the replies of.")
 
+(declaim (ftype function %write-replies))
+
+(defmacro serving ((conn) &body body)
+  "Reactor thread: run BODY as the thread serving CONN, for which
+READER-THREAD-P is then true, and write the replies BODY queued for it."
+  `(let ((*serving* ,conn))
+     (multiple-value-prog1 (progn ,@body)
+       (%write-replies ,conn))))
+
 (defvar *running-given-back* nil
   "True on a reactor thread while it runs deferred work that a thread it
 was moved from gave back (handover.lisp): work queued behind a slow handler,
@@ -359,10 +368,6 @@ processed, NIL if there was none or the connection ended."
 (declaim (ftype function %read-tls))
 
 (defun on-readable (reactor conn)
-  (let ((*serving* conn))
-    (serve-readable reactor conn)))
-
-(defun serve-readable (reactor conn)
   (when (conn-linger-until conn)
     ;; Dropping input until the peer has read our GOAWAY.
     (let* ((buf (reactor-buffer reactor))
@@ -370,9 +375,9 @@ processed, NIL if there was none or the connection ended."
       (unless (eq n :again)
         (when (or (null n) (eql n 0))
           (finish-connection conn (conn-close-code conn)))))
-    (return-from serve-readable nil))
+    (return-from on-readable nil))
   (unless (if (conn-tls conn) (%read-tls reactor conn) (%read-plain reactor conn))
-    (return-from serve-readable nil))
+    (return-from on-readable nil))
   (run-deferred reactor conn)
   ;; Replies to what was just read, and responses of the work above,
   ;; leave before the next connection is served.
@@ -481,8 +486,9 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
         (conns '()))
     (maphash (lambda (fd conn) (declare (ignore fd)) (push conn conns)) (reactor-table reactor))
     (dolist (conn conns)
-      (with-connection-guard (conn)
-        (sweep-connection conn now)))
+      (serving (conn)
+        (with-connection-guard (conn)
+          (sweep-connection conn now))))
     (setf (reactor-next-sweep-us reactor) (+ now +sweep-interval-us+))))
 
 ;;; ------------------------------------------------------------------
@@ -500,30 +506,39 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
 
 (defun run-posted (reactor)
   (let ((conns (nreverse (sb-thread:with-mutex ((reactor-lock reactor))
-                           (shiftf (reactor-posted reactor) '())))))
+                           (shiftf (reactor-posted reactor) '()))))
+        (current nil)                   ; the connection being served
+        (unserved 0))                   ; its bits not acted on yet
+    (declare (type fixnum unserved))
     (unwind-protect
          (loop while conns
                do (let* ((conn (pop conns))
                          (bits (with-connection-lock (conn)
                                  (shiftf (conn-posted conn) 0))))
                     (declare (type fixnum bits))
-                    (with-connection-guard (conn)
-                      (when (logtest bits +post-register+)
-                        (register-connection reactor conn))
-                      (when (logtest bits +post-deferred+)
-                        (let ((*serving* conn)
-                              (*running-given-back* t))
-                          (run-deferred reactor conn)
-                          (%write-replies conn)))
-                      (cond ((logtest bits +post-close+)
-                             (finish-connection conn (conn-close-code conn)))
-                            ((logtest bits +post-drain-close+)
-                             (drain-and-close conn))
-                            ((logtest bits +post-flush+)
-                             (%write-out conn nil))))))
-      ;; Left only when deferred work above moved the loop to another
-      ;; thread (handover.lisp): what this thread has not served yet goes
-      ;; back to the reactor's queue, bits and all, for that thread.
+                    (setf current conn
+                          unserved (logandc2 bits +post-register+))
+                    (serving (conn)
+                      (with-connection-guard (conn)
+                        (when (logtest bits +post-register+)
+                          (register-connection reactor conn))
+                        (when (logtest bits +post-deferred+)
+                          (let ((*running-given-back* t))
+                            (run-deferred reactor conn)))
+                        (setf unserved 0)
+                        (cond ((logtest bits +post-close+)
+                               (finish-connection conn (conn-close-code conn)))
+                              ((logtest bits +post-drain-close+)
+                               (drain-and-close conn))
+                              ((logtest bits +post-flush+)
+                               (%write-out conn nil)))))
+                    (setf current nil)))
+      ;; Left early only when deferred work above moved the loop to another
+      ;; thread (handover.lisp): what this thread has not served goes back
+      ;; to the reactor's queue, bits and all, for that thread.
+      (when (and current (logtest unserved (lognot +post-deferred+)))
+        (with-connection-lock (current)
+          (%post current (logandc2 unserved +post-deferred+))))
       (dolist (conn conns)
         (with-connection-lock (conn)
           (let ((bits (shiftf (conn-posted conn) 0)))
@@ -565,13 +580,14 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
                     (setf (reactor-wake-pending reactor) nil)))
                 (let ((conn (gethash fd table)))
                   (when conn
-                    (with-connection-guard (conn)
-                      (when (logtest flags clgrpc.net:+epollout+)
-                        (on-writable conn))
-                      (when (and (logtest flags (logior clgrpc.net:+epollin+ clgrpc.net:+epollhup+
-                                                        clgrpc.net:+epollerr+))
-                                 (conn-registered conn))
-                        (on-readable reactor conn))))))))
+                    (serving (conn)
+                      (with-connection-guard (conn)
+                        (when (logtest flags clgrpc.net:+epollout+)
+                          (on-writable conn))
+                        (when (and (logtest flags (logior clgrpc.net:+epollin+ clgrpc.net:+epollhup+
+                                                          clgrpc.net:+epollerr+))
+                                   (conn-registered conn))
+                          (on-readable reactor conn)))))))))
         (when (>= (clgrpc.util:now-us) (reactor-next-sweep-us reactor))
           (sweep reactor))))))
 
@@ -593,7 +609,7 @@ that handler on GIVEN-BACK-CONN."
           (clgrpc.util:*defer-thread-creation* t))
       ;; Whoever started this thread made it the reactor's under the lock.
       (sb-thread:with-mutex ((reactor-lock reactor)))
-      (when given-back
+      (when given-back-conn
         (give-back given-back-conn given-back))
       (if wrapper
           (funcall (the function wrapper) (lambda () (run-until-retired #'run)))
