@@ -100,7 +100,7 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; SPARE[SPARE-POS,fill) is the unsent rest of a write the socket did not
   ;; take whole; it goes out before anything appended to OUT since.
   (spare-pos 0 :type fixnum)
-  (flushing nil)                        ; a thread is writing SPARE to the socket
+  (flushing nil)                        ; the thread writing SPARE to the socket, if any
   (write-blocked nil)                   ; the socket is full: the reactor waits for EPOLLOUT
   (reader-flush nil)                    ; the reactor queued frames it will write itself
   (control-queued 0 :type fixnum)       ; ACKs and resets queued since the socket last drained

@@ -160,6 +160,13 @@ go out; frames wait in OUT until it is complete (tls-io.lisp)."
     (%update-interest conn))
   t)
 
+(defun %may-wait-for-drain-p (conn)
+  "Lock held: whether this thread may wait for CONN's output to drain.  Not
+the reactor serving CONN, nor the thread writing it out (a parked response
+it resumes appends here): each is what would drain it."
+  (not (or (reader-thread-p conn)
+           (eq (conn-flushing conn) sb-thread:*current-thread*))))
+
 (defun %write-out (conn resume)
   "Write until nothing is buffered or the socket is full, from this thread.
 RESUME: the reactor continuing a write-blocked connection.  Returns NIL if
@@ -181,7 +188,7 @@ the connection failed (it is then closed)."
                   (%next-output conn)
                   (%tls-output-pending-p conn))
         (return-from %write-out t))
-      (setf (conn-flushing conn) t
+      (setf (conn-flushing conn) sb-thread:*current-thread*
             buf (conn-spare conn)
             pos (conn-spare-pos conn)))
     (loop
@@ -368,7 +375,7 @@ if the stream or connection closed first."
              (n (min remaining +append-chunk+ (%stream-send-window conn stream))))
         (declare (type fixnum n))
         (cond ((and (> (%buffered conn) +high-water+)
-                    (not (reader-thread-p conn)))
+                    (%may-wait-for-drain-p conn))
                ;; Whoever else is appending, DATA stops at the mark: each
                ;; chunk checks again, and a flush is under way to drain it.
                (%request-flush conn)
@@ -376,7 +383,7 @@ if the stream or connection closed first."
                  (sb-thread:condition-wait (conn-drain-cv conn) lock)))
               ((and (>= since-turn +park-quantum+)
                     (> (%buffered conn) +park-quantum+)
-                    (not (reader-thread-p conn)))
+                    (%may-wait-for-drain-p conn))
                (%request-flush conn)
                (clgrpc.util:counted-wait ((conn-drain-waiters conn))
                  (sb-thread:condition-wait (conn-drain-cv conn) lock))
