@@ -154,6 +154,11 @@ no channel is on that reactor."
                             thereis (>= (car *rendezvous*) (aref req 0))
                             do (sleep 0.01))
                       1 0))))
+    (reg "ReactorIndex" :unary          ; which reactor serves the call's connection
+         (lambda (req call)
+           (declare (ignore req))
+           (bytes (position (clgrpc.http2::conn-reactor (clgrpc.grpc::call-conn call))
+                            clgrpc.http2::*reactors*))))
     (reg "CallOut" :unary (lambda (req call) (declare (ignore req)) (call-out call)))
     (reg "StreamWhere" :client-streaming ; reads every message, then as Where
          (lambda (call)
@@ -366,15 +371,20 @@ no channel is on that reactor."
           (spacers '()))
       (unwind-protect
            (progn
-             ;; Connections go to the reactors in turn, a client's and then
-             ;; the server's side of it: a raw connection between channels
-             ;; (one server side alone) shifts the turn, so that the inner
-             ;; channels' client sides land on every reactor.
-             (dotimes (i 6)
-               (let ((inner (clgrpc.grpc:make-channel "127.0.0.1" port)))
-                 (push inner *inner-channels*)
-                 (unary inner "Echo" (bytes 0) :timeout 5)
-                 (push (raw-connect-port port) spacers)))
+             ;; Connections go to the reactors in turn, each side of a
+             ;; channel's connection too: open channels, with a raw
+             ;; connection (a server side alone) between them to shift the
+             ;; turn, until one's client side is on the reactor that serves
+             ;; CH's server side.
+             (let ((wanted (aref (unary ch "ReactorIndex" (bytes) :timeout 5) 0)))
+               (loop repeat 20
+                     until (let ((inner (clgrpc.grpc:make-channel "127.0.0.1" port)))
+                             (push inner *inner-channels*)
+                             (unary inner "Echo" (bytes 0) :timeout 5)
+                             (eql wanted (position (clgrpc.http2::conn-reactor
+                                                    (clgrpc.grpc::channel-conn inner))
+                                                   clgrpc.http2::*reactors*)))
+                     do (push (raw-connect-port port) spacers)))
              (is (equalp (bytes 1) (unary ch "CallOut" (bytes) :timeout 10))))
         (mapc #'raw-close spacers)
         (mapc #'clgrpc.grpc:channel-close (shiftf *inner-channels* '()))))))

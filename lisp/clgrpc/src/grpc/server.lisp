@@ -32,7 +32,7 @@
   (encoder nil :type function)
   (decoder nil :type function)
   ;; Until this time (now-us), unary calls of the method run on the pool:
-  ;; one of its handlers outran its reactor's slice (RUN-INLINE-SERVER-CALL).
+  ;; one of its handlers outran its reactor's slice (%NOTE-MOVED).
   (pool-until 0 :type fixnum))
 
 (defstruct (server (:constructor %make-server))
@@ -285,6 +285,14 @@ it stops (RFC 9113 8.1)."
     (setf (call-slot-released call) t)
     (decf (clgrpc.http2::conn-handlers (call-conn call)))))
 
+(declaim (ftype function %finish-streaming-handler))
+
+(defun %give-back-turn (call)
+  "Lock held: CALL's handler is done, or will never run: its handler slot
+and its streaming turn go back to its connection, each once."
+  (%release-slot call)
+  (%finish-streaming-handler call))
+
 (defun %release-undispatched (call)
   "Lock held: CALL ended before its handler ran; it gives its handler slot
 back (and leaves its connection's queue) now, as no handler will."
@@ -331,9 +339,8 @@ output: a pool thread never waits on a peer here."
                  (clgrpc.http2::%write-data-or-park
                   conn stream (obuf-data buf) 0 (obuf-fill buf)
                   (%trailers-after-park call code message metadata))))))
-      (%release-slot call)
       ;; In the same hold of the lock as the trailers, not another one after.
-      (%finish-streaming-handler call)
+      (%give-back-turn call)
       (release-large-scratch)
       (when (clgrpc.http2:reader-thread-p conn)
         ;; A handler run on its reactor: the reactor writes this response,
@@ -360,15 +367,13 @@ output: a pool thread never waits on a peer here."
     (unless (call-handler-finished call)
       (clgrpc.http2:with-connection-lock ((call-conn call))
         (%server-fail call +internal+ "the handler did not finish")
-        (%release-slot call)
-        (%finish-streaming-handler call)))))
+        (%give-back-turn call)))))
 
 (defun %run-server-call (call)
   (when (clgrpc.http2:with-connection-lock ((call-conn call))
           (when (call-status call)
             ;; Reset (or timed out) before its handler started: never run it.
-            (%release-slot call)
-            (%finish-streaming-handler call)
+            (%give-back-turn call)
             t))
     (return-from %run-server-call nil))
   (let* ((entry (call-handler call))
@@ -429,8 +434,7 @@ behind a handler that outran its reactor, on the unary pool."
           (when (or (call-status call) (not (call-dispatched call)))
             ;; Ended meanwhile, or refused by a pool that is shutting down:
             ;; no handler runs to give back what a handler would.
-            (%release-slot call)
-            (%finish-streaming-handler call))))
+            (%give-back-turn call))))
       (progn
         (setf (call-dispatched call) :inline)
         (run-server-call call)

@@ -10,16 +10,16 @@
 ;;;; So a watchdog thread looks at every reactor each +TICK-US+ while any of
 ;;;; them runs such work.  A reactor found inside one and the same handler
 ;;;; for +SLICE-TICKS+ ticks in a row is handed over: a new thread takes
-;;;; over its loop at once, and the old one finishes that handler, and the
-;;;; rest of the work its read deferred, as an ordinary thread, then exits.
-;;;; No handler is interrupted.  A tick across which a garbage collection
+;;;; over its loop at once, with the work the read deferred behind that
+;;;; handler (GIVE-BACK), and the old thread finishes the handler as an
+;;;; ordinary thread, then exits.  No handler is interrupted.  A tick across which a garbage collection
 ;;;; ran does not count, since a collection stops every thread, handlers and
 ;;;; watchdog alike.
 ;;;;
 ;;;; The watchdog sleeps until a reactor enters a handler, and again once
 ;;;; none has for +IDLE-TICKS+ ticks, so an idle process has no timer
 ;;;; waking it.  Arming it costs the reactor a memory barrier per handler:
-;;;; the reactor stores IN-HANDLER and then reads *WATCHDOG-ARMED*, the
+;;;; the reactor stores IN-HANDLER and then reads **WATCHDOG-ARMED**, the
 ;;;; watchdog stores that and then reads IN-HANDLER, and the barriers on
 ;;;; both sides make sure at least one of them sees the other's store.
 ;;;;
@@ -35,7 +35,7 @@
 (defconstant +tick-us+ 1000 "How often the watchdog looks while armed.")
 (defconstant +slice-ticks+ 3
   "Ticks in a row one handler may be seen running before its reactor is
-handed over: between 2 and 3 ms of one handler.")
+handed over: about 3 ms of one handler.")
 (defconstant +idle-ticks+ 200
   "Ticks with no handler run after which the watchdog sleeps until woken.")
 
