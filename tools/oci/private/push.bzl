@@ -1,7 +1,7 @@
 """oci_push: a runnable target that pushes an oci_image or oci_image_index to a registry."""
 
 load("@bazel_skylib//lib:shell.bzl", "shell")
-load("//tools/starlark:runfiles.bzl", "rlocation")
+load("//tools/starlark:runfiles.bzl", "RUNFILES_ROOT_WORD_SH", "rlocation")
 load(":providers.bzl", "OciLayoutInfo")
 
 def _oci_push_impl(ctx):
@@ -17,6 +17,7 @@ def _oci_push_impl(ctx):
         substitutions = {
             "{defaults}": " ".join([shell.quote(d) for d in defaults]),
             "{label}": str(ctx.label),
+            "{runfiles_root}": RUNFILES_ROOT_WORD_SH,
             "{layout}": rlocation(ctx, layout),
             "{tool}": rlocation(ctx, tool),
         },

@@ -3,9 +3,5 @@
 # Flags given on the command line (--registry, --repository, --tags, --insecure) win over these.
 # shellcheck disable=SC1083 # the {name} placeholders are filled in when the rule expands this
 set -euo pipefail
-if [[ -d "$0.runfiles" ]]; then
-  runfiles="$0.runfiles"
-else
-  runfiles="${RUNFILES_DIR:-${TEST_SRCDIR:?oci_push: cannot find its runfiles}}"
-fi
-exec "$runfiles/{tool}" push --layout "$runfiles/{layout}" {defaults} "$@"
+r="{runfiles_root}"
+exec "$r/{tool}" push --layout "$r/{layout}" {defaults} "$@"

@@ -1,7 +1,7 @@
 """oci_image_test: checks an oci_image or oci_image_index with //tools/oci/cmd/ocicheck."""
 
 load("@bazel_skylib//lib:shell.bzl", "shell")
-load("//tools/starlark:runfiles.bzl", "rlocation")
+load("//tools/starlark:runfiles.bzl", "RUNFILES_ROOT_WORD_SH", "rlocation")
 load(":providers.bzl", "OciLayoutInfo")
 
 def _oci_image_test_impl(ctx):
@@ -20,6 +20,7 @@ def _oci_image_test_impl(ctx):
             "{checker}": rlocation(ctx, ctx.executable._checker),
             "{flags}": " ".join([shell.quote(f) for f in flags]),
             "{label}": str(ctx.label),
+            "{runfiles_root}": RUNFILES_ROOT_WORD_SH,
         },
         is_executable = True,
     )
