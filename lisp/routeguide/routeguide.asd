@@ -1,9 +1,10 @@
-;;;; The RouteGuide service, client and server on clgrpc, the load
-;;;; generator's client, and the interop tests against the Go RouteGuide
-;;;; (go/routeguide).  The systems match the Bazel targets of BUILD.bazel:
-;;;; "routeguide/proto" is the lisp_proto_library :routeguide_lisp_proto,
-;;;; "routeguide" the lisp_library :routeguide, "routeguide/loadgen" the
-;;;; lisp_library :loadgen_lib.
+;;;; The RouteGuide service, server, client and load generator on clgrpc,
+;;;; and the interop tests against the Go RouteGuide (go/routeguide), each a
+;;;; system of its own, so that a program carries only what it runs.  The
+;;;; systems match the Bazel targets of BUILD.bazel: "routeguide/proto" is
+;;;; the lisp_proto_library :routeguide_lisp_proto, "routeguide" the
+;;;; lisp_library :routeguide (the service), "routeguide/server" :server_lib,
+;;;; "routeguide/client" :client_lib and "routeguide/loadgen" :loadgen_lib.
 
 (defsystem "routeguide/proto"
   :description "RouteGuide messages and stubs, from the descriptor set of route_guide.proto."
@@ -15,35 +16,51 @@
                (:file "proto")))
 
 (defsystem "routeguide"
-  :description "RouteGuide on clgrpc: service, feature database, client and server programs."
+  :description "The RouteGuide service on clgrpc: its four methods and the feature database."
   :license "Apache-2.0"
-  :depends-on ("clgrpc" "clgrpc/health" "clgrpc/reflection" "cmdline" "cmdline/tls" "routeguide/proto")
+  :depends-on ("clgrpc" "routeguide/proto")
   :serial t
   :pathname "src/"
   :components ((:static-file "../../../go/routeguide/features/route_guide_db.json")
                (:file "package")
                (:file "json")
                (:file "features")
-               (:file "service")
-               (:file "server-main")
+               (:file "service"))
+  :in-order-to ((test-op (test-op "routeguide/tests"))))
+
+(defsystem "routeguide/server"
+  :description "The RouteGuide server program, with go/routeguide/server's command line."
+  :license "Apache-2.0"
+  :depends-on ("clgrpc" "clgrpc/health" "clgrpc/reflection" "cmdline" "cmdline/tls" "routeguide")
+  :pathname "src/"
+  :components ((:file "server")))
+
+(defsystem "routeguide/client"
+  :description "The RouteGuide client program, with go/routeguide/client's inputs, report and
+command line (its -serve starts the server in-process)."
+  :license "Apache-2.0"
+  :depends-on ("clgrpc" "cmdline" "cmdline/tls" "routeguide" "routeguide/server")
+  :serial t
+  :pathname "src/"
+  :components ((:file "client-package")
                (:file "route")
                (:file "client")
-               (:file "client-main"))
-  :in-order-to ((test-op (test-op "routeguide/tests"))))
+               (:file "client-main")))
 
 (defsystem "routeguide/loadgen"
   :description "The Lisp RouteGuide load generator: clgrpc's calls, driven by the Go load generator."
   :license "Apache-2.0"
-  :depends-on ("latency-histogram" "routeguide")
+  :depends-on ("latency-histogram" "routeguide" "routeguide/client")
   :serial t
   :pathname "src/"
-  :components ((:file "loadgen-ops")
+  :components ((:file "loadgen-package")
+               (:file "loadgen-ops")
                (:file "loadgen-run")
                (:file "loadgen-agent")))
 
 (defsystem "routeguide/tests"
   :description "Interop tests: Lisp client against the Go server, Go client against the Lisp server."
-  :depends-on ("routeguide" "fiveam")
+  :depends-on ("routeguide" "routeguide/server" "routeguide/client" "fiveam")
   :serial t
   :pathname "tests/"
   :components ((:file "interop-tests"))

@@ -9,7 +9,7 @@
 ;;;; Exit 0 on success, 1 when a call fails (the error on stderr), 2 on a
 ;;;; bad command line (the problem and the usage on stderr).
 
-(in-package #:routeguide)
+(in-package #:routeguide.client)
 
 (defparameter *client-flags*
   (list* (flag-spec "addr" :string "127.0.0.1:10000" "`host:port` of the server")
@@ -44,7 +44,7 @@ calls; a CLIENT-ERROR names the server."
     (unwind-protect
          (progn
            (when (getf options :serve)
-             (multiple-value-setq (server port) (start-server :host "127.0.0.1" :port 0))
+             (multiple-value-setq (server port) (routeguide.server:start-server :host "127.0.0.1" :port 0))
              (setf host "127.0.0.1")
              (format t "in-process server listening on 127.0.0.1:~D~%" port))
            (let ((channel (clgrpc.grpc:make-channel host port :tls (getf options :tls-context)

@@ -3,7 +3,7 @@
 ;;;; that the Lisp and the Go client can be compared by their output.  A
 ;;;; failed call becomes a CLIENT-ERROR worded like the Go client's errors.
 
-(in-package #:routeguide)
+(in-package #:routeguide.client)
 
 (define-condition client-error (error)
   ((message :initarg :message :reader client-error-message))

@@ -42,7 +42,7 @@
 ;;;; parent owns this process (its end of input is this program's end), and
 ;;;; needs no port.
 
-(in-package #:routeguide)
+(in-package #:routeguide.loadgen)
 
 (defconstant +max-command-length+ 65536
   "Longer command lines are refused: the commands are a few hundred octets.")

@@ -5,7 +5,7 @@
 ;;;; messages it moved in its streaming direction(s), and signals on any
 ;;;; failure.
 
-(in-package #:routeguide)
+(in-package #:routeguide.loadgen)
 
 (defvar *op-timeout* 30
   "Seconds any one call may take: a server that never answers fails the

@@ -7,7 +7,7 @@
 ;;;; log-bucket histogram.  The Go harness that drives this program turns
 ;;;; them into results, as it does its own client's.
 
-(in-package #:routeguide)
+(in-package #:routeguide.loadgen)
 
 (defparameter *latency-resolution* 1/1000
   "Relative width of a latency bucket: 0.1%, the precision of the Go

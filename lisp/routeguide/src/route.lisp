@@ -4,7 +4,7 @@
 ;;;; which Go draws from the feature database with math/rand/v2's PCG
 ;;;; (seeded) and Rand.IntN.  Both are reproduced here bit for bit.
 
-(in-package #:routeguide)
+(in-package #:routeguide.client)
 
 (defconstant +route-seed+ 1
   "The Go client's seed: -points N sends the same N points from either client.")

@@ -27,7 +27,7 @@
 (defun go-server () (go-program "ROUTEGUIDE_GO_SERVER" "/tmp/rg/server"))
 (defun go-client () (go-program "ROUTEGUIDE_GO_CLIENT" "/tmp/rg/client"))
 ;; The Lisp client program: Bazel passes its build; under ASDF, set it to
-;; an executable made from routeguide:client-main.
+;; an executable made from routeguide.client:client-main.
 (defun lisp-client () (go-program "ROUTEGUIDE_LISP_CLIENT" nil))
 
 (defun call-with-timeout (seconds thunk)
@@ -149,7 +149,7 @@ stream needs the creating thread to serve events, and we wait elsewhere."
     (with-channel (ch port)
       (let* ((call (route-guide-list-features ch *demo-area* :timeout 10))
              (features (loop for f = (clgrpc.grpc:call-recv call) while f collect f))
-             (expected (loop for f across (routeguide::feature-db-features (routeguide:default-features))
+             (expected (loop for f across (routeguide:feature-db-features (routeguide:default-features))
                              when (let ((p (feature-location f)))
                                     (and (<= 400000000 (point-latitude p) 420000000)
                                          (<= -750000000 (point-longitude p) -730000000)))
@@ -180,7 +180,7 @@ stream needs the creating thread to serve events, and we wait elsewhere."
 (interop-test lisp-client-client-streaming
   (with-go-server (port)
     (with-channel (ch port)
-      (let* ((features (routeguide::feature-db-features (routeguide:default-features)))
+      (let* ((features (routeguide:feature-db-features (routeguide:default-features)))
              (points (loop for i below 200 collect (feature-location (svref features (mod (* i 7) 100)))))
              (call (route-guide-record-route ch :timeout 10)))
         (dolist (p points) (clgrpc.grpc:call-send call p))
@@ -189,7 +189,7 @@ stream needs the creating thread to serve events, and we wait elsewhere."
           (is (= 200 (route-summary-feature-count summary)))
           ;; the Go server's distance agrees with ours, computed the same way
           (is (= (loop for (a b) on points while b
-                       sum (routeguide::distance-meters (point-latitude a) (point-longitude a)
+                       sum (routeguide:distance-meters (point-latitude a) (point-longitude a)
                                                         (point-latitude b) (point-longitude b)))
                  (route-summary-distance summary)))))
       (let ((call (route-guide-record-route ch :timeout 10)))
@@ -233,7 +233,7 @@ stream needs the creating thread to serve events, and we wait elsewhere."
 
 (defun call-with-lisp-server (fn &rest options)
   "Call FN with the port of a Lisp server started with START-SERVER's OPTIONS."
-  (multiple-value-bind (server port) (apply #'routeguide:start-server options)
+  (multiple-value-bind (server port) (apply #'routeguide.server:start-server options)
     (unwind-protect (funcall fn port)
       (clgrpc.grpc:server-stop server :grace 2))))
 

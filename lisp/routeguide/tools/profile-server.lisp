@@ -3,7 +3,7 @@
 ;;;;
 ;;;;   sbcl --script lisp/routeguide/tools/profile-server.lisp OUT MODE SECONDS [-addr HOST:PORT]
 ;;;;
-;;;; Loads the "routeguide" system with ASDF (from this checkout), serves on
+;;;; Loads the "routeguide/server" system with ASDF (from this checkout), serves on
 ;;;; HOST:PORT (default 127.0.0.1:0: a free port) and prints "listening on
 ;;;; HOST:PORT" like the server program, whose -addr flag it takes, so that
 ;;;; the load generator can start it as it starts that program.  With no
@@ -26,7 +26,7 @@
 ;; Compile quietly: the report is the output that matters.
 (let ((*compile-verbose* nil) (*compile-print* nil))
   (handler-bind ((warning #'muffle-warning))
-    (asdf:load-system "routeguide")))
+    (asdf:load-system "routeguide/server")))
 
 (defvar *stop* nil)
 
@@ -49,7 +49,7 @@
       ;; At SBCL's default GC settings, as the server program runs.
       (multiple-value-bind (server port)
           (multiple-value-bind (host port) (parse-addr addr)
-            (routeguide::start-server :host host :port port))
+            (routeguide.server:start-server :host host :port port))
         (flet ((request-stop (signal info context)
                  (declare (ignore signal info context))
                  (setf *stop* t)))

@@ -9,7 +9,12 @@
 ;;;; It prints exactly one line to stdout, "listening on HOST:PORT", once the
 ;;;; port is bound, and stops gracefully on SIGINT or SIGTERM.
 
-(in-package #:routeguide)
+(defpackage #:routeguide.server
+  (:use #:cl #:cmdline #:routeguide)
+  (:documentation "The RouteGuide server program on clgrpc, with go/routeguide/server's command line.")
+  (:export #:start-server #:server-main))
+
+(in-package #:routeguide.server)
 
 (defun start-server (&key (host "127.0.0.1") (port 0) (db (default-features))
                           (max-concurrent-streams 1000) unary-inline limits tls)
