@@ -1,5 +1,5 @@
 ;;;; Generated message code against bytes produced by the Go protobuf
-;;;; runtime (tests/data/messages, see make-message-fixtures.sh): decoding
+;;;; runtime (tests/data/messages, made by :fixture_messages): decoding
 ;;;; Go's bytes gives the expected objects, and encoding those objects gives
 ;;;; Go's bytes back, octet for octet.  Then unknown fields, alternative
 ;;;; encodings, oneofs, malformed input, and the generated service stubs

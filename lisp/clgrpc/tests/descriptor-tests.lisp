@@ -1,5 +1,5 @@
 ;;;; Descriptor-set reader tests against protoc-generated fixtures
-;;;; (tests/data, see regenerate.sh).  The fixtures are embedded at compile
+;;;; (tests/data, made by :fixture_descriptor_sets).  The fixtures are embedded at compile
 ;;;; time so the compiled tests do not depend on where they are loaded from.  The path is
 ;;;; taken relative to the file as named (not its truename), so that a sandboxed build reads
 ;;;; the declared copy of the fixture.
@@ -30,7 +30,7 @@
          (file (first files))
          (pool (clgrpc.descriptor:make-descriptor-pool files)))
     (is (= 1 (length files)))
-    (is (string= "route_guide.proto" (clgrpc.descriptor:file-descriptor-name file)))
+    (is (string= "proto/routeguide/route_guide.proto" (clgrpc.descriptor:file-descriptor-name file)))
     (is (string= "routeguide" (clgrpc.descriptor:file-descriptor-package file)))
     (is (string= "proto3" (clgrpc.descriptor:file-descriptor-syntax file)))
     (is (equal '("Point" "Rectangle" "Feature" "RouteNote" "RouteSummary")
@@ -73,9 +73,10 @@
          (file (second files))
          (everything (clgrpc.descriptor:find-descriptor pool "clgrpc.test.Everything")))
     ;; --include_imports puts the dependency first
-    (is (equal '("route_guide.proto" "test_types.proto")
+    (is (equal '("proto/routeguide/route_guide.proto" "lisp/clgrpc/tests/data/test_types.proto")
                (names files #'clgrpc.descriptor:file-descriptor-name)))
-    (is (equal '("route_guide.proto") (clgrpc.descriptor:file-descriptor-dependencies file)))
+    (is (equal '("proto/routeguide/route_guide.proto")
+               (clgrpc.descriptor:file-descriptor-dependencies file)))
     (flet ((field (name)
              (find name (clgrpc.descriptor:message-descriptor-fields everything)
                    :key #'clgrpc.descriptor:field-descriptor-name :test #'string=)))
