@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // benchNamespace holds the ConfigMaps; the benchmark creates it in kcp's
@@ -20,7 +19,7 @@ type kind struct {
 	Short     string // cm, rbac (the -objects flag)
 	// cycle creates the object called name, gets it and deletes it: one
 	// operation of the benchmark, three requests.
-	cycle func(ctx context.Context, cs kubernetes.Interface, name string) error
+	cycle func(ctx context.Context, cs *clientset, name string) error
 }
 
 var allKinds = []kind{
@@ -28,7 +27,7 @@ var allKinds = []kind{
 	{Benchmark: "WithClientRBAC", Short: "rbac", cycle: cycleClusterRole},
 }
 
-func cycleConfigMap(ctx context.Context, cs kubernetes.Interface, name string) error {
+func cycleConfigMap(ctx context.Context, cs *clientset, name string) error {
 	cms := cs.CoreV1().ConfigMaps(benchNamespace)
 	if _, err := cms.Create(ctx, benchConfigMap(name, benchNamespace), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create: %w", err)
@@ -42,7 +41,7 @@ func cycleConfigMap(ctx context.Context, cs kubernetes.Interface, name string) e
 	return nil
 }
 
-func cycleClusterRole(ctx context.Context, cs kubernetes.Interface, name string) error {
+func cycleClusterRole(ctx context.Context, cs *clientset, name string) error {
 	crs := cs.RbacV1().ClusterRoles()
 	if _, err := crs.Create(ctx, benchClusterRole(name), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create: %w", err)

@@ -3,7 +3,8 @@ package main
 import (
 	"sync"
 
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -18,7 +19,7 @@ func clientConfig(base *rest.Config, media string) *rest.Config {
 	cfg.ContentType = media
 	cfg.AcceptContentTypes = media
 	// A negative QPS means no rate limiter at all (rest.RESTClientFor and
-	// kubernetes.NewForConfig only make one for QPS > 0); 0 would mean
+	// the typed clients only make one for QPS > 0); 0 would mean
 	// client-go's default of 5/s.
 	cfg.QPS = -1
 	cfg.Burst = 0
@@ -26,11 +27,39 @@ func clientConfig(base *rest.Config, media string) *rest.Config {
 	return cfg
 }
 
-// newClientset builds a typed clientset for one content type. Every client
+// clientset holds client-go's typed clients of the two API groups the
+// benchmark uses, core/v1 and rbac/v1, over one HTTP client, as
+// kubernetes.NewForConfig builds them for its clientset. Only these two are
+// linked: that clientset would link the typed clients of every API group.
+type clientset struct {
+	core corev1client.CoreV1Interface
+	rbac rbacv1client.RbacV1Interface
+}
+
+func (c *clientset) CoreV1() corev1client.CoreV1Interface { return c.core }
+func (c *clientset) RbacV1() rbacv1client.RbacV1Interface { return c.rbac }
+
+// newClientset builds the typed clients for one content type. Every client
 // of the benchmark is made here, so the order above cannot be undone.
-func newClientset(base *rest.Config, media string) (*kubernetes.Clientset, error) {
+func newClientset(base *rest.Config, media string) (*clientset, error) {
 	enableClientCBOR()
-	return kubernetes.NewForConfig(clientConfig(base, media))
+	cfg := clientConfig(base, media)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	core, err := corev1client.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	rbac, err := rbacv1client.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return &clientset{core: core, rbac: rbac}, nil
 }
 
 var clientCBOROnce sync.Once
