@@ -36,8 +36,9 @@ done
 
 # env -i: nothing of the host's environment reaches `go` but what is set here. The SDK is the
 # toolchain's (GOROOT); modules come only from the tarred proxy, and the main module's go.sum must
-# pin each of them (-mod=readonly, no checksum database). -p 2 matches the two cores the action
-# declares; TMPDIR keeps go's work directory in the scratch too. `go` says "downloading" for every
+# pin each of them (-mod=readonly, no checksum database). -p 2: the machine's two cores, for what
+# the build's other actions leave idle (go_module_binary.bzl); TMPDIR keeps go's work directory in
+# the scratch too. `go` says "downloading" for every
 # module it unpacks: its output is shown only when the build fails.
 cd "$scratch/src"
 if ! env -i \
