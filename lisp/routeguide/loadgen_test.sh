@@ -2,8 +2,9 @@
 # The Lisp client of the RouteGuide benchmarks, driven by the Go load
 # generator (-lisp_client), and the Lisp program's own behaviour (not their
 # speed): both servers measured in turns with every RPC kind, results the
-# repository's validator accepts, a dead server and a broken client reported
-# as failed scenarios, protocol errors answered, bad command lines refused:
+# repository's validator accepts, a dead server, a broken client and a server
+# that answers wrongly reported as failed scenarios, protocol errors
+# answered, bad command lines refused:
 #   loadgen_test.sh GO_LOADGEN LISP_LOADGEN GO_SERVER LISP_SERVER BENCHVALIDATE
 set -euo pipefail
 loadgen="$1" lisp_client="$2" go_server="$3" lisp_server="$4" validate="$5"
@@ -63,6 +64,23 @@ status=0
 # It may exit before or after the command is written: no reply, or a broken pipe.
 grep -Eq 'the Lisp client /bin/true: (no reply to version|sending version: .*broken pipe) \(the Lisp client exited: exit status 0\)' "$tmp/true.json" ||
   fail "a silent client: $(cat "$tmp/true.json")"
+
+# A server that answers wrongly (its database names the client's known point otherwise): every
+# call fails its check, and the scenario's error is the check's own words.
+cat >"$tmp/wrong_db.json" <<'JSON'
+{"feature": [{"location": {"latitude": 409146138, "longitude": -746188906}, "name": "Somewhere else"}]}
+JSON
+cat >"$tmp/wrong_server" <<SH
+#!/usr/bin/env bash
+exec "$(realpath "$go_server")" -db "$tmp/wrong_db.json" "\$@"
+SH
+chmod +x "$tmp/wrong_server"
+status=0
+"$loadgen" -server "$tmp/wrong_server" -lisp_client "$lisp_client" -rpcs unary -clients 1 -duration 100ms \
+  -reps 1 -warmup 0 -out "$tmp/wrong.json" >"$tmp/wrong.out" 2>"$tmp/wrong.err" || status=$?
+[[ $status == 1 ]] || fail "a wrong server: exit $status, want 1"
+grep -q 'GetFeature: got \\"Somewhere else\\" at (409146138, -746188906), want \\"Berkshire Valley' "$tmp/wrong.json" ||
+  fail "a wrong server: the check's words are not the error: $(cat "$tmp/wrong.json")"
 
 # The Lisp program alone: an answer to every line, errors included, and
 # exit 0 at the end of its input.

@@ -4,7 +4,8 @@
 ;;;; systems match the Bazel targets of BUILD.bazel: "routeguide/proto" is
 ;;;; the lisp_proto_library :routeguide_lisp_proto, "routeguide" the
 ;;;; lisp_library :routeguide (the service), "routeguide/server" :server_lib,
-;;;; "routeguide/client" :client_lib and "routeguide/loadgen" :loadgen_lib.
+;;;; "routeguide/client" :client_lib (the calls), "routeguide/client-main"
+;;;; :client_main_lib (the client program) and "routeguide/loadgen" :loadgen_lib.
 
 (defsystem "routeguide/proto"
   :description "RouteGuide messages and stubs, from the descriptor set of route_guide.proto."
@@ -36,21 +37,28 @@
   :components ((:file "server")))
 
 (defsystem "routeguide/client"
-  :description "The RouteGuide client program, with go/routeguide/client's inputs, report and
-command line (its -serve starts the server in-process)."
+  :description "The RouteGuide client's calls: go/routeguide/client's inputs, the four calls and
+their report, for the client program and the load generator."
   :license "Apache-2.0"
-  :depends-on ("clgrpc" "cmdline" "cmdline/tls" "routeguide" "routeguide/server")
+  :depends-on ("clgrpc" "routeguide")
   :serial t
   :pathname "src/"
   :components ((:file "client-package")
                (:file "route")
-               (:file "client")
-               (:file "client-main")))
+               (:file "client")))
+
+(defsystem "routeguide/client-main"
+  :description "The RouteGuide client program, with go/routeguide/client's command line (its -serve
+starts the server in-process)."
+  :license "Apache-2.0"
+  :depends-on ("clgrpc" "cmdline" "cmdline/tls" "routeguide/client" "routeguide/server")
+  :pathname "src/"
+  :components ((:file "client-main")))
 
 (defsystem "routeguide/loadgen"
   :description "The Lisp RouteGuide load generator: clgrpc's calls, driven by the Go load generator."
   :license "Apache-2.0"
-  :depends-on ("latency-histogram" "routeguide" "routeguide/client")
+  :depends-on ("clgrpc" "cmdline" "latency-histogram" "routeguide" "routeguide/client")
   :serial t
   :pathname "src/"
   :components ((:file "loadgen-package")
@@ -60,7 +68,7 @@ command line (its -serve starts the server in-process)."
 
 (defsystem "routeguide/tests"
   :description "Interop tests: Lisp client against the Go server, Go client against the Lisp server."
-  :depends-on ("routeguide" "routeguide/server" "routeguide/client" "fiveam")
+  :depends-on ("routeguide" "routeguide/server" "fiveam")
   :serial t
   :pathname "tests/"
   :components ((:file "interop-tests"))

@@ -9,7 +9,12 @@
 ;;;; Exit 0 on success, 1 when a call fails (the error on stderr), 2 on a
 ;;;; bad command line (the problem and the usage on stderr).
 
-(in-package #:routeguide.client)
+(defpackage #:routeguide.client-main
+  (:use #:cl #:cmdline #:routeguide.client)
+  (:documentation "The RouteGuide client program, with go/routeguide/client's command line.")
+  (:export #:client-main))
+
+(in-package #:routeguide.client-main)
 
 (defparameter *client-flags*
   (list* (flag-spec "addr" :string "127.0.0.1:10000" "`host:port` of the server")

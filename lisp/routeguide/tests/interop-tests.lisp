@@ -27,7 +27,7 @@
 (defun go-server () (go-program "ROUTEGUIDE_GO_SERVER" "/tmp/rg/server"))
 (defun go-client () (go-program "ROUTEGUIDE_GO_CLIENT" "/tmp/rg/client"))
 ;; The Lisp client program: Bazel passes its build; under ASDF, set it to
-;; an executable made from routeguide.client:client-main.
+;; an executable made from routeguide.client-main:client-main.
 (defun lisp-client () (go-program "ROUTEGUIDE_LISP_CLIENT" nil))
 
 (defun call-with-timeout (seconds thunk)
