@@ -77,7 +77,11 @@ func readFiles(path string) (*protoregistry.Files, error) {
 	if err := proto.Unmarshal(raw, &set); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return protodesc.NewFiles(&set)
+	files, err := protodesc.NewFiles(&set)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return files, nil
 }
 
 // encode reads the protojson file input as the message that name

@@ -72,7 +72,7 @@
          (pool (clgrpc.descriptor:make-descriptor-pool files))
          (file (second files))
          (everything (clgrpc.descriptor:find-descriptor pool "clgrpc.test.Everything")))
-    ;; --include_imports puts the dependency first
+    ;; the set lists the import first, as protoc --include_imports does
     (is (equal '("proto/routeguide/route_guide.proto" "lisp/clgrpc/tests/data/test_types.proto")
                (names files #'clgrpc.descriptor:file-descriptor-name)))
     (is (equal '("proto/routeguide/route_guide.proto")
