@@ -9,11 +9,10 @@ every package in a build cache of its own, which is dropped afterwards.
 """
 
 def _one_cpu(_os, _inputs_size):
-    # `go build -p 2` runs up to two compiles at a time, but the action claims one core. Claiming
-    # two, it waited for both to be free at once, which a stream of one-core actions allows only
-    # late: in a cold `bazel test //...` it started 800 s in, then ran alone for 316 s while the
-    # build's other actions waited. Claiming one, it starts as soon as its inputs are there and
-    # takes up the cores the other actions leave idle (a quarter of them, in that build).
+    # The action compiles on two cores (`go build -p 2`) but claims one, on purpose. Claiming two,
+    # it ran alone: every other action of the build waited behind it for its whole length, while
+    # `go build` leaves cores idle at its start, between packages and while linking. Claiming one,
+    # the build's other actions fill what it leaves idle (tools/kcp/README.md has the figures).
     return {"cpu": 1, "memory": 4096}
 
 def _go_module_binary_impl(ctx):

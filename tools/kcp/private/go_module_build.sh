@@ -36,10 +36,10 @@ done
 
 # env -i: nothing of the host's environment reaches `go` but what is set here. The SDK is the
 # toolchain's (GOROOT); modules come only from the tarred proxy, and the main module's go.sum must
-# pin each of them (-mod=readonly, no checksum database). -p 2: the machine's two cores, for what
-# the build's other actions leave idle (go_module_binary.bzl); TMPDIR keeps go's work directory in
-# the scratch too. `go` says "downloading" for every
-# module it unpacks: its output is shown only when the build fails.
+# pin each of them (-mod=readonly, no checksum database). -p 2 compiles two packages at a time, more
+# than the one core the action claims (go_module_binary.bzl says why). TMPDIR keeps go's work
+# directory in the scratch too. `go` says "downloading" for every module it unpacks: its output is
+# shown only when the build fails.
 cd "$scratch/src"
 if ! env -i \
   PATH=/usr/bin:/bin \
