@@ -9,7 +9,8 @@
 #   bazel/<key>/             Debian sid's bazel-bootstrap 7.7.1 + JDK, relocated (relocate_bazel.sh)
 #   go/<version>/            the Go SDK named by go.mod's toolchain line
 #   gomod/                   the Go module cache that go_deps (gazelle) downloads into
-#   gocache/, gopath/        the Go build cache and GOPATH of gazelle's repository tools
+#   gocache/, gopath/        the Go build cache and GOPATH of gazelle's repository tools (and of
+#                            every go_deps repository's go.env, and the fetch scripts' go list)
 #   gen/<key>/               the override modules and the generated offline.bazelrc
 #   disk-cache/              Bazel's --disk_cache, shared by every workspace (size-capped)
 #
