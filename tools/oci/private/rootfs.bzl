@@ -13,13 +13,21 @@ def _rootfs_tar_impl(ctx):
     out = ctx.actions.declare_file(ctx.label.name + ".tar")
     manifest = []
     files = []
+    executables = {p: False for p in ctx.attr.executables}
     for f in ctx.files.srcs:
         dest = _rootfs_path(f, ctx.attr.strip_prefix)
         if any([dest == p or dest.startswith(p.rstrip("/") + "/") for p in ctx.attr.include]):
-            manifest.append("%s\t%s" % (dest, f.path))
+            mode = "0644"
+            if dest in executables:
+                mode = "0755"
+                executables[dest] = True
+            manifest.append("%s\t%s\t%s" % (dest, f.path, mode))
             files.append(f)
     if not files:
         fail("%s: no file of srcs is under %s" % (ctx.label, ctx.attr.include))
+    missing = [p for p, found in executables.items() if not found]
+    if missing:
+        fail("%s: executables not among the files kept: %s" % (ctx.label, missing))
     manifest_file = ctx.actions.declare_file(ctx.label.name + ".manifest")
     ctx.actions.write(manifest_file, "\n".join(sorted(manifest)) + "\n")
     ctx.actions.run(
@@ -39,9 +47,14 @@ rootfs_tar = rule(
 Made for a minimal glibc base image from the pinned packages the repository already fetches (e.g.
 `@sbcl_linux_arm64//:runtime`): `include = ["lib/", "usr/lib/aarch64-linux-gnu/libzstd.so.1"]`
 keeps the C library and libzstd and leaves the rest. Bazel hands over a package's symbolic links as
-copies of their targets, so they are regular files here. Files keep their executable bit
-(0755, else 0644).""",
+copies of their targets, so they are regular files here. A file is 0755 if `executables` names
+it, else 0644: the mode is declared, not read from the input, because a remote worker hands every
+input over as executable (Bazel marks them so), and the layer must be the same wherever it is
+built.""",
     attrs = {
+        "executables": attr.string_list(
+            doc = "Paths under the root of files that are 0755 in the layer (the dynamic loader, which the kernel executes, for instance).",
+        ),
         "include": attr.string_list(
             doc = "Paths under the root to keep: a file, or a directory with everything below it.",
             mandatory = True,

@@ -9,12 +9,14 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 )
 
 // runRootfs writes a tar of chosen files, for the rootfs_tar rule: --manifest has one
-// "DEST<TAB>SRC" line per file. Parent directories are added, entries are sorted and timestamps
-// are the epoch; a file is 0755 if its source is executable, else 0644.
+// "DEST<TAB>SRC<TAB>MODE" line per file (MODE in octal). Parent directories are added (0755),
+// entries are sorted and timestamps are the epoch. The mode comes from the manifest, never from
+// the source file: a remote worker hands inputs over with modes of its own.
 func runRootfs(args []string) error {
 	fs := flag.NewFlagSet("rootfs", flag.ContinueOnError)
 	manifest := fs.String("manifest", "", "file of DEST<TAB>SRC lines")
@@ -59,36 +61,46 @@ func runRootfs(args []string) error {
 	return f.Close()
 }
 
-func readManifest(file string) (map[string]string, error) {
+// rootfsEntry is one file of the layer: where its content is read from, and its mode.
+type rootfsEntry struct {
+	src  string
+	mode int64
+}
+
+func readManifest(file string) (map[string]rootfsEntry, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	files := map[string]string{}
+	files := map[string]rootfsEntry{}
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		dest, src, ok := strings.Cut(s.Text(), "\t")
-		if !ok {
-			return nil, fmt.Errorf("%s: bad line %q", file, s.Text())
+		fields := strings.Split(s.Text(), "\t")
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("%s: bad line %q: want DEST<TAB>SRC<TAB>MODE", file, s.Text())
 		}
-		dest = path.Clean(strings.TrimLeft(dest, "/"))
+		dest, src := path.Clean(strings.TrimLeft(fields[0], "/")), fields[1]
+		mode, err := strconv.ParseInt(fields[2], 8, 32)
+		if err != nil || mode&^0o777 != 0 {
+			return nil, fmt.Errorf("%s: bad mode %q for %s", file, fields[2], dest)
+		}
 		if prev, dup := files[dest]; dup {
-			return nil, fmt.Errorf("%s: both %s and %s", dest, prev, src)
+			return nil, fmt.Errorf("%s: both %s and %s", dest, prev.src, src)
 		}
-		files[dest] = src
+		files[dest] = rootfsEntry{src: src, mode: mode}
 	}
 	return files, s.Err()
 }
 
-// addEntry writes a directory (name ends in "/", src is empty) or the regular file src as name.
-func addEntry(tw *tar.Writer, name, src string) error {
+// addEntry writes a directory (name ends in "/", e is zero) or the regular file e.src as name.
+func addEntry(tw *tar.Writer, name string, e rootfsEntry) error {
 	h := &tar.Header{Name: name, ModTime: epoch, Format: tar.FormatPAX}
-	if src == "" {
+	if e.src == "" {
 		h.Typeflag, h.Mode = tar.TypeDir, 0o755
 		return tw.WriteHeader(h)
 	}
-	in, err := os.Open(src)
+	in, err := os.Open(e.src)
 	if err != nil {
 		return err
 	}
@@ -97,10 +109,7 @@ func addEntry(tw *tar.Writer, name, src string) error {
 	if err != nil {
 		return err
 	}
-	h.Typeflag, h.Size, h.Mode = tar.TypeReg, st.Size(), 0o644
-	if st.Mode()&0o111 != 0 {
-		h.Mode = 0o755
-	}
+	h.Typeflag, h.Size, h.Mode = tar.TypeReg, st.Size(), e.mode
 	if err := tw.WriteHeader(h); err != nil {
 		return err
 	}
