@@ -268,7 +268,8 @@ build --platforms=//platforms:linux_amd64
 # One action cache for every workspace of this user: a fresh clone, or the same revision at another
 # path, reuses what any of them built (output bases follow the workspace path and share nothing).
 # Bazel collects it in the background when it is idle: oldest entries first, down to the size cap.
-# tools/repro and tools/rbe/ci pass --disk_cache= because their proofs need real builds.
+# tools/repro and tools/rbe/ci pass --disk_cache= to the builds that must really run (the clean
+# builds, the farm's); tools/repro --farm lets it answer for this machine's own build.
 build --disk_cache=$CACHE/disk-cache
 build --experimental_disk_cache_gc_max_size=24G
 build --experimental_disk_cache_gc_max_age=30d

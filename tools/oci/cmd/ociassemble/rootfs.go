@@ -19,7 +19,7 @@ import (
 // the source file: a remote worker hands inputs over with modes of its own.
 func runRootfs(args []string) error {
 	fs := flag.NewFlagSet("rootfs", flag.ContinueOnError)
-	manifest := fs.String("manifest", "", "file of DEST<TAB>SRC lines")
+	manifest := fs.String("manifest", "", "file of DEST<TAB>SRC<TAB>MODE lines")
 	out := fs.String("out", "", "tar file to write")
 	if err := fs.Parse(args); err != nil {
 		return err
