@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Bazel's process summary, the line "INFO: N processes: A kind, B kind." near the end of a build's
 # log, which says where the build's processes ran: "internal", "linux-sandbox", "remote",
-# "remote cache hit", "disk cache hit", "action cache hit", ... Sourced by tools/repro and
-# tools/rbe/ci, which check where a build's actions ran.
+# "remote cache hit", "disk cache hit", ... Sourced by tools/repro and tools/rbe/ci, which check
+# where a build's actions ran.
 
 # process_summary LOG: the last summary line of LOG; fails, printing nothing, if LOG has none.
 process_summary() {
@@ -13,7 +13,7 @@ process_summary() {
 }
 
 # process_kinds SUMMARY: one "COUNT KIND" line per kind of process, COUNT without thousands
-# separators ("INFO: 0 processes." has none).
+# separators should a Bazel print them ("INFO: 0 processes." has no line).
 process_kinds() {
   sed -E 's/^INFO: [0-9,]+ process(es)?(: |\.$)//; s/\.$//; s/, /\n/g' <<< "$1" \
     | sed -E '/^$/d; :a; s/^([0-9]+),([0-9])/\1\2/; ta'
