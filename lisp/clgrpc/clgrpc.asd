@@ -16,7 +16,8 @@
                 :serial t
                 :components ((:file "clock")
                              (:file "fifo")
-                             (:file "worker-pool")
+                             (:file "log")
+                             (:file "executor")
                              (:file "scheduler")))
                (:module "net"
                 :serial t
@@ -58,7 +59,6 @@
                              (:file "output")
                              (:file "input")
                              (:file "reactor")
-                             (:file "handover")
                              (:file "tls-io")
                              (:file "lifecycle")))
                (:module "grpc"
@@ -72,6 +72,10 @@
                              (:file "call-ops")
                              (:file "plain-http")
                              (:file "server")
+                             (:file "respond")
+                             (:file "dispatch")
+                             (:file "server-calls")
+                             (:file "server-lifecycle")
                              (:file "client")))
                (:module "descriptor"
                 :serial t
@@ -145,6 +149,7 @@ test credentials (//tools/testcerts), and the dynamic linker must find libssl.so
                (:file "limits-tests")
                (:file "grpc-tests")
                (:file "flow-control-tests")
+               (:file "execution-tests")
                (:file "compression-tests")
                (:file "plain-http-tests")
                (:file "generated")

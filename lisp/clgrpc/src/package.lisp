@@ -90,15 +90,17 @@ fixed-width, length-delimited and packed fields, unknown-field preservation.")
 (defpackage #:clgrpc.util
   (:use #:cl)
   (:documentation "Threading utilities the connection and gRPC layers share: a
-monotonic microsecond clock, condition waits with deadlines, a ring FIFO, an
-elastic worker pool and a deadline scheduler.")
+monotonic microsecond clock, condition waits with deadlines, a ring FIFO, the
+executor (an elastic pool of workers fed in batches), a log written by its
+own thread, and a deadline scheduler.")
   (:export
    #:now-us #:wait-on #:counted-wait #:broadcast-if-waiting
    #:fifo #:make-fifo #:fifo-push #:fifo-pop #:fifo-peek #:fifo-empty-p #:fifo-count
    #:fifo-clear
-   #:worker-pool #:make-worker-pool #:pool-submit #:pool-shutdown #:pool-thread-count
-   #:*defer-thread-creation* #:pool-max-threads #:pool-busy-count
-   #:pool-idle-count
+   #:log-line #:log-drain
+   #:executor #:make-executor #:executor-submit #:executor-submit-batch #:shutdown-executor
+   #:executor-thread-count #:executor-idle-count #:executor-busy-count #:executor-queued-count
+   #:executor-max-threads
    #:timer #:schedule-timer #:cancel-timer #:timer-deadline))
 
 (defpackage #:clgrpc.net
@@ -179,7 +181,7 @@ drives without blocking.")
    #:decode-frame
    ;; streams (section 5.1)
    #:h2-stream #:h2-stream-id #:h2-stream-state #:h2-stream-user
-   #:h2-stream-send-window #:h2-stream-recv-window
+   #:stream-send-window #:h2-stream-recv-window
    ;; connections
    #:connection #:make-connection #:connection-start #:connection-role
    #:connection-user #:connection-app #:connection-closed-p #:connection-lock
@@ -187,16 +189,22 @@ drives without blocking.")
    #:connection-stream-count #:connection-peer-max-concurrent-streams
    #:connection-peer-max-frame-size #:connection-send-window
    #:connection-close #:connection-shutdown #:connection-send-goaway #:connection-wait-closed #:connection-ping
-   #:with-connection-lock #:reader-thread-p #:handed-over-thread-count
-   #:connection-finished-p #:connection-handler-count #:handler-end #:connection-tls
-   #:connection-close-reason
+   #:with-connection-lock #:reader-thread-p
+   #:connection-finished-p #:connection-handler-count #:connection-tls
+   #:connection-close-reason #:connection-lane
    ;; limits and reactors
    #:connection-limits #:make-connection-limits #:*default-limits*
    #:*reactor-thread-wrapper* #:*reactor-count*
-   ;; sending without the connection's lock; the %-named functions that need it held are
-   ;; internal, and the gRPC layer calls them as clgrpc.http2::%name
+   ;; what the layer above (gRPC) does with a connection, without its lock
    #:header-list-size #:connection-peer-max-header-list-size
    #:flush-connection #:reset-stream #:stream-consumed
+   ;; ... and with the connection's lock held (WITH-CONNECTION-LOCK, or in a
+   ;; callback): the seam between gRPC and HTTP/2, described in DESIGN.md
+   #:stream-write-headers #:stream-write-data #:stream-write-last-data
+   #:stream-reset #:stream-return-window #:request-flush
+   #:stream-can-send-p #:stream-can-receive-p #:stream-mid-message-p #:header-list-fits-p
+   #:open-stream #:defer-to-reader #:hand-off #:with-stream-output
+   #:claim-handler-slot #:release-handler-slot
    ;; header validation (section 8)
    #:malformed-field-block))
 

@@ -302,7 +302,7 @@
                                     (funcall note :headers (clgrpc.http2:h2-stream-id s)
                                              headers end-stream))
                       :on-data (lambda (c s octets start end end-stream)
-                                 (clgrpc.http2::%stream-consumed c s (- end start))
+                                 (clgrpc.http2:stream-return-window c s (- end start))
                                  (funcall note :data (clgrpc.http2:h2-stream-id s)
                                           (subseq octets start end) end-stream))
                       :on-reset (lambda (c s code origin)
@@ -341,11 +341,11 @@ satisfying PREDICATE."
   "Open a stream, send HEADERS and BODY with END_STREAM; returns the stream id."
   (let ((stream nil))
     (clgrpc.http2:with-connection-lock (conn)
-      (setf stream (clgrpc.http2::%open-stream conn :test))
-      (clgrpc.http2::%write-headers conn stream headers))
+      (setf stream (clgrpc.http2:open-stream conn :test))
+      (clgrpc.http2:stream-write-headers conn stream headers))
     (clgrpc.http2:flush-connection conn)
     (clgrpc.http2:with-connection-lock (conn)
-      (clgrpc.http2::%write-data conn stream body 0 (length body) :end-stream t))
+      (clgrpc.http2:stream-write-data conn stream body 0 (length body) :end-stream t))
     (clgrpc.http2:flush-connection conn)
     (clgrpc.http2:h2-stream-id stream)))
 
@@ -422,7 +422,7 @@ satisfying PREDICATE."
              (is (clgrpc.http2:connection-goaway-received-p conn))
              ;; no new streams on a connection that got GOAWAY
              (clgrpc.http2:with-connection-lock (conn)
-               (is (null (clgrpc.http2::%open-stream conn :late)))))
+               (is (null (clgrpc.http2:open-stream conn :late)))))
         (clgrpc.http2:connection-close conn)))))
 
 (test peer-reset-reaches-application
@@ -431,8 +431,8 @@ satisfying PREDICATE."
       (unwind-protect
            (let ((stream nil))
              (clgrpc.http2:with-connection-lock (conn)
-               (setf stream (clgrpc.http2::%open-stream conn :test))
-               (clgrpc.http2::%write-headers conn stream *h2-request-headers*))
+               (setf stream (clgrpc.http2:open-stream conn :test))
+               (clgrpc.http2:stream-write-headers conn stream *h2-request-headers*))
              (clgrpc.http2:flush-connection conn)
              (wait-event conn (lambda (e) (eq (first e) :headers)))
              ;; a stream window overflow makes the server reset the stream

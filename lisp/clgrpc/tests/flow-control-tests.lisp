@@ -111,7 +111,7 @@ SECONDS (the thread is then left to its own deadline)."
   ;; With the stream pool half taken, one channel holds idle streams beyond
   ;; its share; another channel's streaming call still runs, and the first
   ;; channel's queued calls run as its own finish.
-  (with-grpc (ch :max-streaming-handlers-per-connection 4 :stream-threads 8)
+  (with-grpc (ch :max-streaming-handlers-per-connection 4 :max-handler-threads 8)
     (let* ((idle (loop repeat 10
                        collect (clgrpc.grpc:bidi-streaming-call ch (call-path "Chat") :timeout 20)))
            (other (clgrpc.grpc:make-channel "127.0.0.1" (clgrpc.grpc::channel-port ch))))
@@ -170,7 +170,7 @@ SECONDS (the thread is then left to its own deadline)."
 (test queued-calls-that-end-give-their-slots-back
   ;; Queued calls cancelled by the client free their handler slots at once:
   ;; the connection takes new streams although its running ones go on.
-  (with-grpc (ch :max-streaming-handlers-per-connection 2 :stream-threads 4 :max-concurrent-streams 10)
+  (with-grpc (ch :max-streaming-handlers-per-connection 2 :max-handler-threads 4 :max-concurrent-streams 10)
     (let* ((running (loop repeat 2 collect (clgrpc.grpc:bidi-streaming-call ch (call-path "Chat") :timeout 20)))
            (queued (loop repeat 8 collect (clgrpc.grpc:bidi-streaming-call ch (call-path "Chat") :timeout 20))))
       (sleep 0.2)
@@ -331,20 +331,20 @@ listener, the port and a function that counts the streams seen."
          (lock (sb-thread:make-mutex)))
     (labels ((answer (conn stream)
                (let ((body (clgrpc.http2:h2-stream-user stream)))
-                 (clgrpc.http2::%write-headers conn stream '((":status" . "200") ("content-type" . "application/grpc")))
-                 (clgrpc.http2::%write-data conn stream (obuf-data body) 0 (obuf-length body))
-                 (clgrpc.http2::%write-headers conn stream '(("grpc-status" . "0")) :end-stream t)
-                 (clgrpc.http2::%request-flush conn)))
+                 (clgrpc.http2:stream-write-headers conn stream '((":status" . "200") ("content-type" . "application/grpc")))
+                 (clgrpc.http2:stream-write-data conn stream (obuf-data body) 0 (obuf-length body))
+                 (clgrpc.http2:stream-write-headers conn stream '(("grpc-status" . "0")) :end-stream t)
+                 (clgrpc.http2:request-flush conn)))
              (on-headers (conn stream headers end-stream)
                (declare (ignore headers))
                (let ((first (sb-thread:with-mutex (lock) (= 1 (incf seen)))))
                  (cond ((and first (eq mode :refused-stream))
-                        (clgrpc.http2::%reset-stream conn stream clgrpc.http2:+refused-stream+)
-                        (clgrpc.http2::%request-flush conn))
+                        (clgrpc.http2:stream-reset conn stream clgrpc.http2:+refused-stream+)
+                        (clgrpc.http2:request-flush conn))
                        (first
                         (clgrpc.http2:write-goaway-frame (clgrpc.http2::conn-out conn) 0 clgrpc.http2:+no-error+)
                         (setf (clgrpc.http2::conn-goaway-sent conn) t)
-                        (clgrpc.http2::%request-flush conn))
+                        (clgrpc.http2:request-flush conn))
                        (t
                         (setf (clgrpc.http2:h2-stream-user stream) (make-obuf 64))
                         (when end-stream (answer conn stream))))))

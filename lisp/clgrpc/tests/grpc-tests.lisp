@@ -103,8 +103,7 @@ break")))))
 
 (defun where-octets (call)
   "Where CALL's handler runs: \"reactor\" on the reactor serving its
-connection, else the thread's name (a pool's, or \"h2 reactor\" for a thread
-its reactor moved away from)."
+connection, else the thread's name (the executor's, \"grpc handler\")."
   (map 'octets #'char-code
        (if (clgrpc.http2:reader-thread-p (clgrpc.grpc::call-conn call))
            "reactor"
@@ -129,18 +128,14 @@ no channel is on that reactor."
           ((equalp big (unary channel "Echo" big :timeout 5)) (bytes 1))
           (t (bytes 0)))))
 
-(defun register-test-methods (server)
+(defun register-test-methods (server &optional inline)
+  "The test service; INLINE names the methods registered :INLINE."
   (flet ((reg (name kind fn) (clgrpc.grpc:register-method server (concatenate 'string "/test.Svc/" name)
-                                                          fn :kind kind)))
+                                                          fn :kind kind
+                                                             :inline (member name inline :test #'string=))))
     (reg "Echo" :unary (lambda (req call) (declare (ignore call)) req))
     (reg "Where" :unary                 ; where its handler ran (WHERE-OCTETS)
          (lambda (req call) (declare (ignore req)) (where-octets call)))
-    (reg "Outstay" :unary               ; runs until its reactor moves on (10 s at most), then as Where
-         (lambda (req call)
-           (declare (ignore req))
-           (loop repeat 1000 while (clgrpc.http2:reader-thread-p (clgrpc.grpc::call-conn call))
-                 do (sleep 0.01))
-           (where-octets call)))
     (reg "OpenGateThenWait" :unary      ; signals *GATE*, then as Gate on *SECOND-GATE*
          (lambda (req call)
            (declare (ignore req call))
@@ -252,11 +247,15 @@ no channel is on that reactor."
                (observe (list :chat-ended (clgrpc.grpc:grpc-error-code e)))
                (error e)))))))
 
-(defmacro with-grpc ((channel &rest server-args &key channel-args &allow-other-keys) &body body)
+(defmacro with-grpc ((channel &rest server-args &key channel-args inline &allow-other-keys) &body body)
+  "BODY with CHANNEL connected to a server of the test service, made with
+SERVER-ARGS; INLINE names the methods registered :INLINE."
   (let ((server (gensym "SERVER")) (port (gensym "PORT")))
+    (setf server-args (copy-list server-args))
     (remf server-args :channel-args)
+    (remf server-args :inline)
     `(let* ((,server (clgrpc.grpc:make-server ,@server-args))
-            (,port (progn (register-test-methods ,server) (clgrpc.grpc:server-start ,server)))
+            (,port (progn (register-test-methods ,server ,inline) (clgrpc.grpc:server-start ,server)))
             (,channel (apply #'clgrpc.grpc:make-channel "127.0.0.1" ,port (list ,@channel-args))))
        (declare (ignorable ,port))
        (setf *observed* nil)
@@ -285,10 +284,10 @@ no channel is on that reactor."
       (is (equalp big (unary ch "Echo" big :timeout 10))))))
 
 (test unary-inline
-  ;; :UNARY-HANDLERS :INLINE runs unary handlers on the connection's reader
-  ;; thread: the same responses, statuses and concurrency; a response larger
-  ;; than the send window is sent from the pool instead.
-  (with-grpc (ch :unary-handlers :inline)
+  ;; Methods registered :INLINE run on the connection's reactor: the same
+  ;; responses, statuses and concurrency; a response larger than the send
+  ;; window is parked and finished as the window opens.
+  (with-grpc (ch :inline '("Echo" "Fail" "Crash" "Nothing"))
     (is (equalp (bytes 1 2 3) (unary ch "Echo" (bytes 1 2 3))))
     (is (equalp (bytes) (unary ch "Echo" (bytes))))
     (let ((big (filled 3000000 9)))
@@ -307,7 +306,7 @@ no channel is on that reactor."
                                                            (unary ch "Echo" (bytes i k)
                                                                   :timeout 10)))))))))
       (is (every #'sb-thread:join-thread threads)))
-    ;; the other kinds still run on the pools
+    ;; the other kinds still run on the executor
     (let ((call (clgrpc.grpc:client-streaming-call ch "/test.Svc/Sum" :timeout 5)))
       (dotimes (i 100) (clgrpc.grpc:call-send call (bytes i)))
       (is (equalp (bytes (mod 4950 256) (floor 4950 256) 0)
@@ -315,52 +314,6 @@ no channel is on that reactor."
 
 (defun where (channel method)
   (map 'string #'code-char (unary channel method (bytes) :timeout 10)))
-
-(test unary-handlers-run-on-the-reactor
-  ;; By default a unary handler runs on the reactor that read its request.
-  (with-grpc (ch)
-    (is (equal "reactor" (where ch "Where")))))
-
-(test blocked-inline-handler-moves-the-reactor
-  ;; A handler that blocks keeps its thread, and the reactor's loop goes on
-  ;; on another: a second call on the same connection, which only the
-  ;; reactor can read, is answered while the first still waits.
-  (with-grpc (ch :unary-handlers :inline)
-    (let* ((gated nil)
-           (first (sb-thread:make-thread
-                   (lambda ()
-                     (setf gated (handler-case (unary ch "Gate" (bytes) :timeout 20)
-                                   (clgrpc.grpc:grpc-error (e) e)))))))
-      (sleep 0.1)
-      (is (equalp (bytes 7) (unary ch "Echo" (bytes 7) :timeout 5)))
-      (is (equal "reactor" (where ch "Where")))
-      (sb-thread:signal-semaphore *gate*)
-      (sb-thread:join-thread first)
-      (is (equalp (bytes 1) gated)))))
-
-(test the-next-thread-on-a-reactor-is-moved-too
-  ;; The reactor moved off a blocked handler A; its next thread runs
-  ;; handler B, which lets A finish and blocks in turn.  A's thread
-  ;; finishing must not hide B from the watchdog: the reactor moves again,
-  ;; and a third call on the connection is answered.
-  (with-grpc (ch :unary-handlers :inline)
-    (flet ((in-thread (method)
-             (let ((result nil))
-               (values (sb-thread:make-thread
-                        (lambda ()
-                          (setf result (handler-case (unary ch method (bytes) :timeout 20)
-                                         (clgrpc.grpc:grpc-error (e) e)))))
-                       (lambda () result)))))
-      (multiple-value-bind (a a-result) (in-thread "Gate")
-        (sleep 0.1)
-        (multiple-value-bind (b b-result) (in-thread "OpenGateThenWait")
-          (sb-thread:join-thread a)
-          (is (equalp (bytes 1) (funcall a-result)))
-          (sleep 0.1)
-          (is (equalp (bytes 7) (unary ch "Echo" (bytes 7) :timeout 5)))
-          (sb-thread:signal-semaphore *second-gate*)
-          (sb-thread:join-thread b)
-          (is (equalp (bytes 1) (funcall b-result))))))))
 
 (test handler-calls-out-through-its-own-reactor
   ;; A handler that calls through a connection its own reactor serves: its
@@ -388,14 +341,6 @@ no channel is on that reactor."
              (is (equalp (bytes 1) (unary ch "CallOut" (bytes) :timeout 10))))
         (mapc #'raw-close spacers)
         (mapc #'clgrpc.grpc:channel-close (shiftf *inner-channels* '()))))))
-
-(test slow-unary-method-goes-to-the-pool
-  ;; A method whose handler outran its reactor's slice runs on the pool for
-  ;; a while; other methods stay on the reactor.
-  (with-grpc (ch)
-    (is (equal "h2 reactor" (where ch "Outstay")))
-    (is (equal "grpc unary" (where ch "Outstay")))
-    (is (equal "reactor" (where ch "Where")))))
 
 (test server-streaming
   (with-grpc (ch)
@@ -583,56 +528,6 @@ after the rest.  Returns where the handler ran (WHERE-OCTETS)."
       (map 'string #'code-char (subseq (clgrpc.http2:frame-data data)
                                        (+ 5 (clgrpc.http2:frame-data-start data))
                                        (clgrpc.http2:frame-data-end data))))))
-
-(test whole-client-streams-run-on-the-reactor
-  ;; A client stream whose every message came with its headers runs on the
-  ;; reactor, as a unary call does; one still open when its read was
-  ;; processed runs on the stream pool, where it may wait for the peer.
-  (with-raw-grpc (peer)
-    (is (equal "reactor" (raw-client-stream-where peer 1 t)))
-    (is (equal "grpc stream" (raw-client-stream-where peer 3 nil)))
-    (is (equal "reactor" (raw-client-stream-where peer 5 t)))))
-
-(test calls-behind-a-slow-one-run-beside-it
-  ;; Eight calls in one read, each waiting until all eight are running:
-  ;; those deferred behind the first, once it outruns its reactor, run
-  ;; beside it rather than after it.
-  (setf (car *rendezvous*) 0)
-  (with-raw-grpc (peer)
-    (let ((b (make-obuf 1024)))
-      (loop for id from 1 by 2 repeat 8
-            do (clgrpc.http2:write-headers-frame
-                b id (raw-header-block peer (grpc-request-headers "/test.Svc/Rendezvous")))
-               (clgrpc.http2:write-data-frame b id (grpc-frame (bytes 8)) :end-stream t))
-      (raw-send peer (obuf-contents b)))
-    (let ((answers (loop repeat 8
-                         collect (let ((f (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+) 20)))
-                                   (if (symbolp f)
-                                       f
-                                       (aref (clgrpc.http2:frame-data f)
-                                             (+ 5 (clgrpc.http2:frame-data-start f))))))))
-      (is (equal '(1 1 1 1 1 1 1 1) answers)))))
-
-(test replies-before-a-stuck-last-handler-are-written
-  ;; An Echo, then a Gate that blocks, in one read: the reactor moves off
-  ;; the Gate, and the Echo's response, queued for the reactor to write
-  ;; after the read's work, goes out while the Gate still waits.
-  (with-grpc (ch :unary-handlers :inline)
-    (let ((peer (raw-connect-port (clgrpc.grpc::channel-port ch)))
-          (b (make-obuf 512)))
-      (unwind-protect
-           (progn
-             (clgrpc.http2:write-headers-frame
-              b 1 (raw-header-block peer (grpc-request-headers "/test.Svc/Echo")))
-             (clgrpc.http2:write-data-frame b 1 (grpc-frame (bytes 5)) :end-stream t)
-             (clgrpc.http2:write-headers-frame
-              b 3 (raw-header-block peer (grpc-request-headers "/test.Svc/Gate")))
-             (clgrpc.http2:write-data-frame b 3 (grpc-frame (bytes)) :end-stream t)
-             (raw-send peer (obuf-contents b))
-             (let ((echo (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+ 1) 5)))
-               (is (not (symbolp echo)) "no response to the Echo while the Gate waits: ~S" echo)))
-        (sb-thread:signal-semaphore *gate*)
-        (raw-close peer)))))
 
 (test table-size-settings-before-the-first-block-are-announced
   ;; The peer sets SETTINGS_HEADER_TABLE_SIZE to 0 and then back to 4096

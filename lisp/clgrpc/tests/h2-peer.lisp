@@ -168,22 +168,22 @@ Frames it skips are answered as a client would (SETTINGS ACK) or ignored."
   (declare (ignore headers))
   (unless (clgrpc.http2:h2-stream-user stream)
     (setf (clgrpc.http2:h2-stream-user stream) (make-obuf 64))
-    (clgrpc.http2::%write-headers conn stream '((":status" . "200"))))
+    (clgrpc.http2:stream-write-headers conn stream '((":status" . "200"))))
   (when end-stream
     (echo-finish conn stream))
-  (clgrpc.http2::%request-flush conn))
+  (clgrpc.http2:request-flush conn))
 
 (defun echo-finish (conn stream)
   (let ((body (clgrpc.http2:h2-stream-user stream)))
     (if (<= (obuf-length body) (clgrpc.http2::%stream-send-window conn stream))
-        (clgrpc.http2::%write-data conn stream (obuf-data body) 0 (obuf-length body)
+        (clgrpc.http2:stream-write-data conn stream (obuf-data body) 0 (obuf-length body)
                                   :end-stream t)
         ;; Callbacks must not block (waiting for window would stop the
         ;; reader that receives WINDOW_UPDATE): send from another thread.
         (sb-thread:make-thread
          (lambda ()
            (clgrpc.http2:with-connection-lock (conn)
-             (clgrpc.http2::%write-data conn stream (obuf-data body) 0 (obuf-length body)
+             (clgrpc.http2:stream-write-data conn stream (obuf-data body) 0 (obuf-length body)
                                        :end-stream t))
            (clgrpc.http2:flush-connection conn))
          :name "echo sender"))))
@@ -192,10 +192,10 @@ Frames it skips are answered as a client would (SETTINGS ACK) or ignored."
   (let ((body (clgrpc.http2:h2-stream-user stream)))
     (when body
       (obuf-write-bytes body octets start end)
-      (clgrpc.http2::%stream-consumed conn stream (- end start))
+      (clgrpc.http2:stream-return-window conn stream (- end start))
       (when end-stream
         (echo-finish conn stream)
-        (clgrpc.http2::%request-flush conn)))))
+        (clgrpc.http2:request-flush conn)))))
 
 (defun start-echo-server (&rest connection-args)
   (let* ((listener (clgrpc.net:tcp-listen "127.0.0.1" 0))

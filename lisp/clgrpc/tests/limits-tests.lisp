@@ -91,9 +91,9 @@
 
 (test reset-before-start-never-runs
   (let ((ran '()) (lock (sb-thread:make-mutex)) (gate (sb-thread:make-semaphore)))
-    ;; On the pool, with its one thread: a call that waits for it can be
-    ;; reset before it starts.
-    (with-grpc-server (port server :unary-threads 1 :unary-handlers :pool)
+    ;; On an executor of one thread: a call that waits for it can be reset
+    ;; before it starts.
+    (with-grpc-server (port server :max-handler-threads 1)
       (clgrpc.grpc:register-method server "/t.T/Block"
                                    (lambda (req call) (declare (ignore call))
                                      (sb-thread:wait-on-semaphore gate :timeout 5) req))

@@ -21,17 +21,14 @@
   "A running clgrpc server with the RouteGuide service, the standard health
 service (SERVING, for the server and for RouteGuide, once bound) and server
 reflection.
-UNARY-INLINE keeps GetFeature on its connection's reactor always (clgrpc's
-:UNARY-HANDLERS :INLINE), never sending it to the pool even after a slow
-call; by default clgrpc runs it there too, and on the pool for a while after
-a handler outran the reactor's slice.  It is tuning the Go server has no
-counterpart of, so it is off unless asked for.
+UNARY-INLINE declares GetFeature inline (clgrpc's REGISTER-METHOD :INLINE):
+it runs on its connection's reactor instead of the handler executor.  It is
+tuning the Go server has no counterpart of, so it is off unless asked for.
 LIMITS is a plist of MAKE-SERVER's limit arguments; TLS a clgrpc server TLS
 context, or NIL for plaintext.  Returns (values server port health)."
   (let ((server (apply #'clgrpc.grpc:make-server :max-concurrent-streams max-concurrent-streams
-                                                 :unary-handlers (if unary-inline :inline :adaptive)
                                                  :tls tls limits)))
-    (register-service server (make-service db))
+    (register-service server :service (make-service db) :inline unary-inline)
     (let ((health (clgrpc.health:make-health)))
       (clgrpc.health:register-health server health)
       (clgrpc.reflection:register-reflection server)
@@ -52,7 +49,7 @@ context, or NIL for plaintext.  Returns (values server port health)."
          (flag-spec "shutdown_timeout" :duration 5
                     "how long a graceful stop may wait for RPCs in flight before connections are closed")
          (flag-spec "unary_inline" :bool nil
-                    "run GetFeature on the connection's reactor thread always, never on the handler pool (tuning)")
+                    "run GetFeature on the connection's reactor thread, not on the handler executor (tuning)")
          ;; The limits, with the Go server's flags and grpc-go's defaults.
          (flag-spec "max_connections" :int 0
                     "connections beyond this `count` are closed at once (0: no limit)")

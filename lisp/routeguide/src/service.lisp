@@ -109,10 +109,13 @@
              (dolist (earlier (add-note service latitude longitude note))
                (clgrpc.grpc:call-send call earlier)))))
 
-(defun register-service (server &optional (service (make-service)))
-  "Serve SERVICE's four methods on the clgrpc SERVER."
+(defun register-service (server &key (service (make-service)) inline)
+  "Serve SERVICE's four methods on the clgrpc SERVER.  INLINE declares
+GetFeature, a lookup in memory, inline (clgrpc's REGISTER-METHOD): it then
+runs on the reactor that read its request."
   (register-route-guide server
                         :get-feature (lambda (p call) (get-feature service p call))
                         :list-features (lambda (r call) (list-features service r call))
                         :record-route (lambda (call) (record-route service call))
-                        :route-chat (lambda (call) (route-chat service call))))
+                        :route-chat (lambda (call) (route-chat service call))
+                        :inline (and inline '(:get-feature))))

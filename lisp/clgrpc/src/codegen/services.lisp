@@ -74,16 +74,23 @@
                                                      :timeout timeout :metadata metadata
                                      :compress compress)))))
       (defun ,(sym gen "REGISTER-" base) (server &key ,@(loop for m in methods
-                                                               collect (sym gen (lisp-name (method-descriptor-name m)))))
+                                                               collect (sym gen (lisp-name (method-descriptor-name m))))
+                                                  ,(sym gen "INLINE"))
         ,(format nil "Register handlers for ~A on SERVER; a method given no handler stays
-UNIMPLEMENTED.  See CLGRPC.GRPC:REGISTER-METHOD for the handler signatures."
-                 (service-descriptor-full-name service))
+UNIMPLEMENTED.  INLINE lists the methods, by keyword (~{:~(~A~)~^, ~}), whose
+handlers never block and take microseconds, to run on the reactor.  See
+CLGRPC.GRPC:REGISTER-METHOD for the handler signatures and :INLINE."
+                 (service-descriptor-full-name service)
+                 (loop for m in methods collect (lisp-name (method-descriptor-name m))))
         ,@(loop for m in methods
                 for var = (sym gen (lisp-name (method-descriptor-name m)))
                 collect `(when ,var
                            (clgrpc.grpc:register-method
                             server ,(method-descriptor-path m) ,var
                             :kind ,(method-kind m)
+                            :inline (and (member ,(intern (lisp-name (method-descriptor-name m)) :keyword)
+                                                 ,(sym gen "INLINE"))
+                                         t)
                             :request-decoder #',(decoder-symbol gen (method-descriptor-input-type m))
                             :response-encoder #',(encoder-symbol gen (method-descriptor-output-type m)))))
         (clgrpc.grpc:register-service-descriptors server ,(service-descriptor-full-name service)

@@ -39,6 +39,16 @@ is on now.  BODY must not wait for a retry itself."
                      (return-from ,block (,locked)))))
                (%retry-call-if-pending ,call)))))))
 
+(defun %call-stalled (call)
+  "Lock held: the peer opened no window and read nothing for the stall
+timeout while CALL sent; its stream is reset, and the call fails."
+  (unless (call-status call)
+    (setf (call-status call) +unavailable+
+          (call-status-message call) "sending stalled: the peer took nothing for the stall timeout")
+    (when (call-timer call)
+      (cancel-timer (call-timer call)))
+    (broadcast-if-waiting (call-waiters call) (call-cv call))))
+
 (defun %call-ended-error (call)
   "Signal the GRPC-ERROR for a call that has ended (lock held)."
   (let ((code (or (call-status call) +cancelled+)))
@@ -61,9 +71,13 @@ headers declared gzip."
           (%call-ended-error call))
         ;; Counted before the write: a message partly sent cannot be sent again.
         (incf (call-messages-sent call))
-        (unless (clgrpc.http2::%write-data conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf))
-          (%call-ended-error call))
-        (clgrpc.http2::%request-flush conn)))
+        (let ((sent (clgrpc.http2:stream-write-data conn (call-stream call)
+                                                    (obuf-data buf) 0 (obuf-fill buf))))
+          (unless (eq sent t)
+            (when (eq sent :stalled)
+              (%call-stalled call))
+            (%call-ended-error call)))
+        (clgrpc.http2:request-flush conn)))
     (release-large-scratch)
     nil))
 
@@ -135,5 +149,5 @@ message."
     (clgrpc.http2:with-connection-lock (conn)
       (unless (call-status call)
         (%send-response-headers call)
-        (clgrpc.http2::%request-flush conn)))
+        (clgrpc.http2:request-flush conn)))
     nil))

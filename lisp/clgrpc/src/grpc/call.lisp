@@ -81,10 +81,8 @@
   (timer nil)
   ;; ---- server side
   (handler nil)
-  ;; The handler was queued or started; the call's handler slot on its
-  ;; connection (Rapid Reset accounting) was given back.
+  ;; The handler was queued or started (dispatch.lisp).
   (dispatched nil)
-  (slot-released nil)
   ;; The handler is over and its call finished (server): set once, under
   ;; the connection lock, by the thread that ran it.
   (handler-finished nil)

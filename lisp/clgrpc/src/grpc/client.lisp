@@ -184,8 +184,8 @@ sent GOAWAY, so it closes once its last stream ends."
     (%client-complete call code message nil)
     (let ((stream (call-stream call)))
       (when stream
-        (clgrpc.http2::%reset-stream (call-conn call) stream clgrpc.http2:+cancel+)
-        (clgrpc.http2::%request-flush (call-conn call))))))
+        (clgrpc.http2:stream-reset (call-conn call) stream clgrpc.http2:+cancel+)
+        (clgrpc.http2:request-flush (call-conn call))))))
 
 (defun %fail-call (call code message)
   (if (eq (call-role call) :server)
@@ -258,10 +258,10 @@ dropped, never carried out here (the scheduler must not wait on a peer)."
               (setf code +internal+ message "stream ended inside a message"))
             (%client-complete call code message (headers-to-metadata headers))))
       (when (and end-stream (call-status call)
-                 (clgrpc.http2::stream-can-send-p stream))
+                 (clgrpc.http2:stream-can-send-p stream))
         ;; The server finished while we were still sending: stop.
-        (clgrpc.http2::%reset-stream conn stream clgrpc.http2:+no-error+)
-        (clgrpc.http2::%request-flush conn)))))
+        (clgrpc.http2:stream-reset conn stream clgrpc.http2:+no-error+)
+        (clgrpc.http2:request-flush conn)))))
 
 (defun client-on-data (conn stream octets start end end-stream)
   (let ((call (clgrpc.http2:h2-stream-user stream)))
@@ -351,14 +351,14 @@ new connection when one can take no more streams."
     (loop repeat 3
           do (setf conn (channel-connection channel conn deadline))
              (clgrpc.http2:with-connection-lock (conn)
-               (unless (clgrpc.http2::%header-list-fits-p conn headers)
+               (unless (clgrpc.http2:header-list-fits-p conn headers)
                  (raise-grpc-error +internal+ "request header list of ~D octets exceeds the server's limit of ~D"
                                    (clgrpc.http2:header-list-size headers)
                                    (clgrpc.http2:connection-peer-max-header-list-size conn)))
                (when (call-status call)
                  ;; Ended (cancelled, past its deadline) while it was being retried.
                  (return-from %open-call-stream nil))
-               (let ((stream (clgrpc.http2::%open-stream conn call deadline)))
+               (let ((stream (clgrpc.http2:open-stream conn call deadline)))
                  (when (eq stream :timeout)
                    ;; The deadline covers the wait for a stream slot too.
                    (raise-grpc-error +deadline-exceeded+
@@ -368,13 +368,13 @@ new connection when one can take no more streams."
                          (call-stream call) stream
                          (call-headers-sent call) t
                          (call-retry-pending call) nil)
-                   (clgrpc.http2::%write-headers conn stream headers)
+                   (clgrpc.http2:stream-write-headers conn stream headers)
                    (cond (octets
                           (setf (call-send-closed call) t)
-                          (clgrpc.http2::%write-data conn stream octets 0 (length octets) :end-stream t))
+                          (clgrpc.http2:stream-write-data conn stream octets 0 (length octets) :end-stream t))
                          ((call-send-closed call)
                           ;; A retried stream the client had already half-closed.
-                          (clgrpc.http2::%write-data conn stream +no-octets+ 0 0 :end-stream t)))
+                          (clgrpc.http2:stream-write-data conn stream +no-octets+ 0 0 :end-stream t)))
                    (return)))))
     (unless (and (call-stream call) (eq (call-conn call) conn))
       ;; A connection that failed its TLS handshake says why.
@@ -466,7 +466,7 @@ sends the request gzip-compressed."
   (with-current-call-lock (call)
     (unless (or (call-send-closed call) (call-status call))
       (setf (call-send-closed call) t)
-      (clgrpc.http2::%write-data (call-conn call) (call-stream call) +no-octets+ 0 0 :end-stream t)))
+      (clgrpc.http2:stream-write-data (call-conn call) (call-stream call) +no-octets+ 0 0 :end-stream t)))
   (clgrpc.http2:flush-connection (call-conn call))
   nil)
 

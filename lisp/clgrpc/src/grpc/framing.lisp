@@ -106,7 +106,7 @@ application takes it."
               ;; has, and once for all the messages of this read.
               (unless (call-wake-deferred call)
                 (setf (call-wake-deferred call) t)
-                (clgrpc.http2::%defer-to-reader (call-conn call) #'%wake-receiver call))
+                (clgrpc.http2:defer-to-reader (call-conn call) #'%wake-receiver call))
               (broadcast-if-waiting (call-waiters call) (call-cv call)))))))
 
 (defun %take-message (call)
@@ -119,7 +119,7 @@ compressed), its flow-control octets given back to the peer; NIL if none."
             (window (fifo-pop inbox))
             (compressed (fifo-pop inbox)))
         (when (call-stream call)
-          (clgrpc.http2::%stream-consumed (call-conn call) (call-stream call) window))
+          (clgrpc.http2:stream-return-window (call-conn call) (call-stream call) window))
         (values octets length compressed)))))
 
 (defun %receiver-reading-p (call)
@@ -139,7 +139,7 @@ queued.  It is reading the message being assembled: the octets of it held
 so far go back to the peer, and from now on they go back as they arrive."
   (let ((held (shiftf (call-asm-held call) 0)))
     (when (and (plusp held) (call-stream call))
-      (clgrpc.http2::%stream-consumed (call-conn call) (call-stream call) held))))
+      (clgrpc.http2:stream-return-window (call-conn call) (call-stream call) held))))
 
 (defun %wake-receiver (call)
   "Reactor, lock released: wake CALL-RECV for the messages delivered.
@@ -243,4 +243,4 @@ now (the result) if the application is reading it, else held until it is."
                                           (obuf-fill buf) (%take-held call))
                                 (obuf-reset buf)))))))
     (when (plusp immediate)
-      (clgrpc.http2::%stream-consumed conn stream immediate))))
+      (clgrpc.http2:stream-return-window conn stream immediate))))

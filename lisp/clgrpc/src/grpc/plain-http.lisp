@@ -32,17 +32,17 @@ content-type application/grpc.~%")))
 (defun %plain-answer (conn stream status)
   "Lock held, on the reactor: answer STATUS with the text body, never
 waiting for window (the rest of the body is parked)."
-  (clgrpc.http2::%write-headers
+  (clgrpc.http2:stream-write-headers
    conn stream
    (list (cons ":status" status)
          '("content-type" . "text/plain; charset=utf-8")
          (cons "content-length" (princ-to-string (length +plain-response-body+)))))
-  (clgrpc.http2::%write-data-or-park
+  (clgrpc.http2:stream-write-last-data
    conn stream +plain-response-body+ 0 (length +plain-response-body+)
    (lambda (conn stream)
-     (clgrpc.http2::%write-data conn stream +plain-response-body+ 0 0 :end-stream t)
-     (clgrpc.http2::%request-flush conn)))
-  (clgrpc.http2::%request-flush conn))
+     (clgrpc.http2:stream-write-data conn stream +plain-response-body+ 0 0 :end-stream t)
+     (clgrpc.http2:request-flush conn)))
+  (clgrpc.http2:request-flush conn))
 
 (defun start-plain-request (conn stream status end-stream)
   "A request that is not gRPC: answer now if it has ended, else when it does."
@@ -53,6 +53,6 @@ waiting for window (the rest of the body is parked)."
 (defun plain-request-data (conn stream request start end end-stream)
   "DATA of a request that is not gRPC: give its window back, and answer at
 its end."
-  (clgrpc.http2::%stream-consumed conn stream (- end start))
+  (clgrpc.http2:stream-return-window conn stream (- end start))
   (when end-stream
     (%plain-answer conn stream (plain-request-status request))))

@@ -90,6 +90,15 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (carry nil :type (or null octets))
   (carry-fill 0 :type fixnum)
   (preface-seen 0 :type fixnum)         ; server: octets of the client preface read
+  ;; What the turn at hand may still process (reactor.lisp), and whether
+  ;; whole frames wait in CARRY because an earlier turn ran out of it.
+  (turn-frames 0 :type fixnum)
+  (turn-octets 0 :type fixnum)
+  (input-pending nil)
+  ;; A TLS handshake step runs on a worker (tls-io.lisp): the reactor does
+  ;; not read the connection meanwhile.
+  (handshake-running nil)
+  (handshake-result nil)                ; what the step returned (tls-io.lisp)
   ;; After a connection error: input is read and dropped until this time, so
   ;; the peer reads our GOAWAY before the close (a close with unread input
   ;; sends a TCP RST).
@@ -107,10 +116,23 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; The peer does not read what it asks for: the reactor stops reading it
   ;; until the output drains (output.lisp, %CHECK-READ-PAUSE).
   (read-paused nil)
-  ;; Work for the reactor once it has released the lock: function,
-  ;; argument, ... newest first (see %DEFER-TO-READER).  Only the reactor
-  ;; thread touches it.
+  ;; Work the frames of the read at hand produced, newest first (function,
+  ;; argument, ...): DEFERRED runs on the reactor once it has released the
+  ;; lock, HANDOFF goes to EXECUTOR in one batch (DEFER-TO-READER, HAND-OFF).
+  ;; Only the reactor thread touches them.
   (deferred '() :type list)
+  (handoff '() :type list)
+  ;; Where handed-off work runs (a clgrpc.util executor; a server's), and
+  ;; the executor lane this connection's reactor fills.
+  (executor nil)
+  (lane 0 :type fixnum)
+  ;; Output a thread may write in one go before it lets the reactor write
+  ;; the rest (%WRITE-OUT): so one connection's burst cannot hold a reactor.
+  (write-budget-used 0 :type fixnum)
+  ;; A sender may wait this long (microseconds) for window or for the
+  ;; output to drain with no progress before its stream fails
+  ;; (STREAM-WRITE-DATA).
+  (send-stall-timeout 120000000 :type fixnum)
   (drain-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (drain-waiters 0 :type fixnum)        ; threads waiting on DRAIN-CV (COUNTED-WAIT)
   ;; Streams with DATA parked for lack of window (%WRITE-DATA-OR-PARK).
@@ -131,7 +153,7 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (active-remote 0 :type fixnum)        ; open streams the peer initiated
   ;; Peer streams whose application work has not finished, even if the
   ;; stream itself was reset (Rapid Reset: resets must not free handler
-  ;; slots).  Counted by the application (%HANDLER-BEGIN / HANDLER-END).
+  ;; slots): CLAIM-HANDLER-SLOT and RELEASE-HANDLER-SLOT.
   (handlers 0 :type fixnum)
   (next-stream-id 1 :type fixnum)       ; for streams we initiate
   (max-remote-id 0 :type fixnum)        ; highest stream id the peer opened
@@ -159,6 +181,12 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (peer-max-header-list-size nil)
   ;; ---- connection flow control (6.9)
   (send-window +default-window-size+ :type fixnum)
+  ;; What SETTINGS_INITIAL_WINDOW_SIZE changes have added to every stream's
+  ;; send window (H2-STREAM-SEND-WINDOW); a bound on the largest stored
+  ;; stream window, and the streams whose senders wait for window.
+  (send-window-shift 0 :type fixnum)
+  (send-window-high 0 :type fixnum)
+  (window-waiting '() :type list)
   (recv-window +default-window-size+ :type fixnum)
   (recv-unacked 0 :type fixnum)
   ;; ---- CONTINUATION assembly (6.10); the buffer exists only during one
@@ -207,7 +235,8 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; admission, server.lisp).
   (app nil))
 
-(defun make-connection (socket role &key on-headers on-data on-reset on-close user
+(defun make-connection (socket role &key on-headers on-data on-reset on-close user executor
+                                      (send-stall-timeout 120)
                                       (max-concurrent-streams (if (eq role :server) 1000 nil))
                                       (initial-window-size 1048576)
                                       (connection-window-size 4194304)
@@ -217,7 +246,10 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
                                       tls)
   "A connection over the connected SOCKET as ROLE (:CLIENT or :SERVER).
 Nothing is sent or read until CONNECTION-START.  LIMITS (a
-CONNECTION-LIMITS) bounds what the peer may do.  TLS, a clgrpc.tls session
+CONNECTION-LIMITS) bounds what the peer may do.  EXECUTOR (clgrpc.util) runs
+the work the callbacks hand off (HAND-OFF).  SEND-STALL-TIMEOUT is how many
+seconds a sender waits for window or for the output to drain, with no
+progress, before its stream is reset.  TLS, a clgrpc.tls session
 of ROLE, makes it HTTP/2 over TLS: the handshake comes first, and frames go
 out once it is complete."
   (check-type role (member :client :server))
@@ -231,7 +263,8 @@ out once it is complete."
                     :fd (if socket (clgrpc.net:socket-fd socket) -1)
                     :next-stream-id (if (eq role :client) 1 2)
                     :on-headers on-headers :on-data on-data :on-reset on-reset
-                    :on-close on-close :user user :limits limits
+                    :on-close on-close :user user :limits limits :executor executor
+                    :send-stall-timeout (round (* send-stall-timeout 1000000))
                     :local-max-concurrent max-concurrent-streams
                     :local-initial-window initial-window-size
                     :local-connection-window (max connection-window-size +default-window-size+)
@@ -261,6 +294,9 @@ out once it is complete."
 (defun connection-tls (conn) (conn-tls conn))
 (defun connection-close-reason (conn) (conn-close-reason conn))
 (defun connection-handler-count (conn) (conn-handlers conn))
+(defun connection-lane (conn)
+  "The executor lane of CONN's reactor: where work for CONN is submitted."
+  (conn-lane conn))
 
 ;; Lock held.
 (defun %encoder (conn)
@@ -271,12 +307,21 @@ out once it is complete."
         (clgrpc.hpack:encoder-set-max-table-size encoder (conn-peer-header-table-size conn))
         (setf (conn-encoder conn) encoder))))
 
-(defun %defer-to-reader (conn function argument)
+(defun defer-to-reader (conn function argument)
   "Reactor thread, lock held: call (FUNCTION ARGUMENT) on this thread once it
-has processed the frames it has read and released the lock, before it
-writes what they produced and reads again."
+has processed the frames of this turn and released the lock, before it
+writes what they produced.  For work that never blocks and takes
+microseconds: the reactor serves no other connection meanwhile."
   (push argument (conn-deferred conn))
   (push function (conn-deferred conn))
+  nil)
+
+(defun hand-off (conn function argument)
+  "Reactor thread, lock held: run (FUNCTION ARGUMENT) on CONN's executor.
+Everything one turn of the reactor hands off goes to the executor in one
+batch, in order, once the turn's frames are processed."
+  (push function (conn-handoff conn))
+  (push argument (conn-handoff conn))
   nil)
 
 ;;; ------------------------------------------------------------------
@@ -343,6 +388,57 @@ is among the last streams closed, else NIL."
     (when cv
       (clgrpc.util:broadcast-if-waiting (h2-stream-send-waiters stream) cv))))
 
+(declaim (inline stream-send-window))
+(defun stream-send-window (conn stream)
+  "Octets of DATA the peer's window for STREAM allows (lock held; may be
+negative)."
+  (+ (h2-stream-send-window stream) (conn-send-window-shift conn)))
+
+(defun %new-stream (conn id state user)
+  "A stream with the windows a new one starts with."
+  (make-h2-stream id state (- (conn-peer-initial-window conn) (conn-send-window-shift conn))
+                  (conn-local-initial-window conn) user))
+
+(defun %grow-stream-window (conn stream increment)
+  "Lock held: the peer's WINDOW_UPDATE for STREAM.  True unless the window
+would pass 2^31-1."
+  (declare (type fixnum increment))
+  (let ((stored (+ (h2-stream-send-window stream) increment)))
+    (when (<= (+ stored (conn-send-window-shift conn)) +max-window-size+)
+      (setf (h2-stream-send-window stream) stored
+            (conn-send-window-high conn) (max stored (conn-send-window-high conn)))
+      (%wake-stream-senders stream)
+      t)))
+
+(defun %shift-stream-windows (conn delta)
+  "Lock held: SETTINGS_INITIAL_WINDOW_SIZE changed by DELTA, which changes
+every stream's window (6.9.2).  True unless one would pass 2^31-1.  The
+stored windows stay; only the shift moves, and only senders that wait for
+window are woken.  The bound on the stored windows is made exact before
+an overflow is declared."
+  (declare (type fixnum delta))
+  (let ((shift (+ (conn-send-window-shift conn) delta)))
+    (when (and (> (+ (conn-send-window-high conn) shift) +max-window-size+)
+               (plusp (hash-table-count (conn-streams conn))))
+      (setf (conn-send-window-high conn)
+            (loop for s being the hash-values of (conn-streams conn)
+                  maximize (h2-stream-send-window s))))
+    (when (or (zerop (hash-table-count (conn-streams conn)))
+              (<= (+ (conn-send-window-high conn) shift) +max-window-size+))
+      (setf (conn-send-window-shift conn) shift)
+      (when (plusp delta)
+        (dolist (s (shiftf (conn-window-waiting conn) '()))
+          (setf (h2-stream-window-waiting s) nil)
+          (%wake-stream-senders s)))
+      t)))
+
+(defun %wait-for-stream-window (conn stream)
+  "Lock held: a sender is about to wait for STREAM's window: list it, so a
+larger initial window wakes it."
+  (unless (h2-stream-window-waiting stream)
+    (setf (h2-stream-window-waiting stream) t)
+    (push stream (conn-window-waiting conn))))
+
 (defun %close-stream (conn stream how)
   "Move STREAM to closed and forget it; wakes anyone waiting on its window
 or for a free stream slot."
@@ -362,6 +458,9 @@ or for a free stream slot."
         ;; After GOAWAY the connection ends with its last stream: the
         ;; reactor flushes and closes it.
         (%post conn +post-drain-close+)))
+    (when (h2-stream-window-waiting stream)
+      (setf (h2-stream-window-waiting stream) nil
+            (conn-window-waiting conn) (delete stream (conn-window-waiting conn) :test #'eq)))
     (%wake-stream-senders stream)
     ;; Its sender may be waiting for the connection's window instead.
     (clgrpc.util:broadcast-if-waiting (conn-send-waiters conn) (conn-send-cv conn))
@@ -382,16 +481,24 @@ or for a free stream slot."
 
 ;;; Defined in later files; declared so that this file compiles without
 ;;; undefined-function warnings.
-(declaim (ftype function connection-close %request-flush %post reader-thread-p))
+(declaim (ftype function connection-close request-flush %post reader-thread-p))
 
 ;;; Handler slots (Rapid Reset): the application counts the work it starts
 ;;; for a peer stream, and a stream the peer resets keeps its slot until
 ;;; that work is over.
 
-(defun %handler-begin (conn)
-  (incf (conn-handlers conn)))
+(defun claim-handler-slot (conn stream)
+  "Lock held: the application starts work for the peer's STREAM, which
+holds one of CONN's handler slots until RELEASE-HANDLER-SLOT, even once the
+stream is reset.  Streams are refused (REFUSED_STREAM) while every slot is
+taken (SETTINGS_MAX_CONCURRENT_STREAMS of them)."
+  (unless (h2-stream-holds-slot stream)
+    (setf (h2-stream-holds-slot stream) t)
+    (incf (conn-handlers conn))))
 
-(defun handler-end (conn)
-  "The application finished the work of one peer stream (any thread)."
-  (with-connection-lock (conn)
+(defun release-handler-slot (conn stream)
+  "Lock held: STREAM's work is over (or will never run): its slot goes back,
+once."
+  (when (h2-stream-holds-slot stream)
+    (setf (h2-stream-holds-slot stream) nil)
     (decf (conn-handlers conn))))

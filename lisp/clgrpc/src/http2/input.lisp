@@ -61,7 +61,7 @@ so the connection window only needs to stay open."
         (progn (write-window-update-frame (conn-out conn) 0 unacked)
                (incf (conn-recv-window conn) unacked)
                (setf (conn-recv-unacked conn) 0)
-               (%request-flush conn))
+               (request-flush conn))
         (setf (conn-recv-unacked conn) unacked))))
 
 (defun on-data-frame (conn flags id octets start end)
@@ -87,7 +87,7 @@ so the connection window only needs to stay open."
                  ;; application: consumed as soon as it arrives.
                  (let ((padding (- length (- de ds))))
                    (when (plusp padding)
-                     (%stream-consumed conn stream padding)))
+                     (stream-return-window conn stream padding)))
                  (let ((expected (h2-stream-content-length stream)))
                    (when expected
                      (let ((total (+ (h2-stream-data-received stream) (- de ds))))
@@ -136,9 +136,7 @@ so the connection window only needs to stay open."
     (when (and limit (>= (conn-handlers conn) limit))
       (stream-error* id +refused-stream+ "~D handlers still running" (conn-handlers conn))))
   (check-field-block headers :request id)
-  (let ((stream (make-h2-stream id (if end-stream :half-closed-remote :open)
-                                (conn-peer-initial-window conn)
-                                (conn-local-initial-window conn) nil)))
+  (let ((stream (%new-stream conn id (if end-stream :half-closed-remote :open) nil)))
     (setf (h2-stream-header-blocks stream) 1
           (h2-stream-content-length stream) (parse-content-length headers id))
     (when (and end-stream (h2-stream-content-length stream)
@@ -315,16 +313,10 @@ cancel calls; one that does so faster than the limit is flooding."
      ;; 6.9.2: the change applies to every stream's send window, which may
      ;; go negative; exceeding 2^31-1 is a connection FLOW_CONTROL_ERROR.
      (let ((delta (- value (conn-peer-initial-window conn))))
-       (setf (conn-peer-initial-window conn) value)
-       (unless (zerop delta)
-         (loop for stream being the hash-values of (conn-streams conn)
-               do (let ((w (+ (h2-stream-send-window stream) delta)))
-                    (when (> w +max-window-size+)
-                      (connection-error +flow-control-error+
-                                        "SETTINGS_INITIAL_WINDOW_SIZE overflows stream ~D's window"
-                                        (h2-stream-id stream)))
-                    (setf (h2-stream-send-window stream) w)
-                    (%wake-stream-senders stream))))))
+       (unless (or (zerop delta) (%shift-stream-windows conn delta))
+         (connection-error +flow-control-error+
+                           "SETTINGS_INITIAL_WINDOW_SIZE ~D overflows a stream's window" value))
+       (setf (conn-peer-initial-window conn) value)))
     (#.+settings-max-frame-size+
      (setf (conn-peer-max-frame-size conn) value))
     (#.+settings-max-header-list-size+
@@ -341,12 +333,12 @@ cancel calls; one that does so faster than the limit is flooding."
             (setf (conn-peer-settings-seen conn) t)
             (%count-control-reply conn)
             (write-settings-ack (conn-out conn))
-            (%request-flush conn)
+            (request-flush conn)
             ;; A larger SETTINGS_INITIAL_WINDOW_SIZE opens every stream's
-            ;; window, as WINDOW_UPDATE does one.
+            ;; window, as WINDOW_UPDATE does one: parked responses go on
+            ;; when the output is next written (%NEXT-OUTPUT).
             (when (conn-parked conn)
-              (%resume-parked conn)
-              (%request-flush conn))
+              (request-flush conn))
             (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))))))
 
 ;;; ------------------------------------------------------------------
@@ -361,7 +353,7 @@ cancel calls; one that does so faster than the limit is flooding."
                  (clgrpc.util:broadcast-if-waiting (conn-window-waiters conn) (conn-window-cv conn)))
           (progn (%count-control-reply conn)
                  (write-ping-frame (conn-out conn) opaque :ack t)
-                 (%request-flush conn)
+                 (request-flush conn)
                  (when (eq (conn-role conn) :server)
                    (%enforce-ping-policy conn)))))))
 
@@ -418,14 +410,12 @@ between; more than two strikes end the connection."
           (let ((stream (gethash id (conn-streams conn))))
             (if (null stream)
                 (%frame-on-absent-stream conn +frame-window-update+ id)
-                (let ((w (+ (h2-stream-send-window stream) increment)))
-                  (when (> w +max-window-size+)
-                    (stream-error* id +flow-control-error+ "stream ~D window overflow" id))
-                  (setf (h2-stream-send-window stream) w)
-                  (%wake-stream-senders stream)))))
+                (unless (%grow-stream-window conn stream increment)
+                  (stream-error* id +flow-control-error+ "stream ~D window overflow" id)))))
+      ;; Parked responses go on when the output is next written
+      ;; (%NEXT-OUTPUT): one turn of them per flush, not one per update.
       (when (conn-parked conn)
-        (%resume-parked conn)
-        (%request-flush conn)))))
+        (request-flush conn)))))
 
 ;;; ------------------------------------------------------------------
 ;;; Dispatch
@@ -472,7 +462,7 @@ between; more than two strikes end the connection."
                    (when (h2-stream-user stream)
                      (funcall (the function (conn-on-reset conn)) conn stream code :local)))
             (%remember-closed conn id :reset-sent))
-        (%request-flush conn)))))
+        (request-flush conn)))))
 
 (defun %check-preface (conn buf start fill)
   "Server side: check the client preface (3.4) in BUF[START,FILL).  Returns
@@ -489,21 +479,27 @@ where frames start, or NIL while the preface is still incomplete."
     (and (= (+ seen take) n) (+ start take))))
 
 (defun process-input (conn buf pos fill)
-  "Process every complete frame in BUF[POS,FILL).  Returns the position of
-the first octet not processed (a partial frame).  Signals HTTP2-ERROR for a
-connection error."
+  "Process the complete frames in BUF[POS,FILL) while the turn's budget
+lasts (TURN-FRAMES, TURN-OCTETS).  Returns the position of the first octet
+not processed, and true as a second value if that is a whole frame left
+for want of budget (else a partial frame, or nothing).  Signals HTTP2-ERROR
+for a connection error."
   (declare (type octets buf) (type fixnum pos fill))
   (let ((max-frame (conn-local-max-frame-size conn)))
     (declare (type fixnum max-frame))
     (loop
       (when (< (- fill pos) 9)
-        (return pos))
+        (return (values pos nil)))
+      (when (or (<= (conn-turn-frames conn) 0) (<= (conn-turn-octets conn) 0))
+        (return (values pos (>= (- fill pos) (+ 9 (the fixnum (read-u24 buf pos)))))))
       (multiple-value-bind (length type flags id) (decode-frame-header buf pos)
         (declare (type fixnum length id))
         (check-frame-size length type max-frame)
         (let ((frame-end (+ pos 9 length)))
           (when (> frame-end fill)
-            (return pos))
+            (return (values pos nil)))
+          (decf (conn-turn-frames conn))
+          (decf (conn-turn-octets conn) (+ 9 length))
           (handler-case (process-frame conn type flags id buf (+ pos 9) frame-end)
             (http2-error (e)
               (if (http2-error-connection-p e)

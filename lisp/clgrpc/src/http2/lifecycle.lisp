@@ -44,7 +44,9 @@ nothing waits here."
           (when (plusp increment)
             (write-window-update-frame out 0 increment)
             (incf (conn-recv-window conn) increment))))
-      (setf (conn-reactor conn) (pick-reactor))))
+      (let ((reactor (pick-reactor)))
+        (setf (conn-reactor conn) reactor
+              (conn-lane conn) (reactor-index reactor)))))
   (let ((tls (conn-tls conn)))
     (when (and tls (eq (conn-role conn) :client))
       ;; The ClientHello, which the flush below sends; the reactor does the

@@ -53,6 +53,14 @@ responses on other streams interleave with a large one.")
 output's size again, whatever frame size the peer allows: so DATA stops
 within one chunk per sender of the high-water mark.")
 
+(defconstant +turn-write-octets+ (* 1024 1024)
+  "What one thread writes of a connection's output in one go: the reactor
+(or a thread it is serving) writes the rest on a later turn, so a large
+burst to one peer does not hold the reactor from the others.")
+
+(defconstant +resume-streams+ 256
+  "Parked streams one turn of parked responses looks at, at most.")
+
 (defconstant +shrink-above+ (* 256 1024)
   "An output buffer that grew beyond this is given back once drained, so a
 connection that once sent a large message does not keep its buffer idle.")
@@ -66,7 +74,7 @@ connection that once sent a large message does not keep its buffer idle.")
   (+ (obuf-fill (conn-out conn))
      (- (obuf-fill (conn-spare conn)) (conn-spare-pos conn))))
 
-(defun %request-flush (conn)
+(defun request-flush (conn)
   "Have OUT flushed soon (lock held).  Cheap when a flush is already pending
 or in progress."
   (if (reader-thread-p conn)
@@ -168,13 +176,15 @@ it resumes appends here): each is what would drain it."
            (eq (conn-flushing conn) sb-thread:*current-thread*))))
 
 (defun %write-out (conn resume)
-  "Write until nothing is buffered or the socket is full, from this thread.
-RESUME: the reactor continuing a write-blocked connection.  Returns NIL if
-the connection failed (it is then closed)."
+  "Write until nothing is buffered, the socket is full, or this thread has
+written +TURN-WRITE-OCTETS+ (the reactor then writes the rest on a later
+turn).  RESUME: the reactor continuing a write-blocked connection.  Returns
+NIL if the connection failed (it is then closed)."
   (let ((lock (conn-lock conn))
         (buf nil)
-        (pos 0))
-    (declare (type fixnum pos))
+        (pos 0)
+        (written 0))
+    (declare (type fixnum pos written))
     (sb-thread:with-mutex (lock)
       (when (and resume (conn-write-blocked conn))
         (setf (conn-write-blocked conn) nil)
@@ -193,6 +203,8 @@ the connection failed (it is then closed)."
             pos (conn-spare-pos conn)))
     (loop
       (multiple-value-bind (n blocked) (%write-some conn (obuf-data buf) pos (obuf-fill buf))
+        (when n
+          (incf written (the fixnum n)))
         (sb-thread:with-mutex (lock)
           (cond ((null n)
                  (obuf-reset buf)
@@ -208,6 +220,19 @@ the connection failed (it is then closed)."
                  (unless (conn-closed conn)
                    (%update-interest conn)
                    (%check-read-pause conn))
+                 (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
+                 (return-from %write-out t))
+                ((>= written +turn-write-octets+)
+                 ;; This thread's share is written: the reactor goes on
+                 ;; with the rest, from where this stopped, once it has
+                 ;; served its other connections.
+                 (setf (conn-spare-pos conn) (+ pos (the fixnum n))
+                       (conn-flushing conn) nil)
+                 (when (= (conn-spare-pos conn) (obuf-fill buf))
+                   (obuf-reset buf)
+                   (setf (conn-spare-pos conn) 0))
+                 (unless (conn-closed conn)
+                   (%post conn +post-flush+))
                  (clgrpc.util:broadcast-if-waiting (conn-drain-waiters conn) (conn-drain-cv conn))
                  (return-from %write-out t))
                 ((< (+ pos (the fixnum n)) (obuf-fill buf))
@@ -233,6 +258,27 @@ the connection failed (it is then closed)."
   "Reactor: write what the frames of the last read queued."
   (setf (conn-reader-flush conn) nil)
   (%write-out conn nil))
+
+(defun %output-turn-ends (conn)
+  "Lock held, after appending: the reactor serving CONN writes it with the
+rest of its turn (true); any other thread writes it itself (NIL)."
+  (when (reader-thread-p conn)
+    (setf (conn-reader-flush conn) t)
+    t))
+
+(defmacro with-stream-output ((conn) &body body)
+  "Run BODY with CONN's lock held, then have what it appended written: by
+the reactor once its turn is done, on the reactor thread serving CONN;
+otherwise by this thread now, as far as the socket takes it (the reactor
+writes the rest).  Returns BODY's values."
+  (let ((c (gensym "CONN")) (reader (gensym "READER")))
+    `(let ((,c ,conn) (,reader nil))
+       (multiple-value-prog1
+           (with-connection-lock (,c)
+             (multiple-value-prog1 (progn ,@body)
+               (setf ,reader (%output-turn-ends ,c))))
+         (unless ,reader
+           (%write-out ,c nil))))))
 
 (defun flush-connection (conn &key wait (timeout 5))
   "Write what is buffered, from this thread, as far as the socket takes it
@@ -263,7 +309,7 @@ timed out."
 ;;; ------------------------------------------------------------------
 ;;; Streams we open
 
-(defun %open-stream (conn user &optional deadline-us)
+(defun open-stream (conn user &optional deadline-us)
   "A new client stream for USER, registered with the next odd identifier.
 Waits for the peer's first SETTINGS (as grpc-go waits for the server's
 preface: until then its SETTINGS_MAX_CONCURRENT_STREAMS is unknown), and
@@ -279,8 +325,7 @@ identifiers exhausted), :TIMEOUT if the deadline passed first."
       (when (and (conn-peer-settings-seen conn)
                  (or (null limit) (< (conn-active-local conn) limit)))
         (let* ((id (conn-next-stream-id conn))
-               (stream (make-h2-stream id :open (conn-peer-initial-window conn)
-                                       (conn-local-initial-window conn) user)))
+               (stream (%new-stream conn id :open user)))
           (setf (conn-next-stream-id conn) (+ id 2)
                 (gethash id (conn-streams conn)) stream)
           (incf (conn-active-local conn))
@@ -299,12 +344,12 @@ name and value lengths plus 32 per field."
         sum (+ 32 (length (the string (car h)))
                (length (the string (if (consp (cdr h)) (second h) (cdr h)))))))
 
-(defun %header-list-fits-p (conn headers)
+(defun header-list-fits-p (conn headers)
   "Lock held: HEADERS are within the peer's SETTINGS_MAX_HEADER_LIST_SIZE."
   (let ((limit (conn-peer-max-header-list-size conn)))
     (or (null limit) (<= (header-list-size headers) (the fixnum limit)))))
 
-(defun %write-headers (conn stream headers &key end-stream)
+(defun stream-write-headers (conn stream headers &key end-stream)
   "A header block for STREAM: HEADERS (+ CONTINUATION if larger than the
 peer's SETTINGS_MAX_FRAME_SIZE).  HEADERS is a list of (name . value) or
 (name value indexing); see CLGRPC.HPACK:ENCODE-HEADER-BLOCK."
@@ -333,7 +378,7 @@ peer's SETTINGS_MAX_FRAME_SIZE).  HEADERS is a list of (name . value) or
 
 (defun %stream-send-window (conn stream)
   "Octets of DATA STREAM may send now."
-  (max 0 (min (conn-send-window conn) (h2-stream-send-window stream))))
+  (max 0 (min (conn-send-window conn) (stream-send-window conn stream))))
 
 (defun %append-data (conn stream octets start end end-stream)
   "DATA frames for OCTETS[START,END) on STREAM, split by the peer's maximum
@@ -355,62 +400,83 @@ frame size, charged to the send windows, which the caller has checked."
     (when end-stream
       (%stream-end-local conn stream))))
 
-(defun %write-data (conn stream octets start end &key end-stream)
-  "DATA frames for OCTETS[START,END) on STREAM, waiting (lock released) for
-flow-control window and for the output to drain below +HIGH-WATER+ as
-needed.  For threads that may block: streaming senders.  A message larger
-than +PARK-QUANTUM+ takes turns: after each quantum, while more than a
-quantum is buffered, it waits for the output to drain, so what other
-streams appended meanwhile goes out between its parts.  Returns T, or NIL
-if the stream or connection closed first."
+(defun %wait-for-sending (conn queue deadline)
+  "Lock held: wait on QUEUE, for window or for the output to drain, until
+DEADLINE (NOW-US).  NIL once the deadline passed."
+  (%request-flush-for-waiter conn)
+  (clgrpc.util:wait-on queue (conn-lock conn) deadline))
+
+(defun %request-flush-for-waiter (conn)
+  "Lock held: a sender is about to wait: let the peer see what is buffered,
+so it can answer with WINDOW_UPDATE, and the socket drain."
+  (request-flush conn))
+
+(defun stream-write-data (conn stream octets start end &key end-stream)
+  "Lock held: DATA frames for OCTETS[START,END) on STREAM, waiting (lock
+released) for flow-control window and for the output to drain below
++HIGH-WATER+ as needed.  For threads that may block: streaming senders.  A
+message larger than +PARK-QUANTUM+ takes turns: after each quantum, while
+more than a quantum is buffered, it waits for the output to drain, so what
+other streams appended meanwhile goes out between its parts.  No wait
+lasts longer than the connection's SEND-STALL-TIMEOUT without progress:
+then the stream is reset (CANCEL).  Returns T; NIL if the stream or
+connection closed first; :STALLED if the peer took nothing for that long."
   (declare (type h2-stream stream) (type octets octets) (type index start end))
-  (let ((lock (conn-lock conn))
-        (since-turn 0))
-    (declare (type fixnum since-turn))
+  (let ((since-turn 0)
+        (deadline (+ (clgrpc.util:now-us) (conn-send-stall-timeout conn))))
+    (declare (type fixnum since-turn deadline))
     (loop
       (when (or (conn-closed conn) (not (stream-can-send-p stream)))
         (setf (h2-stream-mid-message stream) nil)
         (return nil))
       (let* ((remaining (- end start))
-             (n (min remaining +append-chunk+ (%stream-send-window conn stream))))
-        (declare (type fixnum n))
-        (cond ((and (> (%buffered conn) +high-water+)
-                    (%may-wait-for-drain-p conn))
-               ;; Whoever else is appending, DATA stops at the mark: each
-               ;; chunk checks again, and a flush is under way to drain it.
-               (%request-flush conn)
-               (clgrpc.util:counted-wait ((conn-drain-waiters conn))
-                 (sb-thread:condition-wait (conn-drain-cv conn) lock)))
-              ((and (>= since-turn +park-quantum+)
-                    (> (%buffered conn) +park-quantum+)
-                    (%may-wait-for-drain-p conn))
-               (%request-flush conn)
-               (clgrpc.util:counted-wait ((conn-drain-waiters conn))
-                 (sb-thread:condition-wait (conn-drain-cv conn) lock))
-               (setf since-turn 0))
-              ((or (plusp n) (zerop remaining))
-               ;; An empty DATA frame needs no window (6.9.1): gRPC clients
-               ;; half-close with one.
-               (let ((last (= n remaining)))
-                 (%append-data conn stream octets start (+ start n) (and last end-stream))
-                 (incf start n)
-                 (incf since-turn n)
-                 (setf (h2-stream-mid-message stream) (not last))
-                 (when last
-                   (return t))))
-              ((<= (h2-stream-send-window stream) 0)
-               ;; Out of stream window: let the peer see what we buffered,
-               ;; so it can answer with WINDOW_UPDATE, and wait for that.
-               (%request-flush conn)
-               (let ((cv (or (h2-stream-send-cv stream)
-                             (setf (h2-stream-send-cv stream) (sb-thread:make-waitqueue)))))
-                 (clgrpc.util:counted-wait ((h2-stream-send-waiters stream))
-                   (sb-thread:condition-wait cv lock))))
-              (t
-               ;; Out of connection window.
-               (%request-flush conn)
-               (clgrpc.util:counted-wait ((conn-send-waiters conn))
-                 (sb-thread:condition-wait (conn-send-cv conn) lock))))))))
+             (n (min remaining +append-chunk+ (%stream-send-window conn stream)))
+             (waited
+               (cond ((and (> (%buffered conn) +high-water+)
+                           (%may-wait-for-drain-p conn))
+                      ;; Whoever else is appending, DATA stops at the mark:
+                      ;; each chunk checks again, and a flush is under way
+                      ;; to drain it.
+                      (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                        (%wait-for-sending conn (conn-drain-cv conn) deadline)))
+                     ((and (>= since-turn +park-quantum+)
+                           (> (%buffered conn) +park-quantum+)
+                           (%may-wait-for-drain-p conn))
+                      (setf since-turn 0)
+                      (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                        (%wait-for-sending conn (conn-drain-cv conn) deadline)))
+                     ((or (plusp n) (zerop remaining))
+                      ;; An empty DATA frame needs no window (6.9.1): gRPC
+                      ;; clients half-close with one.
+                      (let ((last (= n remaining)))
+                        (%append-data conn stream octets start (+ start n) (and last end-stream))
+                        (incf start n)
+                        (incf since-turn n)
+                        (setf (h2-stream-mid-message stream) (not last)
+                              deadline (+ (clgrpc.util:now-us) (conn-send-stall-timeout conn)))
+                        (when last
+                          (return t))
+                        t))
+                     ((<= (stream-send-window conn stream) 0)
+                      ;; Out of stream window: wait for its WINDOW_UPDATE
+                      ;; (or a larger initial window).
+                      (%wait-for-stream-window conn stream)
+                      (let ((cv (or (h2-stream-send-cv stream)
+                                    (setf (h2-stream-send-cv stream) (sb-thread:make-waitqueue)))))
+                        (clgrpc.util:counted-wait ((h2-stream-send-waiters stream))
+                          (%wait-for-sending conn cv deadline))))
+                     (t
+                      ;; Out of connection window.
+                      (clgrpc.util:counted-wait ((conn-send-waiters conn))
+                        (%wait-for-sending conn (conn-send-cv conn) deadline))))))
+        (unless (or waited (< (clgrpc.util:now-us) deadline)
+                    (conn-closed conn) (not (stream-can-send-p stream)))
+          ;; The peer opened no window and read nothing for the whole
+          ;; stall timeout: this sender gives up, and its stream goes.
+          (setf (h2-stream-mid-message stream) nil)
+          (stream-reset conn stream +cancel+)
+          (request-flush conn)
+          (return :stalled))))))
 
 (defun %parkable-window (conn stream wanted)
   "How much of WANTED octets a parked or parkable response may append now
@@ -421,18 +487,20 @@ while the output is over the high-water mark (it resumes as it drains)."
       0
       (min wanted +park-quantum+ (%stream-send-window conn stream))))
 
-(defun %write-data-or-park (conn stream octets start end then)
-  "Lock held: DATA for OCTETS[START,END) on STREAM as far as the windows and
-the output allow now, never waiting.  The rest is copied and parked on
-STREAM; it is sent a quantum at a time as the peer's WINDOW_UPDATEs arrive
-and as the output drains, so a peer that advertises no window or does not
-read holds no thread.  THEN, a function of CONN and STREAM, is called (lock
-held) once everything is written.  Returns T if it was written now,
-:PARKED, or NIL if the stream or connection closed."
+(defun stream-write-last-data (conn stream octets start end then)
+  "Lock held: the last DATA of STREAM's response, OCTETS[START,END), as far
+as the windows and the output allow now, never waiting; then THEN, a
+function of CONN and STREAM (the trailers).  What cannot go now is copied
+and parked on STREAM, sent a quantum at a time as the peer's WINDOW_UPDATEs
+arrive and the output drains, and THEN is called once it is all written:
+so a peer that advertises no window or does not read holds no thread.  The
+output is flushed by the thread the reactor serves CONN on once its turn
+is done, or the next time any thread writes.  Returns T if all of it went
+now, :PARKED, or NIL if the stream or connection closed."
   (declare (type h2-stream stream) (type octets octets) (type index start end)
            (type function then))
   (when (or (conn-closed conn) (not (stream-can-send-p stream)))
-    (return-from %write-data-or-park nil))
+    (return-from stream-write-last-data nil))
   (let ((n (%parkable-window conn stream (- end start))))
     (declare (type fixnum n))
     (when (plusp n)
@@ -446,42 +514,52 @@ held) once everything is written.  Returns T if it was written now,
                  (h2-stream-parked-start stream) 0
                  (h2-stream-parked-then stream) then)
            (setf (conn-parked conn) (nconc (conn-parked conn) (list stream)))
-           (%request-flush conn)
+           (request-flush conn)
            :parked))))
 
 (defun %resume-parked (conn)
   "Lock held, after the send windows grew or the output drained: one turn
-of the parked responses, in order, each sending what it may of a quantum.
-A response finished calls its continuation; the others go round again."
-  (let ((still '()))
-    (dolist (stream (shiftf (conn-parked conn) '()))
-      (let ((data (h2-stream-parked stream)))
-        (when (and data (stream-can-send-p stream) (not (conn-closed conn)))
-          (let* ((start (h2-stream-parked-start stream))
-                 (end (length (the octets data)))
-                 (n (%parkable-window conn stream (- end start))))
-            (declare (type fixnum start end n))
-            (when (plusp n)
-              (%append-data conn stream data start (+ start n) nil)
-              (setf (h2-stream-parked-start stream) (incf start n)))
-            (if (= start end)
-                (let ((then (h2-stream-parked-then stream)))
-                  (setf (h2-stream-parked stream) nil
-                        (h2-stream-parked-then stream) nil)
-                  (funcall (the function then) conn stream))
-                (push stream still))))))
-    ;; Streams parked by the continuations above queue behind those still waiting.
-    (setf (conn-parked conn) (nconc (nreverse still) (conn-parked conn)))
+of the parked responses, in order, each sending what it may of a quantum,
+until the output is over the high-water mark or +RESUME-STREAMS+ have had
+their turn (the rest go first next time).  A response finished calls its
+continuation; the others go round again."
+  (let ((still '())
+        (queue (shiftf (conn-parked conn) '()))
+        (visited 0))
+    (declare (type fixnum visited))
+    (loop while (and queue (< visited +resume-streams+)
+                     (<= (%buffered conn) +high-water+))
+          do (let* ((stream (pop queue))
+                    (data (h2-stream-parked stream)))
+               (incf visited)
+               (when (and data (stream-can-send-p stream) (not (conn-closed conn)))
+                 (let* ((start (h2-stream-parked-start stream))
+                        (end (length (the octets data)))
+                        (n (%parkable-window conn stream (- end start))))
+                   (declare (type fixnum start end n))
+                   (when (plusp n)
+                     (%append-data conn stream data start (+ start n) nil)
+                     (setf (h2-stream-parked-start stream) (incf start n)))
+                   (if (= start end)
+                       (let ((then (h2-stream-parked-then stream)))
+                         (setf (h2-stream-parked stream) nil
+                               (h2-stream-parked-then stream) nil)
+                         (funcall (the function then) conn stream))
+                       (push stream still))))))
+    ;; Streams not visited keep their place at the front; those visited go
+    ;; round behind them, and streams parked by the continuations above
+    ;; queue behind those.
+    (setf (conn-parked conn) (nconc queue (nreverse still) (conn-parked conn)))
     nil))
 
-(defun %reset-stream (conn stream error-code)
+(defun stream-reset (conn stream error-code)
   "Send RST_STREAM for STREAM and close it (no callback: the caller knows)."
   (declare (type h2-stream stream))
   (unless (or (eq (h2-stream-state stream) :closed) (zerop (h2-stream-id stream)))
     (write-rst-stream-frame (conn-out conn) (h2-stream-id stream) error-code)
     (%close-stream conn stream :reset-sent)))
 
-(defun %stream-consumed (conn stream n)
+(defun stream-return-window (conn stream n)
   "The application consumed N octets of STREAM's DATA: give them back to the
 peer with WINDOW_UPDATE once a quarter of the window has accumulated (fewer,
 larger updates).  Only for streams the peer can still send on."
@@ -493,16 +571,16 @@ larger updates).  Only for streams the peer can still send on."
             (write-window-update-frame (conn-out conn) (h2-stream-id stream) unacked)
             (incf (h2-stream-recv-window stream) unacked)
             (setf (h2-stream-recv-unacked stream) 0)
-            (%request-flush conn))
+            (request-flush conn))
           (setf (h2-stream-recv-unacked stream) unacked)))))
 
 ;;; Lock-taking conveniences.
 
 (defun reset-stream (conn stream error-code)
   (with-connection-lock (conn)
-    (%reset-stream conn stream error-code)
-    (%request-flush conn)))
+    (stream-reset conn stream error-code)
+    (request-flush conn)))
 
 (defun stream-consumed (conn stream n)
   (with-connection-lock (conn)
-    (%stream-consumed conn stream n)))
+    (stream-return-window conn stream n)))

@@ -3,10 +3,21 @@
 ;;;; A reactor is one thread around one epoll set.  There is one per core
 ;;;; (*REACTOR-COUNT*), created on first use and shared by servers and
 ;;;; clients; a new connection goes to the next one in turn.  Per event the
-;;;; reactor reads once (level-triggered, so every ready connection gets a
-;;;; turn before a busy one is read again), processes every complete frame
-;;;; in place, runs the work those frames deferred (inline unary handlers)
-;;;; and writes the replies without blocking.
+;;;; reactor gives the connection one *turn*: it reads once (level-triggered,
+;;;; so every ready connection gets a turn before a busy one is read again),
+;;;; processes the complete frames in place, hands the work they produced
+;;;; to the connection's executor in one batch (a server's handlers), runs
+;;;; the little work they deferred to it (waking receivers, and the handlers
+;;;; an application declared inline), and writes the replies without
+;;;; blocking.
+;;;;
+;;;; Budgets.  A turn processes at most +TURN-FRAMES+ frames and
+;;;; +TURN-OCTETS+ octets of input; the rest stays in the connection's CARRY,
+;;;; and the connection goes on the reactor's BACKLOG, which gets a turn per
+;;;; loop before epoll is asked again (and is not read meanwhile).  A thread
+;;;; writes at most +TURN-WRITE-OCTETS+ in one go (output.lisp).  So no
+;;;; connection holds its reactor for more than a bounded amount of work,
+;;;; however much it sends at once.
 ;;;;
 ;;;; Buffers.  All connections of a reactor read into the reactor's one
 ;;;; large buffer; a partial frame left at its end is copied into the
@@ -40,7 +51,11 @@ dropping) input so that the peer can read the GOAWAY.")
   "How long a connection closing gracefully may take to write what it has
 buffered to a peer that reads slowly.")
 (defconstant +post-register+ 8)         ; add the connection to the epoll set
-(defconstant +post-deferred+ 16)        ; run its deferred work (handover.lisp)
+(defconstant +post-handshake+ 16)       ; a TLS handshake step ended (tls-io.lisp)
+(defconstant +turn-frames+ 256
+  "Frames one turn of a connection processes at most.")
+(defconstant +turn-octets+ (* 256 1024)
+  "Input octets one turn of a connection processes at most.")
 (defconstant +client-tls-handshake-timeout-us+ 20000000
   "How long a client waits for a server to complete the TLS handshake:
 grpc-go's minimum connect timeout, which covers its handshake too.")
@@ -59,17 +74,10 @@ grpc-go's minimum connect timeout, which covers its handshake too.")
   (cipher nil :type (or null octets))
   (events (clgrpc.net:make-epoll-events 256))
   (next-sweep-us 0 :type fixnum)
-  ;; Deferred work (handover.lisp): whether the loop's thread is in a
-  ;; handler, and a number for each handler it entered; what the watchdog
-  ;; saw of them at its last tick, and for how many ticks in a row.
-  (in-handler nil)
-  (handler-seq 0 :type fixnum)
-  (watch-seq -1 :type fixnum)
-  (watch-ticks 0 :type fixnum)
-  ;; The connection whose deferred work the loop's thread is in, and the
-  ;; work deferred behind the task at hand: what a new thread takes over.
-  (behind-conn nil)
-  (behind '() :type list))
+  (index 0 :type fixnum)                ; its place in *REACTORS*
+  ;; Connections whose input left over from a turn over budget waits in
+  ;; their carry: each gets a turn per loop (only the reactor touches it).
+  (backlog '() :type list))
 
 (defvar *reactor-thread-wrapper* nil
   "NIL or a function of a thunk that each reactor thread runs its loop
@@ -113,17 +121,12 @@ READER-THREAD-P is then true, and write the replies BODY queued for it."
      (multiple-value-prog1 (progn ,@body)
        (%write-replies ,conn))))
 
-(defvar *running-given-back* nil
-  "True on a reactor thread while it runs deferred work that a thread it
-was moved from gave back (handover.lisp): work queued behind a slow handler,
-which may be as slow, so a layer above may send it elsewhere.")
-
 (defun reader-thread-p (conn)
   "True on the reactor thread that reads CONN while it serves CONN: code
 that must never block, and whose output on CONN that thread writes once the
-frames and work at hand are done (%REQUEST-FLUSH).  False for CONN on that
-thread while it serves another connection (a handler calling out through
-another channel), or once the watchdog moved the reactor to another thread."
+frames and work at hand are done (REQUEST-FLUSH).  False for CONN on that
+thread while it serves another connection (an inline handler calling out
+through another channel)."
   (let ((reactor (conn-reactor conn)))
     (and reactor (eq conn *serving*) (eq sb-thread:*current-thread* (reactor-thread reactor)))))
 
@@ -141,9 +144,7 @@ never the reactor (which serves every other connection)."
        (guarded-fail ,conn +internal-error+ "internal error"))))
 
 (defun log-unexpected (conn e)
-  (ignore-errors
-   (format *error-output* "~&clgrpc: connection on fd ~D failed: ~A~%" (conn-fd conn) e)
-   (finish-output *error-output*)))
+  (clgrpc.util:log-line "connection on fd ~D failed: ~A" (conn-fd conn) e))
 
 (defun guarded-fail (conn code message)
   "Fail CONN with CODE; if even that fails, just release it."
@@ -154,11 +155,12 @@ never the reactor (which serves every other connection)."
       (log-unexpected conn e)
       (ignore-errors (finish-connection conn code)))))
 
-(declaim (ftype function reactor-main ensure-watchdog run-deferred run-until-retired give-back))
+(declaim (ftype function reactor-main))
 
-(defun start-reactor ()
+(defun start-reactor (index)
   (let ((reactor (%make-reactor :epfd (clgrpc.net:epoll-create)
-                                :wakefd (clgrpc.net:eventfd-create))))
+                                :wakefd (clgrpc.net:eventfd-create)
+                                :index index)))
     (clgrpc.net:epoll-control (reactor-epfd reactor) :add (reactor-wakefd reactor)
                               clgrpc.net:+epollin+)
     ;; The thread starts its loop once it holds the lock (REACTOR-MAIN),
@@ -172,10 +174,9 @@ never the reactor (which serves every other connection)."
   "The reactor for a new connection, starting them on first use."
   (sb-thread:with-mutex (*reactors-lock*)
     (when (zerop (length *reactors*))
-      (setf *reactors* (coerce (loop repeat (or *reactor-count* (usable-cpu-count))
-                                     collect (start-reactor))
-                               'simple-vector))
-      (ensure-watchdog))
+      (setf *reactors* (coerce (loop for i below (or *reactor-count* (usable-cpu-count))
+                                     collect (start-reactor i))
+                               'simple-vector)))
     (let ((i *next-reactor*))
       (setf *next-reactor* (mod (1+ i) (length *reactors*)))
       (svref *reactors* i))))
@@ -197,7 +198,7 @@ never the reactor (which serves every other connection)."
     nil))
 
 (defun %interest (conn)
-  (logior (if (conn-read-paused conn) 0 clgrpc.net:+epollin+)
+  (logior (if (or (conn-read-paused conn) (conn-handshake-running conn)) 0 clgrpc.net:+epollin+)
           (if (conn-write-blocked conn) clgrpc.net:+epollout+ 0)))
 
 (defun %update-interest (conn)
@@ -248,6 +249,7 @@ NIL for a clean end (end of file, or GOAWAY and no streams left)."
         (clgrpc.net:fd-shutdown (conn-fd conn) :both))
       (setf (conn-fd conn) -1
             (conn-carry conn) nil
+            (conn-input-pending conn) nil
             (conn-parked conn) '())
       (clgrpc.net:socket-close (conn-socket conn))
       (when (conn-tls conn)
@@ -302,10 +304,11 @@ gets +DRAIN-CLOSE-US+ to take the rest."
       (finish-connection conn nil)))
 
 ;;; ------------------------------------------------------------------
-;;; Reading
+;;; Reading: one turn of a connection
 
 (defun %save-carry (conn buf pos fill)
-  "Keep BUF[POS,FILL), a partial frame, for the next read."
+  "Keep BUF[POS,FILL), a partial frame or frames left for want of budget,
+for the next turn."
   (declare (type octets buf) (type fixnum pos fill))
   (let ((rest (- fill pos)))
     (if (zerop rest)
@@ -326,9 +329,14 @@ a whole frame behind it."
         buf
         (setf (reactor-buffer reactor) (make-octets need)))))
 
+(defun %begin-turn (conn)
+  (setf (conn-turn-frames conn) +turn-frames+
+        (conn-turn-octets conn) +turn-octets+))
+
 (defun %process-read (conn buf fill)
-  "Process the frames in BUF[0,FILL) (a carried partial frame, then what was
-just read) and carry a partial frame at the end to the next read."
+  "Process the frames in BUF[0,FILL) (a carried rest, then what was just
+read) within the turn's budget, and carry what is left to the next turn.
+Returns true if whole frames are left for want of budget (INPUT-PENDING)."
   (declare (type octets buf) (type fixnum fill))
   (let ((pos 0))
     (declare (type fixnum pos))
@@ -338,11 +346,12 @@ just read) and carry a partial frame at the end to the next read."
         (if start
             (setf pos start)
             (setf pos fill))))
-    (setf pos (process-input conn buf pos fill))
-    (%save-carry conn buf pos fill)))
+    (multiple-value-bind (next over) (process-input conn buf pos fill)
+      (%save-carry conn buf next fill)
+      (setf (conn-input-pending conn) over))))
 
 (defun %with-carry (reactor conn)
-  "The reactor's buffer for CONN with its carried partial frame in front:
+  "The reactor's buffer for CONN with its carried rest in front:
 (values buffer fill)."
   (let ((buf (%reactor-buffer reactor conn))
         (fill (conn-carry-fill conn)))
@@ -365,7 +374,7 @@ processed, NIL if there was none or the connection ended."
       (%process-read conn buf (+ fill (the fixnum n)))
       t)))
 
-(declaim (ftype function %read-tls))
+(declaim (ftype function %read-tls %tls-backlog-turn))
 
 (defun on-readable (reactor conn)
   (when (conn-linger-until conn)
@@ -376,9 +385,52 @@ processed, NIL if there was none or the connection ended."
         (when (or (null n) (eql n 0))
           (finish-connection conn (conn-close-code conn)))))
     (return-from on-readable nil))
-  (unless (if (conn-tls conn) (%read-tls reactor conn) (%read-plain reactor conn))
+  (when (or (conn-input-pending conn) (conn-handshake-running conn))
+    ;; Its turns come from the backlog (or the handshake's end) first; the
+    ;; socket waits.
     (return-from on-readable nil))
-  (run-deferred reactor conn)
+  (%begin-turn conn)
+  (when (if (conn-tls conn) (%read-tls reactor conn) (%read-plain reactor conn))
+    (%end-turn reactor conn)))
+
+(defun %backlog-turn (reactor conn)
+  "Reactor: a turn over the input CONN had left when its last turn ran out
+of budget."
+  (when (and (conn-input-pending conn) (conn-registered conn) (not (conn-linger-until conn)))
+    (%begin-turn conn)
+    (if (conn-tls conn)
+        (%tls-backlog-turn reactor conn)
+        (multiple-value-bind (buf fill) (%with-carry reactor conn)
+          (%process-read conn buf fill)))
+    (%end-turn reactor conn)))
+
+(defun %submit-handoff (conn tasks)
+  "Reactor: TASKS (function argument ...), in order, to CONN's executor in
+one batch.  An executor that is shut down (its server is stopping) takes
+nothing: the connection closes, and its calls fail."
+  (let ((executor (conn-executor conn)))
+    (unless (and executor (clgrpc.util:executor-submit-batch executor (conn-lane conn) tasks))
+      (connection-close conn :code +refused-stream+))))
+
+(defun run-deferred (conn)
+  "Reactor thread serving CONN, lock released: hand the turn's handed-off
+work to the executor in one batch, then run the work deferred to this
+thread, each in the order it came."
+  (let ((handoff (conn-handoff conn)))
+    (when handoff
+      (setf (conn-handoff conn) '())
+      (%submit-handoff conn (nreverse handoff))))
+  (loop while (conn-deferred conn)
+        do (let ((tasks (nreverse (shiftf (conn-deferred conn) '()))))
+             (loop for (argument function) on tasks by #'cddr
+                   do (funcall (the function function) argument)))))
+
+(defun %end-turn (reactor conn)
+  "Reactor: what follows the frames of a turn: the work they produced, the
+replies, and the checks that depend on them."
+  (when (conn-input-pending conn)
+    (push conn (reactor-backlog reactor)))
+  (run-deferred conn)
   ;; Replies to what was just read, and responses of the work above,
   ;; leave before the next connection is served.
   (%write-replies conn)
@@ -504,64 +556,48 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
         (remhash (conn-fd conn) (reactor-table reactor))
         (setf (conn-registered conn) nil)))))
 
+(declaim (ftype function %handshake-done))
+
 (defun run-posted (reactor)
-  (let ((conns (nreverse (sb-thread:with-mutex ((reactor-lock reactor))
-                           (shiftf (reactor-posted reactor) '()))))
-        (current nil)                   ; the connection being served
-        (unserved 0))                   ; its bits not acted on yet
-    (declare (type fixnum unserved))
-    (unwind-protect
-         (loop while conns
-               do (let* ((conn (pop conns))
-                         (bits (with-connection-lock (conn)
-                                 (shiftf (conn-posted conn) 0))))
-                    (declare (type fixnum bits))
-                    (setf current conn
-                          unserved (logandc2 bits +post-register+))
-                    (serving (conn)
-                      (with-connection-guard (conn)
-                        (when (logtest bits +post-register+)
-                          (register-connection reactor conn))
-                        (when (logtest bits +post-deferred+)
-                          (let ((*running-given-back* t))
-                            (run-deferred reactor conn)))
-                        (setf unserved 0)
-                        (cond ((logtest bits +post-close+)
-                               (finish-connection conn (conn-close-code conn)))
-                              ((logtest bits +post-drain-close+)
-                               (drain-and-close conn))
-                              ((logtest bits +post-flush+)
-                               (%write-out conn nil)))))
-                    (setf current nil)))
-      ;; Left early only when deferred work above moved the loop to another
-      ;; thread (handover.lisp): what this thread has not served goes back
-      ;; to the reactor's queue, bits and all, for that thread.
-      (when (and current (logtest unserved (lognot +post-deferred+)))
-        (with-connection-lock (current)
-          (%post current (logandc2 unserved +post-deferred+))))
-      (dolist (conn conns)
-        (with-connection-lock (conn)
-          (let ((bits (shiftf (conn-posted conn) 0)))
-            (unless (zerop bits)
-              (%post conn bits))))))))
+  (dolist (conn (nreverse (sb-thread:with-mutex ((reactor-lock reactor))
+                            (shiftf (reactor-posted reactor) '()))))
+    (let ((bits (with-connection-lock (conn)
+                  (shiftf (conn-posted conn) 0))))
+      (declare (type fixnum bits))
+      (serving (conn)
+        (with-connection-guard (conn)
+          (when (logtest bits +post-register+)
+            (register-connection reactor conn))
+          (when (logtest bits +post-handshake+)
+            (%handshake-done reactor conn))
+          (cond ((logtest bits +post-close+)
+                 (finish-connection conn (conn-close-code conn)))
+                ((logtest bits +post-drain-close+)
+                 (drain-and-close conn))
+                ((logtest bits +post-flush+)
+                 (%write-out conn nil))))))))
+
+(defun run-backlog (reactor)
+  "A turn for each connection whose input waits from an earlier turn."
+  (dolist (conn (nreverse (shiftf (reactor-backlog reactor) '())))
+    (serving (conn)
+      (with-connection-guard (conn)
+        (%backlog-turn reactor conn)))))
 
 (defun reactor-loop (reactor)
   (let ((events (reactor-events reactor))
         (epfd (reactor-epfd reactor))
         (wakefd (reactor-wakefd reactor))
-        (table (reactor-table reactor))
-        (self sb-thread:*current-thread*))
+        (table (reactor-table reactor)))
     (loop
-      ;; A thread the watchdog moved the loop from leaves through %RETIRE;
-      ;; should an error have skipped that, it must still never run the
-      ;; loop beside the thread that now does.
-      (unless (eq (reactor-thread reactor) self)
-        (throw '%retired nil))
       (run-posted reactor)
       (let* ((wait-ms (max 0 (min +sweep-interval-us+
                                   (floor (- (reactor-next-sweep-us reactor) (clgrpc.util:now-us))
                                          1000))))
-             (n (clgrpc.net:epoll-wait epfd events (if (reactor-posted reactor) 0 wait-ms))))
+             (n (clgrpc.net:epoll-wait epfd events (if (or (reactor-posted reactor)
+                                                           (reactor-backlog reactor))
+                                                       0
+                                                       wait-ms))))
         (declare (type fixnum n))
         (dotimes (i n)
           (let ((fd (clgrpc.net:epoll-event-fd events i))
@@ -588,29 +624,22 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
                                                           clgrpc.net:+epollerr+))
                                    (conn-registered conn))
                           (on-readable reactor conn)))))))))
+        (run-backlog reactor)
         (when (>= (clgrpc.util:now-us) (reactor-next-sweep-us reactor))
           (sweep reactor))))))
 
-(defun reactor-main (reactor &optional given-back-conn given-back)
-  "The thread of REACTOR's loop.  A thread started to replace one stuck in
-a handler (handover.lisp) first takes GIVEN-BACK, the work deferred behind
-that handler on GIVEN-BACK-CONN."
+(defun reactor-main (reactor)
+  "The thread of REACTOR's loop."
   (flet ((run ()
            ;; The loop never ends; a bug outside any connection's guard is
            ;; logged and the loop goes on.
            (loop
              (handler-case (reactor-loop reactor)
                (serious-condition (e)
-                 (ignore-errors
-                  (format *error-output* "~&clgrpc: reactor error: ~A~%" e)
-                  (finish-output *error-output*)))))))
-    (let ((wrapper *reactor-thread-wrapper*)
-          ;; Workers this reactor needs are created by their pool's spawner.
-          (clgrpc.util:*defer-thread-creation* t))
-      ;; Whoever started this thread made it the reactor's under the lock.
-      (sb-thread:with-mutex ((reactor-lock reactor)))
-      (when given-back-conn
-        (give-back given-back-conn given-back))
+                 (clgrpc.util:log-line "reactor error: ~A" e))))))
+    ;; Whoever started this thread made it the reactor's under the lock.
+    (sb-thread:with-mutex ((reactor-lock reactor)))
+    (let ((wrapper *reactor-thread-wrapper*))
       (if wrapper
-          (funcall (the function wrapper) (lambda () (run-until-retired #'run)))
-          (run-until-retired #'run)))))
+          (funcall (the function wrapper) #'run)
+          (run)))))

@@ -16,9 +16,14 @@
 (defstruct (h2-stream (:constructor make-h2-stream (id state send-window recv-window user)))
   (id 0 :type stream-id)                ; 0 until a client stream's HEADERS are written
   (state :open :type stream-state)
-  ;; Send window: signed, because a smaller SETTINGS_INITIAL_WINDOW_SIZE can
-  ;; make it negative (6.9.2).
+  ;; Send window, less the connection's SEND-WINDOW-SHIFT (STREAM-SEND-WINDOW
+  ;; adds it back), so that a change of SETTINGS_INITIAL_WINDOW_SIZE costs
+  ;; the same whatever the number of streams.  Signed: a smaller initial
+  ;; window can make a window negative (6.9.2).
   (send-window 0 :type fixnum)
+  ;; On the connection's WINDOW-WAITING list (a sender waits for this
+  ;; stream's window).
+  (window-waiting nil)
   ;; What the peer may still send, and what the application consumed but we
   ;; have not yet returned with WINDOW_UPDATE.
   (recv-window 0 :type fixnum)
@@ -41,6 +46,9 @@
   ;; made when the first one waits.
   (send-cv nil :type (or null sb-thread:waitqueue))
   (send-waiters 0 :type fixnum)
+  ;; The application's work for this stream holds one of the connection's
+  ;; handler slots (CLAIM-HANDLER-SLOT).
+  (holds-slot nil)
   ;; The application's object for this stream (the gRPC call).
   (user nil))
 

@@ -39,20 +39,18 @@ the rest are counted and the count is logged with the next line.")
 (declaim (type fixnum *tls-log-second* *tls-log-lines* *tls-log-dropped*))
 
 (defun %log-tls-failure (fd why)
-  ;; Under the lock, writing too: reactors log at once under a flood, and a
-  ;; stream is not safe for two threads.
-  (sb-thread:with-mutex (*tls-log-lock*)
-    (let ((second (floor (clgrpc.util:now-us) 1000000)))
-      (unless (= second *tls-log-second*)
-        (setf *tls-log-second* second *tls-log-lines* 0))
-      (if (>= *tls-log-lines* +tls-log-lines-per-second+)
-          (incf *tls-log-dropped*)
-          (progn
-            (incf *tls-log-lines*)
-            (ignore-errors
-             (format *error-output* "clgrpc: TLS connection on fd ~D closed: ~A~@[ (~D more not logged)~]~%"
-                     fd why (and (plusp *tls-log-dropped*) (shiftf *tls-log-dropped* 0)))
-             (finish-output *error-output*)))))))
+  (let ((dropped nil))
+    (sb-thread:with-mutex (*tls-log-lock*)
+      (let ((second (floor (clgrpc.util:now-us) 1000000)))
+        (unless (= second *tls-log-second*)
+          (setf *tls-log-second* second *tls-log-lines* 0))
+        (if (>= *tls-log-lines* +tls-log-lines-per-second+)
+            (progn (incf *tls-log-dropped*)
+                   (return-from %log-tls-failure nil))
+            (progn (incf *tls-log-lines*)
+                   (setf dropped (shiftf *tls-log-dropped* 0))))))
+    (clgrpc.util:log-line "TLS connection on fd ~D closed: ~A~@[ (~D more not logged)~]"
+                          fd why (and (plusp dropped) dropped))))
 
 (defun %cipher-buffer (reactor)
   (or (reactor-cipher reactor)
@@ -68,32 +66,112 @@ released."
   (ignore-errors (clgrpc.tls:session-send-pending (conn-tls conn) (conn-fd conn)))
   (finish-connection conn +connect-error+))
 
-(defun %tls-handshake-step (conn tls)
-  "Reactor: advance the handshake with what was fed.  True once it is
-complete (the connection then writes the frames that waited for it), NIL
-while it goes on or after it failed."
-  (let ((state (handler-case (clgrpc.tls:session-handshake tls)
-                 (clgrpc.tls:tls-error (e)
-                   (%tls-abandon conn (clgrpc.tls:tls-error-message e))
-                   (return-from %tls-handshake-step nil)))))
-    (cond ((eq state :want)
-           (%write-out conn nil)
-           nil)
+;;; Handshakes run on workers, never on the reactor: a step can cost
+;;; milliseconds of CPU (an RSA-4096 signature takes 5 to 10 ms), and a
+;;; storm of them would hold every connection of the reactor.  While a step
+;;; runs (HANDSHAKE-RUNNING) the reactor does not read the connection; the
+;;; step posts +POST-HANDSHAKE+ when it ends, and the reactor carries on
+;;; from its result (%HANDSHAKE-DONE).  The workers are a small executor of
+;;; their own, one thread per CPU at most: handshakes compute, and more
+;;; threads would not finish a storm sooner.
+
+(defvar *handshake-executor* nil)
+(defvar *handshake-executor-lock* (sb-thread:make-mutex :name "handshake executor"))
+
+(defun %handshake-executor ()
+  (or *handshake-executor*
+      (sb-thread:with-mutex (*handshake-executor-lock*)
+        (or *handshake-executor*
+            (let ((cpus (usable-cpu-count)))
+              (setf *handshake-executor*
+                    (clgrpc.util:make-executor :name "tls handshake" :lanes (length *reactors*)
+                                               :min-threads 1 :max-threads cpus :keep-idle cpus
+                                               :cpus cpus)))))))
+
+(defun %handshake-step (conn)
+  "Worker: advance CONN's handshake with what was fed, and tell its reactor."
+  (let ((result (handler-case (clgrpc.tls:session-handshake (conn-tls conn))
+                  (clgrpc.tls:tls-error (e) (clgrpc.tls:tls-error-message e)))))
+    (with-connection-lock (conn)
+      (setf (conn-handshake-result conn) result)
+      (%post conn +post-handshake+))))
+
+(defun %start-handshake-step (conn)
+  "Reactor: run the next handshake step on a worker; stop reading CONN
+until it ends."
+  (with-connection-lock (conn)
+    (setf (conn-handshake-running conn) t)
+    (%update-interest conn))
+  (clgrpc.util:executor-submit (%handshake-executor) (conn-lane conn) #'%handshake-step conn))
+
+(defun %tls-drain (reactor conn)
+  "Reactor: decrypt what the session holds and process it frame by frame,
+within the turn's budget.  Returns true if input was processed, NIL if the
+connection ended."
+  (let ((tls (conn-tls conn)))
+    (loop
+      (when (conn-input-pending conn)
+        ;; Out of budget: the rest stays inside OpenSSL, for the backlog turn.
+        (return))
+      (multiple-value-bind (buf fill) (%with-carry reactor conn)
+        (declare (type octets buf) (type fixnum fill))
+        (let ((got (handler-case (clgrpc.tls:session-read tls buf fill (length buf))
+                     (clgrpc.tls:tls-error (e)
+                       (%tls-abandon conn (clgrpc.tls:tls-error-message e))
+                       (return-from %tls-drain nil)))))
+          (case got
+            (:want (return))
+            (:closed
+             ;; close_notify: the peer sends nothing more.
+             (finish-connection conn nil)
+             (return-from %tls-drain nil)))
+          (%process-read conn buf (+ fill (the fixnum got)))
+          (when (or (conn-linger-until conn) (conn-finished conn))
+            (return)))))
+    ;; Records OpenSSL made while reading (a key update's reply).
+    (when (clgrpc.tls:session-output-pending-p tls)
+      (%write-out conn nil))
+    t))
+
+(defun %tls-backlog-turn (reactor conn)
+  "Reactor: a turn over what an earlier turn left: the frames in the carry,
+then what the session still holds decrypted."
+  (multiple-value-bind (buf fill) (%with-carry reactor conn)
+    (%process-read conn buf fill))
+  (%tls-drain reactor conn))
+
+(defun %handshake-done (reactor conn)
+  "Reactor: a handshake step ended on a worker.  Its result is :WANT (its
+messages go out, and the reactor reads the peer's next flight), :DONE, or
+why it failed."
+  (let ((result (with-connection-lock (conn)
+                  (setf (conn-handshake-running conn) nil)
+                  (unless (conn-closed conn)
+                    (%update-interest conn))
+                  (shiftf (conn-handshake-result conn) nil)))
+        (tls (conn-tls conn)))
+    (cond ((or (conn-finished conn) (null result)))
+          ((stringp result) (%tls-abandon conn result))
+          ((eq result :want) (%write-out conn nil))
           ((not (equal (clgrpc.tls:tls-session-alpn tls) "h2"))
            ;; A server reaches this when the client offered no ALPN at all
            ;; (one that offered others was refused in the handshake); a
            ;; client, when the server chose none.
            (%tls-abandon conn (if (eq (conn-role conn) :server)
                                   "the client did not offer ALPN h2"
-                                  "the server did not select ALPN h2"))
-           nil)
+                                  "the server did not select ALPN h2")))
           (t
+           ;; The frames that waited for the handshake go; the peer's first
+           ;; frames may have come with its last flight.
            (%write-out conn nil)
-           t))))
+           (%begin-turn conn)
+           (when (%tls-drain reactor conn)
+             (%end-turn reactor conn))))))
 
 (defun %read-tls (reactor conn)
-  "Read once from CONN's socket, decrypt and process.  Returns true if
-input was processed, NIL if there was none or the connection ended."
+  "Read once from CONN's socket, then decrypt and process, or hand the
+handshake its next step.  Returns true if input was processed, NIL if there
+was none, the handshake goes on, or the connection ended."
   (let* ((tls (conn-tls conn))
          (cipher (%cipher-buffer reactor))
          (n (clgrpc.net:fd-recv-some (conn-fd conn) cipher 0 (length cipher))))
@@ -103,26 +181,7 @@ input was processed, NIL if there was none or the connection ended."
            (return-from %read-tls nil)))
     (setf (conn-last-read-us conn) (clgrpc.util:now-us))
     (clgrpc.tls:session-feed tls cipher 0 n)
-    (unless (or (clgrpc.tls:tls-session-established tls)
-                (%tls-handshake-step conn tls))
-      (return-from %read-tls nil))
-    (loop
-      (multiple-value-bind (buf fill) (%with-carry reactor conn)
-        (declare (type octets buf) (type fixnum fill))
-        (let ((got (handler-case (clgrpc.tls:session-read tls buf fill (length buf))
-                     (clgrpc.tls:tls-error (e)
-                       (%tls-abandon conn (clgrpc.tls:tls-error-message e))
-                       (return-from %read-tls nil)))))
-          (case got
-            (:want (return))
-            (:closed
-             ;; close_notify: the peer sends nothing more.
-             (finish-connection conn nil)
-             (return-from %read-tls nil)))
-          (%process-read conn buf (+ fill (the fixnum got)))
-          (when (or (conn-linger-until conn) (conn-finished conn))
-            (return)))))
-    ;; Records OpenSSL made while reading (a key update's reply).
-    (when (clgrpc.tls:session-output-pending-p tls)
-      (%write-out conn nil))
-    t))
+    (if (clgrpc.tls:tls-session-established tls)
+        (%tls-drain reactor conn)
+        (progn (%start-handshake-step conn)
+               nil))))

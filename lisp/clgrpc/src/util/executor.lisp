@@ -1,0 +1,404 @@
+;;;; The executor: an elastic pool of worker threads that runs the gRPC
+;;;; server's handlers, and the work the HTTP/2 reactors hand off.
+;;;;
+;;;; Work arrives in batches: a reactor hands over everything one read of a
+;;;; connection produced in one EXECUTOR-SUBMIT-BATCH, into its own LANE (one
+;;;; lane per reactor, each with its own lock), and wakes at most one worker.
+;;;; A worker takes one task at a time, from its home lane first and then
+;;;; from the others; if it leaves tasks behind and a worker is parked, it
+;;;; wakes that one, so a batch fans out over the workers without the reactor
+;;;; paying a wake-up per task.  A worker that runs out of work spins
+;;;; briefly (one at a time) before it parks, so under load the next batch
+;;;; usually finds a worker awake.
+;;;;
+;;;; The pool grows as handlers block, as goroutines would: a MONITOR thread
+;;;; looks every +TICK-US+ while tasks wait and no worker is free.  When the
+;;;; oldest task has waited GROW-AFTER-US and the process did not keep its
+;;;; CPUs busy over the last tick (so the workers are waiting, not
+;;;; computing), it starts more workers, half as many again as there are, up
+;;;; to MAX-THREADS.  While fewer than MIN-THREADS exist it starts them at
+;;;; once.  Reactors never create threads: only the monitor does.
+;;;;
+;;;; Idle workers are not free (every garbage collection stops each thread,
+;;;; and on a busy machine each must be scheduled to acknowledge), so a
+;;;; worker that finds KEEP-IDLE others parked exits instead of parking, and
+;;;; a parked worker exits after IDLE-TIMEOUT down to MIN-THREADS.
+;;;;
+;;;; A task is a function and one argument (no closure per task).  Tasks of
+;;;; one lane start in the order they were submitted; they may run at the
+;;;; same time on different workers, so a caller that needs order within a
+;;;; stream submits the stream's work as one task.
+
+(in-package #:clgrpc.util)
+
+(declaim (optimize (speed 3) (safety 1) (debug 0)))
+
+(defconstant +tick-us+ 1000 "How often the monitor looks while tasks wait.")
+(defconstant +monitor-idle-ticks+ 200
+  "Ticks with nothing waiting after which the monitor sleeps until woken.")
+(defconstant +spin-us+ 50
+  "How long a worker that ran out of work looks for more before it parks.")
+(defconstant +clock-process-cputime+ 2 "CLOCK_PROCESS_CPUTIME_ID on Linux.")
+
+(defstruct (lane (:constructor make-lane ()))
+  (lock (sb-thread:make-mutex :name "executor lane") :type sb-thread:mutex)
+  ;; Three entries a task: function, argument, and when it was queued (NOW-US).
+  (tasks (make-fifo 96) :type fifo)
+  ;; Tasks queued: written under LOCK, read without it by workers looking
+  ;; for work and by the monitor.
+  (count 0 :type fixnum))
+
+(defstruct (executor (:constructor %make-executor))
+  (name "clgrpc worker" :type string)
+  (lanes #() :type simple-vector)
+  (park-lock (sb-thread:make-mutex :name "executor park") :type sb-thread:mutex)
+  (park-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
+  (done-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
+  (idle 0 :type fixnum)                 ; parked workers (PARK-LOCK)
+  (threads 0 :type fixnum)              ; workers alive or being started (PARK-LOCK)
+  (spinning 0 :type sb-ext:word)        ; workers spinning for work (0 or 1, atomic)
+  (running 0 :type sb-ext:word)         ; workers in a task (atomic; an estimate when read)
+  (next-home 0 :type fixnum)            ; home lane of the next worker (PARK-LOCK)
+  (min-threads 2 :type fixnum)
+  (max-threads 4096 :type fixnum)
+  (keep-idle 16 :type fixnum)
+  (idle-timeout-us 30000000 :type fixnum)
+  (grow-after-us 1000 :type fixnum)
+  (cpus 1 :type fixnum)
+  (wrapper nil :type (or null function))
+  ;; The monitor: its thread, and whether it is ticking (PARK-LOCK).
+  (monitor nil)
+  (monitor-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
+  (monitor-awake nil)
+  (shutdown nil))
+
+(defun make-executor (&key (name "clgrpc worker") (lanes 1) (min-threads 2)
+                           (max-threads 4096) (keep-idle 16) (idle-timeout 30)
+                           (grow-after 0.001) (cpus 1) wrapper)
+  "An executor with LANES lanes (one per thread that submits batches).
+WRAPPER, if given, is called with a thunk in each worker thread and must
+call it: the place to bind per-thread specials such as scratch buffers.
+CPUS is how many CPUs the process may use, against which the monitor tells
+waiting workers from busy ones."
+  (let ((executor (%make-executor
+                   :name name
+                   :lanes (coerce (loop repeat (max 1 lanes) collect (make-lane)) 'simple-vector)
+                   :min-threads (max 1 min-threads)
+                   :max-threads (max 1 min-threads max-threads)
+                   :keep-idle (max 1 keep-idle)
+                   :idle-timeout-us (round (* idle-timeout 1000000))
+                   :grow-after-us (round (* grow-after 1000000))
+                   :cpus (max 1 cpus)
+                   :wrapper wrapper)))
+    (setf (executor-monitor executor)
+          (sb-thread:make-thread #'monitor-loop :name (format nil "~A monitor" name)
+                                                :arguments (list executor)))
+    executor))
+
+(defun executor-thread-count (executor) (executor-threads executor))
+(defun executor-idle-count (executor) (executor-idle executor))
+(defun executor-busy-count (executor)
+  "Workers running a task (read without a lock: an estimate)."
+  (executor-running executor))
+(defun executor-queued-count (executor)
+  "Tasks waiting for a worker (read without a lock: an estimate)."
+  (loop for lane across (executor-lanes executor) sum (lane-count lane) fixnum))
+
+;;; ------------------------------------------------------------------
+;;; Submitting
+
+(declaim (inline %lane))
+(defun %lane (executor index)
+  (let ((lanes (executor-lanes executor)))
+    (svref lanes (mod (the fixnum index) (length lanes)))))
+
+(defun %push-task (lane function argument now)
+  (let ((tasks (lane-tasks lane)))
+    (fifo-push tasks function)
+    (fifo-push tasks argument)
+    (fifo-push tasks now)
+    (incf (lane-count lane))))
+
+(defun %after-submit (executor)
+  "Tasks were queued: make sure a worker will take them.  A spinning worker
+will; else a parked one is woken; else the monitor is asked to start one.
+The barrier pairs with the one in %PARK: either the parking worker sees the
+task, or this sees it counted as idle."
+  (sb-thread:barrier (:memory))
+  (cond ((plusp (executor-spinning executor)))
+        ((plusp (executor-idle executor))
+         (sb-thread:with-mutex ((executor-park-lock executor))
+           (if (plusp (executor-idle executor))
+               (sb-thread:condition-notify (executor-park-cv executor))
+               (%wake-monitor executor))))
+        (t
+         (sb-thread:with-mutex ((executor-park-lock executor))
+           (%wake-monitor executor)))))
+
+(defun executor-submit (executor lane-index function argument)
+  "Queue (FUNCTION ARGUMENT) on lane LANE-INDEX.  Returns NIL if the
+executor is shut down."
+  (declare (type executor executor))
+  (let ((lane (%lane executor lane-index)))
+    (sb-thread:with-mutex ((lane-lock lane))
+      (when (executor-shutdown executor)
+        (return-from executor-submit nil))
+      (%push-task lane function argument (now-us))))
+  (%after-submit executor)
+  t)
+
+(defun executor-submit-batch (executor lane-index tasks)
+  "Queue TASKS, a list (function argument function argument ...), on lane
+LANE-INDEX in one hold of its lock, waking at most one worker.  Returns NIL
+(and queues nothing) if the executor is shut down."
+  (declare (type executor executor) (type list tasks))
+  (let ((lane (%lane executor lane-index))
+        (now (now-us)))
+    (sb-thread:with-mutex ((lane-lock lane))
+      (when (executor-shutdown executor)
+        (return-from executor-submit-batch nil))
+      (loop for (function argument) on tasks by #'cddr
+            do (%push-task lane function argument now))))
+  (%after-submit executor)
+  t)
+
+;;; ------------------------------------------------------------------
+;;; Workers
+
+(defun %queued-p (executor)
+  (loop for lane across (executor-lanes executor)
+          thereis (plusp (lane-count (the lane lane)))))
+
+(defun %take-task (executor home)
+  "The oldest task of lane HOME, else of the next lane that has one:
+(values function argument), or NIL."
+  (declare (type fixnum home))
+  (let* ((lanes (executor-lanes executor))
+         (n (length lanes)))
+    (dotimes (k n nil)
+      (let ((lane (svref lanes (mod (+ home k) n))))
+        (declare (type lane lane))
+        (when (plusp (lane-count lane))
+          (sb-thread:with-mutex ((lane-lock lane))
+            (when (plusp (lane-count lane))
+              (let* ((tasks (lane-tasks lane))
+                     (function (fifo-pop tasks))
+                     (argument (fifo-pop tasks)))
+                (fifo-pop tasks)
+                (decf (lane-count lane))
+                (return-from %take-task (values function argument))))))))))
+
+(defun %spin-for-work (executor)
+  "Look for work for +SPIN-US+ if no other worker is spinning.  True if
+some was seen."
+  (when (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1))
+    (let ((until (+ (now-us) +spin-us+))
+          (found nil))
+      (loop
+        (when (%queued-p executor)
+          (setf found t)
+          (return))
+        (when (or (executor-shutdown executor) (> (now-us) until))
+          (return))
+        (loop repeat 32 do (sb-ext:spin-loop-hint)))
+      (setf (executor-spinning executor) 0)
+      found)))
+
+(defun %park (executor)
+  "Wait for work.  Returns true to go on, NIL to exit (shut down, idle for
+IDLE-TIMEOUT with more than MIN-THREADS alive, or KEEP-IDLE others parked)."
+  (let ((lock (executor-park-lock executor)))
+    (sb-thread:with-mutex (lock)
+      (loop
+        (when (%queued-p executor)
+          (return t))
+        (when (or (executor-shutdown executor)
+                  (>= (executor-idle executor) (executor-keep-idle executor)))
+          (return nil))
+        (incf (executor-idle executor))
+        ;; Pairs with %AFTER-SUBMIT's barrier.
+        (sb-thread:barrier (:memory))
+        (when (%queued-p executor)
+          (decf (executor-idle executor))
+          (return t))
+        (let ((woken (wait-on (executor-park-cv executor) lock
+                              (+ (now-us) (executor-idle-timeout-us executor)))))
+          (decf (executor-idle executor))
+          (when (and (not woken) (not (%queued-p executor))
+                     (> (executor-threads executor) (executor-min-threads executor)))
+            (return nil)))))))
+
+(defun %wake-another (executor)
+  "This worker took a task and left others queued: wake a parked worker for
+them, unless one is spinning."
+  (when (and (zerop (executor-spinning executor))
+             (plusp (executor-idle executor))
+             (%queued-p executor))
+    (sb-thread:with-mutex ((executor-park-lock executor))
+      (when (plusp (executor-idle executor))
+        (sb-thread:condition-notify (executor-park-cv executor))))))
+
+(defun %run-task (function argument)
+  ;; Tasks handle their own errors; this only keeps a bug in one task from
+  ;; killing the worker (and, with the debugger disabled, the process).
+  (handler-case (funcall (the function function) argument)
+    (serious-condition (e)
+      (log-line "a task on the executor failed: ~A" e))))
+
+(defun worker-loop (executor home)
+  (declare (type executor executor) (type fixnum home))
+  (unwind-protect
+       (loop
+         (multiple-value-bind (function argument) (%take-task executor home)
+           (if function
+               (progn
+                 (%wake-another executor)
+                 (sb-ext:atomic-incf (executor-running executor))
+                 (unwind-protect (%run-task function argument)
+                   (sb-ext:atomic-decf (executor-running executor))))
+               (unless (or (%spin-for-work executor) (%park executor))
+                 (return)))))
+    (sb-thread:with-mutex ((executor-park-lock executor))
+      (decf (executor-threads executor))
+      (sb-thread:condition-broadcast (executor-done-cv executor)))))
+
+(defun %start-workers (executor n)
+  "Monitor thread: start N workers, already counted in THREADS."
+  (dotimes (i n)
+    (let ((home (sb-thread:with-mutex ((executor-park-lock executor))
+                  (prog1 (executor-next-home executor)
+                    (setf (executor-next-home executor)
+                          (mod (1+ (executor-next-home executor))
+                               (length (executor-lanes executor))))))))
+      (handler-case
+          (sb-thread:make-thread
+           (lambda ()
+             (let ((wrapper (executor-wrapper executor)))
+               (if wrapper
+                   (funcall wrapper (lambda () (worker-loop executor home)))
+                   (worker-loop executor home))))
+           :name (executor-name executor))
+        (error ()
+          ;; Out of threads or memory: uncount it; the next tick tries again.
+          (sb-thread:with-mutex ((executor-park-lock executor))
+            (decf (executor-threads executor))))))))
+
+;;; ------------------------------------------------------------------
+;;; The monitor
+
+(defun %wake-monitor (executor)
+  "PARK-LOCK held: have the monitor look now."
+  (unless (executor-monitor-awake executor)
+    (setf (executor-monitor-awake executor) t)
+    (sb-thread:condition-notify (executor-monitor-cv executor))))
+
+(defun %oldest-wait-us (executor now)
+  "How long the oldest queued task has waited."
+  (let ((oldest 0))
+    (declare (type fixnum oldest))
+    (loop for lane across (executor-lanes executor)
+          do (when (plusp (lane-count (the lane lane)))
+               (sb-thread:with-mutex ((lane-lock lane))
+                 (let ((tasks (lane-tasks lane)))
+                   (unless (fifo-empty-p tasks)
+                     (let ((items (fifo-items tasks)))
+                       (setf oldest (max oldest
+                                         (- now (the fixnum
+                                                     (svref items (mod (+ (fifo-head tasks) 2)
+                                                                       (length items)))))))))))))
+    oldest))
+
+(declaim (inline process-cpu-us))
+(defun process-cpu-us ()
+  (multiple-value-bind (seconds nanoseconds) (sb-unix::clock-gettime +clock-process-cputime+)
+    (declare (type (unsigned-byte 40) seconds) (type (integer 0 999999999) nanoseconds))
+    (the fixnum (+ (* seconds 1000000) (floor nanoseconds 1000)))))
+
+(defun %workers-wanted (executor saturated now)
+  "PARK-LOCK held: how many workers to start now."
+  (let ((threads (executor-threads executor))
+        (queued (executor-queued-count executor)))
+    (declare (type fixnum threads queued))
+    (cond ((or (zerop queued) (plusp (executor-idle executor))
+               (plusp (executor-spinning executor)))
+           0)
+          ((< threads (executor-min-threads executor))
+           (min queued (- (executor-min-threads executor) threads)))
+          ((or saturated (>= threads (executor-max-threads executor))
+               (< (%oldest-wait-us executor now) (executor-grow-after-us executor)))
+           0)
+          (t (min queued (max 1 (ash threads -1))
+                  (- (executor-max-threads executor) threads))))))
+
+(defun %monitor-tick (executor saturated)
+  "Start the workers wanted now; true if tasks are waiting."
+  (let ((n (sb-thread:with-mutex ((executor-park-lock executor))
+             (let ((n (%workers-wanted executor saturated (now-us))))
+               (declare (type fixnum n))
+               (incf (executor-threads executor) n)
+               ;; A parked worker missed a wake-up: wake it.
+               (when (and (plusp (executor-idle executor)) (%queued-p executor))
+                 (sb-thread:condition-notify (executor-park-cv executor)))
+               n))))
+    (declare (type fixnum n))
+    (when (plusp n)
+      (%start-workers executor n))
+    (%queued-p executor)))
+
+(defun monitor-loop (executor)
+  (let ((lock (executor-park-lock executor)))
+    (loop
+      (sb-thread:with-mutex (lock)
+        (loop until (or (executor-monitor-awake executor) (executor-shutdown executor))
+              do (sb-thread:condition-wait (executor-monitor-cv executor) lock))
+        (when (executor-shutdown executor)
+          (return)))
+      (let ((idle-ticks 0)
+            (cpu (process-cpu-us))
+            (wall (now-us))
+            (saturated nil))
+        (declare (type fixnum idle-ticks cpu wall))
+        (loop
+          (if (handler-case (%monitor-tick executor saturated)
+                (serious-condition (e)
+                  (log-line "executor monitor: ~A" e)
+                  nil))
+              (setf idle-ticks 0)
+              (incf idle-ticks))
+          (when (executor-shutdown executor)
+            (return))
+          (when (>= idle-ticks +monitor-idle-ticks+)
+            (sb-thread:with-mutex (lock)
+              (setf (executor-monitor-awake executor) nil)
+              (unless (%queued-p executor)
+                (return))
+              (setf (executor-monitor-awake executor) t)))
+          (sleep (/ +tick-us+ 1d6))
+          ;; Busy CPUs mean the workers compute: more of them would not help.
+          (let ((cpu-now (process-cpu-us))
+                (wall-now (now-us)))
+            (declare (type fixnum cpu-now wall-now))
+            (setf saturated (>= (* 4 (- cpu-now cpu))
+                                (* (- (* 4 (executor-cpus executor)) 1) (max 1 (- wall-now wall))))
+                  cpu cpu-now
+                  wall wall-now)))))))
+
+;;; ------------------------------------------------------------------
+;;; Shutdown
+
+(defun shutdown-executor (executor &key (timeout 5))
+  "Stop accepting tasks, let queued ones run, and wait up to TIMEOUT seconds
+for the workers to exit.  Returns true if they all did."
+  (let ((deadline (+ (now-us) (round (* timeout 1000000)))))
+    (loop for lane across (executor-lanes executor)
+          do (sb-thread:with-mutex ((lane-lock lane))
+               (setf (executor-shutdown executor) t)))
+    (let ((lock (executor-park-lock executor)))
+      (sb-thread:with-mutex (lock)
+        (setf (executor-shutdown executor) t)
+        (sb-thread:condition-broadcast (executor-park-cv executor))
+        (sb-thread:condition-broadcast (executor-monitor-cv executor))
+        (loop while (plusp (executor-threads executor))
+              do (unless (wait-on (executor-done-cv executor) lock deadline)
+                   (return)))
+        (zerop (executor-threads executor))))))

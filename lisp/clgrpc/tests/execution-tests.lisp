@@ -1,0 +1,248 @@
+;;;; Where handlers run, and what a handler or a peer can hold up: handlers
+;;;; on the executor by default and inline only when declared, short and long
+;;;; blocking handlers beside cheap calls, the reactor's budget per turn, a
+;;;; log that cannot block a reactor, and senders that give up on a peer that
+;;;; takes nothing.
+
+(in-package #:clgrpc.tests)
+
+(def-suite :clgrpc.execution :in :clgrpc)
+(in-suite :clgrpc.execution)
+
+(defvar *in-flight* (list 0) "In its car: Overlap handlers running (atomic).")
+(defvar *most-in-flight* 0 "The most Overlap handlers seen running at once.")
+(defvar *turn-counter* (list 0) "In its car: Tick handlers run (atomic).")
+(defvar *long-poll-gate* (sb-thread:make-semaphore) "What LongPoll calls wait for.")
+
+(define-condition test-interrupt (serious-condition) ()
+  (:documentation "A serious condition that is not an error: nothing in a
+handler's way catches it."))
+
+(defun register-execution-methods (server inline)
+  (flet ((reg (name fn &optional (kind :unary))
+           (clgrpc.grpc:register-method server (concatenate 'string "/test.Svc/" name) fn
+                                        :kind kind :inline (member name inline :test #'string=))))
+    (reg "Overlap"                      ; waits 2 ms, noting how many run at once
+         (lambda (req call)
+           (declare (ignore call))
+           (let ((n (sb-ext:atomic-incf (car *in-flight*))))
+             (setf *most-in-flight* (max *most-in-flight* (1+ n))))
+           (sleep 0.002)
+           (sb-ext:atomic-decf (car *in-flight*))
+           req))
+    (reg "LongPoll"                     ; (1) once *LONG-POLL-GATE* is signalled, (0) after 20 s
+         (lambda (req call)
+           (declare (ignore req call))
+           (bytes (if (sb-thread:wait-on-semaphore *long-poll-gate* :timeout 20) 1 0))))
+    (reg "Tick"                         ; computes 300 us, counting the calls run
+         (lambda (req call)
+           (declare (ignore call))
+           (let ((until (+ (clgrpc.util:now-us) 300)))
+             (loop while (< (clgrpc.util:now-us) until)))
+           (sb-ext:atomic-incf (car *turn-counter*))
+           req))
+    (reg "Pause"                        ; waits 30 ms, then as Where
+         (lambda (req call)
+           (declare (ignore req))
+           (sleep 0.03)
+           (where-octets call)))
+    (reg "BigObserved"                  ; as Big, noting when the handler ends
+         (lambda (req call)
+           (unwind-protect
+                (dotimes (i (aref req 0)) (clgrpc.grpc:call-send call (filled 100000 i)))
+             (observe (list :big-ended))))
+         :server-streaming)
+    (reg "Interrupt"                    ; signals a condition no handler-case of the server takes
+         (lambda (req call)
+           (declare (ignore req call))
+           (error 'test-interrupt)))))
+
+(defmacro with-execution-server ((port &key inline server-args) &body body)
+  (let ((server (gensym "SERVER")))
+    `(let* ((,server (clgrpc.grpc:make-server ,@server-args))
+            (,port (progn (register-test-methods ,server ,inline)
+                          (register-execution-methods ,server ,inline)
+                          (clgrpc.grpc:server-start ,server))))
+       (unwind-protect (progn ,@body)
+         (clgrpc.grpc:server-stop ,server :grace 1)))))
+
+(defun data-frames-payload (frame)
+  "The message of a response DATA frame."
+  (subseq (clgrpc.http2:frame-data frame) (+ 5 (clgrpc.http2:frame-data-start frame))
+          (clgrpc.http2:frame-data-end frame)))
+
+(defun send-requests (peer method ids request)
+  "Each request of IDS to METHOD, all in one write."
+  (let ((b (make-obuf 4096)))
+    (dolist (id ids)
+      (clgrpc.http2:write-headers-frame
+       b id (raw-header-block peer (grpc-request-headers (concatenate 'string "/test.Svc/" method))))
+      (clgrpc.http2:write-data-frame b id (grpc-frame request) :end-stream t))
+    (raw-send peer (obuf-contents b))))
+
+(defun stream-ids (n)
+  (loop for id from 1 by 2 repeat n collect id))
+
+;;; ------------------------------------------------------------------
+;;; Where handlers run
+
+(test handlers-run-on-the-executor-unless-declared-inline
+  (with-execution-server (port :inline '("Where" "StreamWhere"))
+    (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+      (unwind-protect
+           (progn
+             (is (equal "reactor" (where ch "Where")))
+             (is (equalp (bytes 1 2) (unary ch "Echo" (bytes 1 2)))))
+        (clgrpc.grpc:channel-close ch)))
+    ;; A client stream of an inline method runs on the reactor when every
+    ;; message came with its headers; one still open goes to the executor,
+    ;; where it may wait for the peer.
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (is (equal "reactor" (raw-client-stream-where peer 1 t)))
+             (is (equal "grpc handler" (raw-client-stream-where peer 3 nil))))
+        (raw-close peer))))
+  (with-grpc (ch)
+    (is (equal "grpc handler" (where ch "Where")))))
+
+(test slow-inline-method-is-demoted
+  ;; A method declared inline that blocks runs on the executor for good
+  ;; after one call over +INLINE-STALL-US+, and the log says so once.
+  (with-execution-server (port :inline '("Pause"))
+    (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port))
+          (stderr *error-output*)
+          (log (make-string-output-stream)))
+      (unwind-protect
+           (progn
+             (clgrpc.util:log-drain)
+             (setf (symbol-value '*error-output*) log)
+             (is (equal "reactor" (where ch "Pause")))
+             (is (equal "grpc handler" (where ch "Pause")))
+             (is (equal "grpc handler" (where ch "Pause")))
+             (clgrpc.util:log-drain)
+             (sleep 0.05)
+             (let ((text (get-output-stream-string log)))
+               (is (= 1 (count #\Newline text)) "log: ~S" text)
+               (is (search "/test.Svc/Pause is registered inline" text) "log: ~S" text)))
+        (setf (symbol-value '*error-output*) stderr)
+        (clgrpc.grpc:channel-close ch)))))
+
+;;; ------------------------------------------------------------------
+;;; What a handler can hold up
+
+(test short-blocking-handlers-on-one-connection-run-side-by-side
+  ;; Sixteen calls on one connection to a handler that waits 2 ms: they run
+  ;; at the same time, not one after another on the connection's reactor.
+  (setf (car *in-flight*) 0 *most-in-flight* 0)
+  (with-execution-server (port)
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (send-requests peer "Overlap" (stream-ids 16) (bytes 1))
+             (is (= 16 (loop repeat 16
+                             count (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+)
+                                                             10))))))
+             (is (>= *most-in-flight* 4) "at most ~D of 16 ran at once" *most-in-flight*))
+        (raw-close peer)))))
+
+(test cheap-calls-are-answered-beside-long-polls
+  ;; Forty calls wait for a gate (long polls); cheap calls on the same
+  ;; connection, and on another, are answered meanwhile, within their
+  ;; deadlines.
+  (with-execution-server (port)
+    (let* ((ch (clgrpc.grpc:make-channel "127.0.0.1" port))
+           (other (clgrpc.grpc:make-channel "127.0.0.1" port))
+           (polls (loop repeat 40
+                        collect (sb-thread:make-thread
+                                 (lambda ()
+                                   (handler-case (unary ch "LongPoll" (bytes) :timeout 30)
+                                     (clgrpc.grpc:grpc-error (e) e)))))))
+      (unwind-protect
+           (progn
+             (sleep 0.5)
+             (is (every (lambda (i) (equalp (bytes i) (unary ch "Echo" (bytes i) :timeout 2)))
+                        '(1 2 3 4 5 6 7 8)))
+             (is (every (lambda (i) (equalp (bytes i) (unary other "Echo" (bytes i) :timeout 2)))
+                        '(1 2 3 4 5 6 7 8))))
+        (sb-thread:signal-semaphore *long-poll-gate* 40)
+        (is (every (lambda (thread) (equalp (bytes 1) (sb-thread:join-thread thread :timeout 30)))
+                   polls))
+        (clgrpc.grpc:channel-close ch)
+        (clgrpc.grpc:channel-close other)))))
+
+(test a-turn-has-a-budget
+  ;; 400 requests in one write to an inline method of 300 us each: the
+  ;; reactor writes the first responses after a turn's worth of them, not
+  ;; after all 400 have run.
+  (setf (car *turn-counter*) 0)
+  (with-execution-server (port :inline '("Tick"))
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (send-requests peer "Tick" (stream-ids 400) (bytes 1))
+             (let ((first (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+) 20))
+                   (ran (car *turn-counter*)))
+               (is (not (symbolp first)))
+               (is (< ran 400) "all ~D handlers ran before the first response was written" ran))
+             (is (= 399 (loop repeat 399
+                              count (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+)
+                                                              20)))))))
+        (raw-close peer)))))
+
+;;; A stream whose writes block until released: standard error that nobody
+;;; reads.
+(defclass blocking-output (sb-gray:fundamental-character-output-stream)
+  ((gate :initform (sb-thread:make-semaphore) :reader blocking-output-gate)))
+
+(defmethod sb-gray:stream-write-char ((stream blocking-output) char)
+  (declare (ignore char))
+  (sb-thread:wait-on-semaphore (blocking-output-gate stream) :timeout 30)
+  (sb-thread:signal-semaphore (blocking-output-gate stream)))
+
+(defmethod sb-gray:stream-line-column ((stream blocking-output)) nil)
+
+(defun channel-on-reactor (port index)
+  "A channel to PORT whose server side is served by reactor INDEX (channels
+open until one is), and the channels opened on the way, to close."
+  (let ((opened '()))
+    (loop repeat 20
+          do (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+               (push ch opened)
+               (when (eql index (aref (unary ch "ReactorIndex" (bytes) :timeout 5) 0))
+                 (return-from channel-on-reactor (values ch (remove ch opened))))))
+    (values nil opened)))
+
+(test a-reactor-never-waits-on-the-log
+  ;; Standard error blocks; a connection fails in a way the reactor logs;
+  ;; another connection on the same reactor is still answered.
+  (with-execution-server (port :inline '("Interrupt"))
+    (let* ((failing (clgrpc.grpc:make-channel "127.0.0.1" port))
+           (index (aref (unary failing "ReactorIndex" (bytes) :timeout 5) 0))
+           (stderr *error-output*)
+           (blocked (make-instance 'blocking-output)))
+      (multiple-value-bind (other spare) (channel-on-reactor port index)
+        (unwind-protect
+             (progn
+               (is (not (null other)))
+               (setf (symbol-value '*error-output*) blocked)
+               (status-of (lambda () (unary failing "Interrupt" (bytes) :timeout 2)))
+               (is (equalp (bytes 9) (unary other "Echo" (bytes 9) :timeout 2))))
+          (setf (symbol-value '*error-output*) stderr)
+          (sb-thread:signal-semaphore (blocking-output-gate blocked))
+          (mapc #'clgrpc.grpc:channel-close (list* failing (append (and other (list other)) spare))))))))
+
+(test a-sender-gives-up-on-a-peer-that-takes-nothing
+  ;; A streaming handler sends to a client that opens no window and reads
+  ;; nothing: its send fails after the stall timeout, the handler ends,
+  ;; and the stream is reset.
+  (with-execution-server (port :server-args (:send-stall-timeout 1))
+    (let ((peer (raw-connect port)))
+      (raw-preface peer `((,clgrpc.http2:+settings-initial-window-size+ . 0)))
+      (unwind-protect
+           (progn
+             (setf *observed* nil)
+             (raw-grpc-request peer 1 "/test.Svc/BigObserved" (bytes 3))
+             (is (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-rst-stream+ 1) 10))))
+             (is (wait-observed (lambda (x) (and (consp x) (eq (first x) :big-ended))) 5)))
+        (raw-close peer)))))
