@@ -147,17 +147,18 @@ handler's way catches it."))
         (raw-close peer)))))
 
 (test cheap-calls-are-answered-beside-long-polls
-  ;; Forty calls wait for a gate (long polls); cheap calls on the same
-  ;; connection, and on another, are answered meanwhile, within their
-  ;; deadlines.
+  ;; Forty calls wait for a gate (long polls), twenty arriving one by one,
+  ;; then twenty at once; cheap calls on the same connection, and on
+  ;; another, are answered meanwhile, within their deadlines.
   (with-execution-server (port)
     (let* ((ch (clgrpc.grpc:make-channel "127.0.0.1" port))
            (other (clgrpc.grpc:make-channel "127.0.0.1" port))
-           (polls (loop repeat 40
+           (polls (loop for i below 40
                         collect (sb-thread:make-thread
                                  (lambda ()
                                    (handler-case (unary ch "LongPoll" (bytes) :timeout 30)
-                                     (clgrpc.grpc:grpc-error (e) e)))))))
+                                     (clgrpc.grpc:grpc-error (e) e))))
+                        do (when (< i 20) (sleep 0.02)))))
       (unwind-protect
            (progn
              (sleep 0.5)
