@@ -150,6 +150,7 @@ test credentials (//tools/testcerts), and the dynamic linker must find libssl.so
                (:file "grpc-tests")
                (:file "flow-control-tests")
                (:file "execution-tests")
+               (:file "memory-tests")
                (:file "compression-tests")
                (:file "plain-http-tests")
                (:file "generated")

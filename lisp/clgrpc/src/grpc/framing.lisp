@@ -181,6 +181,23 @@ now (the result) if the application is reading it, else held until it is."
 (defun %take-held (call)
   (shiftf (call-asm-held call) 0))
 
+(defconstant +assembly-start+ 65536
+  "The most an assembly buffer holds before octets arrive for it.  A
+message's declared length is a limit, never an allocation: a peer that
+declares 4 MiB and sends one octet costs this much, not 4 MiB.")
+
+(defun %assembly-room (buf n declared)
+  "Make room in the assembly buffer BUF for N more octets of a message of
+DECLARED octets: it doubles as octets arrive, and never grows past
+DECLARED."
+  (declare (type obuf buf) (type fixnum n declared))
+  (let ((data (obuf-data buf))
+        (want (+ (obuf-fill buf) n)))
+    (when (> want (length data))
+      (let ((new (make-octets (min declared (max want (* 2 (length data)))))))
+        (replace new data :end2 (obuf-fill buf))
+        (setf (obuf-data buf) new)))))
+
 (defun %feed (call conn stream octets start end)
   "Run the DATA payload OCTETS[START,END) through CALL's message assembler
 (lock held), returning to the peer the octets the application is reading."
@@ -221,14 +238,13 @@ now (the result) if the application is reading it, else held until it is."
                          (setf (call-asm-prefix call) 0)
                          (%deliver call (make-octets 0) 0 (%take-held call)))))
                  ;; Payload of a message that did not fit in one frame, into
-                 ;; a buffer of its exact size (no doubling, no spare half).
-                 (let* ((buf (let ((b (call-asm-buf call)))
-                               (if (and b (>= (length (obuf-data b)) (call-asm-length call)))
-                                   b
-                                   (setf (call-asm-buf call)
-                                         (make-obuf (max 1024 (call-asm-length call)))))))
+                 ;; a buffer that grows with what arrives (%ASSEMBLY-ROOM).
+                 (let* ((buf (or (call-asm-buf call)
+                                 (setf (call-asm-buf call)
+                                       (make-obuf (min (call-asm-length call) +assembly-start+)))))
                         (need (- (call-asm-length call) (obuf-fill buf)))
                         (n (min need (- end start))))
+                   (%assembly-room buf n (call-asm-length call))
                    (obuf-write-bytes buf octets start (+ start n))
                    (incf start n)
                    (incf immediate (%hold-or-return call n))
