@@ -69,19 +69,23 @@ var handlerCostLayout = Layout{
 			},
 			Context: Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricCPUPressure),
 		},
-		BoundGoal{
-			Title: "Goal: cheap calls beside long polls",
-			Statement: "While long polls (Sleep calls of many seconds) are held open on the same " +
-				"connections, no cheap call fails and their latency p99 stays under 10 ms, on each " +
-				"server and at each connection count.",
-			Where: map[string]string{"handler": "longpoll"},
-			Label: []string{"impl", "conns"},
-			Names: implNames,
-			Bounds: []Bound{
-				{Metric: schema.MetricErrors, Below: 1, Total: true},
-				{Metric: schema.MetricLatencyP99, Below: 10e6},
-			},
-			Context: Metrics(schema.MetricReqPerSec, schema.MetricPolls, schema.MetricPollErrors),
-		},
+		longPollGoal,
 	},
+}
+
+// longPollGoal judges the long-poll mix on absolute limits: cheap calls
+// must neither fail nor wait behind the polls.
+var longPollGoal = BoundGoal{
+	Title: "Goal: cheap calls beside long polls",
+	Statement: "While long polls (Sleep calls of many seconds) are held open on the same " +
+		"connections, no cheap call fails and their latency p99 stays under 10 ms, on each " +
+		"server and at each connection count.",
+	Where: map[string]string{"handler": "longpoll"},
+	Label: []string{"impl", "conns"},
+	Names: implNames,
+	Bounds: []Bound{
+		{Metric: schema.MetricErrors, Below: 1, Total: true},
+		{Metric: schema.MetricLatencyP99, Below: 10e6},
+	},
+	Context: Metrics(schema.MetricReqPerSec, schema.MetricPolls, schema.MetricPollErrors),
 }

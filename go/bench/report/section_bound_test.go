@@ -18,16 +18,6 @@ func boundRow(impl string, errors, p99 []float64) Row {
 	}}
 }
 
-var longPollGoal = BoundGoal{
-	Where: map[string]string{"handler": "longpoll"},
-	Label: []string{"impl", "conns"},
-	Names: implNames,
-	Bounds: []Bound{
-		{Metric: schema.MetricErrors, Below: 1, Total: true},
-		{Metric: schema.MetricLatencyP99, Below: 10e6},
-	},
-}
-
 func renderBound(g BoundGoal, rows ...Row) string {
 	p := &Page{}
 	g.Render(&Dataset{Rows: rows}, p)
