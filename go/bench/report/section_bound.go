@@ -18,7 +18,8 @@ type BoundGoal struct {
 	Label     []string          // the parameters that name a cell in the table
 	Names     map[string]string // display names of their values
 	Bounds    []Bound
-	Context   []MetricView // shown as measured
+	Context   []MetricView // shown as measured (medians)
+	Totals    []string     // metrics shown as the sum of the repetitions (counts)
 }
 
 // Bound is an absolute limit: a metric below Below. With Total, the sum of
@@ -42,10 +43,7 @@ func (b Bound) label(unit string) string {
 // or the median and the largest repetition.
 func (b Bound) decide(m schema.Metric) (Decision, string) {
 	if b.Total {
-		sum := 0.0
-		for _, v := range m.Reps {
-			sum += v
-		}
+		sum := repsTotal(m)
 		d := Met
 		if sum >= b.Below {
 			d = NotMet
@@ -82,6 +80,9 @@ func (s BoundGoal) Render(d *Dataset, p *Page) {
 	}
 	for _, mv := range s.Context {
 		t.Header = append(t.Header, mv.label())
+	}
+	for _, name := range s.Totals {
+		t.Header = append(t.Header, MetricLabel(name)+", all repetitions")
 	}
 	t.Header = append(t.Header, "Goal")
 	overall := Met
@@ -136,6 +137,9 @@ func (s BoundGoal) judge(r Row) ([]string, Decision) {
 			cell = FormatMetric(mv.Name, m.Median, m.Unit)
 		}
 		cells = append(cells, cell)
+	}
+	for _, name := range s.Totals {
+		cells = append(cells, totalCell(r, name))
 	}
 	return append(cells, goalCell(decision)), decision
 }

@@ -47,3 +47,13 @@ func TestBoundGoalFailedCell(t *testing.T) {
 		t.Errorf("a goal with no cell of its own rendered:\n%s", md)
 	}
 }
+
+// Failures in some repetitions only are summed, not hidden by a median of 0.
+func TestTotalsShowEveryFailure(t *testing.T) {
+	r := boundRow("lisp", []float64{0, 0, 0}, []float64{1e6, 1e6, 1e6})
+	r.Metrics = append(r.Metrics, schema.NewMetric(schema.MetricPollErrors, schema.UnitCount, schema.LowerIsBetter, []float64{0, 3, 0}))
+	wantAll(t, renderBound(longPollGoal, r), "| Poll errors, all repetitions |", "| 3 | **met** |")
+	p := &Page{}
+	handlerCostTotal("Long polls failed", schema.MetricPollErrors).Render(&Dataset{Rows: []Row{r}}, p)
+	wantAll(t, p.md.String(), "| Fast, beside long polls | 3 |")
+}
