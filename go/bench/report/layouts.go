@@ -297,6 +297,8 @@ var BuiltinLayouts = map[string]Layout{
 
 	"routeguide_capped": cappedLayout,
 
+	"handlercost": handlerCostLayout,
+
 	// RouteGuide over TLS (the load generator's -tls): the "routeguide"
 	// parameters, the Go load generator only.
 	"routeguide_tls": {

@@ -21,6 +21,9 @@ type PivotTable struct {
 	Names    map[string]string // display names of row and column values
 	ColOrder []string
 	Ratio    *PivotRatio
+	// Total shows the sum of the repetitions instead of their median: for
+	// a count of failures, which a median of 0 would hide.
+	Total bool
 }
 
 // PivotRatio relates column Num to column Den in each row.
@@ -49,6 +52,9 @@ func (s PivotTable) Render(d *Dataset, p *Page) {
 			row, ok := g.Data.Find(map[string]string{s.Rows: r, s.Cols: c})
 			if !ok {
 				return missing
+			}
+			if s.Total {
+				return totalCell(row, s.Metric)
 			}
 			return columnCell(row, s.Metric, unit)
 		}

@@ -95,6 +95,28 @@ func columnCell(r Row, metric, unit string) string {
 	return FormatValue(m.Median, unit) + spread(m)
 }
 
+// totalCell is the sum of a metric's repetitions, for counts (failures)
+// that a median would hide when they happen in some repetitions only.
+func totalCell(r Row, metric string) string {
+	if r.Status == schema.StatusError {
+		return "error"
+	}
+	m, ok := r.Metric(metric)
+	if !ok {
+		return missing
+	}
+	return FormatMetric(metric, repsTotal(m), m.Unit)
+}
+
+// repsTotal is the sum of a metric's repetitions.
+func repsTotal(m schema.Metric) float64 {
+	sum := 0.0
+	for _, v := range m.Reps {
+		sum += v
+	}
+	return sum
+}
+
 // spreadMinReps is how many repetitions a 95% confidence interval of the
 // median needs without assuming a distribution (benchstat's rule).
 const spreadMinReps = 6

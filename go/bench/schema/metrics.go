@@ -58,4 +58,9 @@ const (
 	MetricQPSPerServerCore  = "qps_per_server_core"
 	MetricServerUtilisation = "server_utilisation"
 	MetricClientUtilisation = "client_utilisation"
+	// The long-poll mix (go/handlercost/loadgen): the long calls held open
+	// beside the measured ones, those that completed and those that failed,
+	// over the whole cell.
+	MetricPolls      = "polls"
+	MetricPollErrors = "poll_errors"
 )

@@ -15,6 +15,7 @@ var primaryMetrics = map[string][]string{
 	"tournament":          {MetricNsPerOp, MetricBytesPerOp},
 	"kubernetes":          {MetricNsPerOp},
 	"cri":                 {MetricNsPerOp, MetricServerCPUPerOp},
+	"handlercost":         {MetricReqPerSec, MetricServerCPUPerOp, MetricLatencyP99},
 }
 
 // defaultPrimaryMetrics serve a suite not listed above.

@@ -1,0 +1,100 @@
+package report
+
+import (
+	"maps"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// handlerNames name the handler-cost suite's handlers, and its servers.
+var handlerNames = func() map[string]string {
+	names := map[string]string{
+		"fast":        "Fast",
+		"spin_200us":  "Spin 200 µs",
+		"sleep_2ms":   "Sleep 2 ms",
+		"sleep_100ms": "Sleep 100 ms",
+		"longpoll":    "Fast, beside long polls",
+	}
+	maps.Copy(names, implNames)
+	return names
+}()
+
+// handlerCostCells are the cells the suite's goal names in advance.
+var handlerCostCells = map[string][]string{
+	"handler": {"fast", "spin_200us", "sleep_2ms", "sleep_100ms", "longpoll"},
+	"conns":   {"4", "1"},
+}
+
+// handlerCostPivot is one metric of the handler-cost grid: handlers down,
+// the Go and the Lisp server across, a table per connection count.
+func handlerCostPivot(title, metric string, ratio *PivotRatio) PivotTable {
+	return PivotTable{
+		Title: title, GroupBy: []string{"conns"},
+		Rows: "handler", Cols: "impl", ColOrder: []string{"go", "lisp"},
+		Metric: metric, Names: handlerNames, Ratio: ratio,
+	}
+}
+
+// handlerCostTotal is a count of the grid summed over the repetitions.
+func handlerCostTotal(title, metric string) PivotTable {
+	t := handlerCostPivot(title, metric, nil)
+	t.Total = true
+	return t
+}
+
+// handlerCostLayout renders the handler-cost suite (go/handlercost/loadgen,
+// bench/handlercost): the Go and the Lisp server, in turns, with handlers
+// that answer at once, spin on a CPU or sleep, and cheap calls beside long
+// polls. Parameters: impl, client, handler, conns, callers, and in the
+// long-poll mix polls and poll.
+var handlerCostLayout = Layout{
+	Title: "Handler cost: Go vs Common Lisp",
+	Sections: []Section{
+		handlerCostPivot("Throughput (calls/s)", schema.MetricReqPerSec, lispOverGoPercent),
+		handlerCostPivot("Latency p50", schema.MetricLatencyP50, lispOverGoFactor),
+		handlerCostPivot("Latency p99", schema.MetricLatencyP99, lispOverGoFactor),
+		handlerCostPivot("Server CPU per call", schema.MetricServerCPUPerOp, lispOverGoFactor),
+		handlerCostPivot("Client CPU per call", schema.MetricClientCPUPerOp, lispOverGoFactor),
+		handlerCostTotal("Failed calls, all repetitions", schema.MetricErrors),
+		handlerCostTotal("Long polls completed, all repetitions", schema.MetricPolls),
+		handlerCostTotal("Long polls failed, all repetitions", schema.MetricPollErrors),
+		Goal{
+			Title: "Goal: calls/s and p99",
+			Statement: "With the same Go load generator, the Lisp server at clgrpc's defaults reaches " +
+				"at least the Go server's calls/s and at most 1.5x its latency p99 in every cell: each " +
+				"handler over 4 connections and over 1, and the cheap calls beside long polls. Every " +
+				"cell is judged whatever its bottleneck (a Sleep cell is bound by neither side's CPU); " +
+				"the utilisations say which side set the figures.",
+			GroupBy:  []string{"handler", "conns"},
+			Cells:    handlerCostCells,
+			Vary:     []string{"impl"},
+			Baseline: "go",
+			Config:   map[string]string{"impl": "lisp"},
+			Names:    implNames,
+			Limits: []RatioLimit{
+				{Metric: schema.MetricReqPerSec, Min: 1},
+				{Metric: schema.MetricLatencyP99, Max: 1.5},
+			},
+			Context: Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricCPUPressure),
+		},
+		longPollGoal,
+	},
+}
+
+// longPollGoal judges the long-poll mix on absolute limits: cheap calls
+// must neither fail nor wait behind the polls.
+var longPollGoal = BoundGoal{
+	Title: "Goal: cheap calls beside long polls",
+	Statement: "While long polls (Sleep calls of many seconds) are held open on the same " +
+		"connections, no cheap call fails and their latency p99 stays under 10 ms, on each " +
+		"server and at each connection count.",
+	Where: map[string]string{"handler": "longpoll"},
+	Label: []string{"impl", "conns"},
+	Names: implNames,
+	Bounds: []Bound{
+		{Metric: schema.MetricErrors, Below: 1, Total: true},
+		{Metric: schema.MetricLatencyP99, Below: 10e6},
+	},
+	Context: Metrics(schema.MetricReqPerSec),
+	Totals:  []string{schema.MetricPolls, schema.MetricPollErrors},
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpcbench/grpcbench/go/handlercost/wire"
+)
+
+func TestParseKinds(t *testing.T) {
+	kinds, err := parseKinds(defaultKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, k := range kinds {
+		names = append(names, k.name())
+	}
+	if got, want := strings.Join(names, ","), "fast,spin_200us,sleep_2ms,sleep_100ms"; got != want {
+		t.Errorf("names %s, want %s", got, want)
+	}
+	if k := kinds[3]; k.method != wire.Sleep || k.d != 100*time.Millisecond || k.callers != 200 {
+		t.Errorf("sleep:100ms@200 parsed as %+v", k)
+	}
+	for _, bad := range []string{"fast:1ms", "sleep", "spin:0s", "sleep:2m", "nap:1ms", "fast@0", "fast,fast", "sleep:1ms@x"} {
+		if _, err := parseKinds(bad); err == nil {
+			t.Errorf("parseKinds(%q): no error", bad)
+		}
+	}
+}
+
+func TestScenarios(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseFlags([]string{"loadgen", "-server", exe, "-kinds", "fast,sleep:1ms@9", "-conns", "4,1", "-callers", "3", "-poll_callers", "2"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range cfg.scenarios() {
+		names = append(names, s.name("go"))
+	}
+	want := "go/fast/conns=4/callers=3 go/fast/conns=1/callers=3 go/sleep_1ms/conns=4/callers=9 go/sleep_1ms/conns=1/callers=9 " +
+		"go/longpoll/conns=4/callers=2 go/longpoll/conns=1/callers=2"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("scenarios\n%s, want\n%s", got, want)
+	}
+}
+
+func TestParseFlagsRefuses(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{},
+		{"-server", exe, "-rival", exe, "-rival_impl", "go"},
+		{"-server", exe, "-conns", "0"},
+		{"-server", exe, "-conns", "2,2"},
+		{"-server", exe, "-callers", "0"},
+		{"-server", exe, "-polls", "-1"},
+		{"-server", exe, "-poll", "0s"},
+		{"-server", exe, "-duration", "0s"},
+	} {
+		if _, err := parseFlags(append([]string{"loadgen"}, args...), io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

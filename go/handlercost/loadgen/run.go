@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// suite selects the report's "handlercost" layout.
+const suite = "handlercost"
+
+// importPath names the benchmark in Go benchmark format output.
+const importPath = "github.com/grpcbench/grpcbench/go/handlercost/loadgen"
+
+// run is the whole program minus signal wiring: args[0] is the program name,
+// and the return value is the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return harness.ExitOK
+	}
+	if err != nil {
+		return harness.ExitUsage
+	}
+	log := harness.SharedLog(stderr)
+	return cfg.bench.Finish(stdout, log, measure(ctx, cfg, log), importPath, "")
+}
+
+// measure starts the servers, measures every cell against them and returns
+// the results, one per cell and server whether it succeeded or not.
+func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
+	// Pinned first, so that the environment records the GOMAXPROCS the
+	// measurement runs with.
+	place := cfg.cpuSpec.Resolve()
+	if err := place.PinSelf(); err != nil {
+		fmt.Fprintf(log, "[%s] %v\n", suite, err)
+	}
+	env := cfg.bench.Environment()
+	place.Record(env.Extra)
+	env.Extra[schema.ExtraClient] = "go"
+	for i, spec := range cfg.servers {
+		prefix := ""
+		if i > 0 {
+			prefix = schema.ExtraRivalPrefix
+		}
+		env.Extra[prefix+schema.ExtraServer] = spec.impl + " server " + filepath.Base(spec.path)
+		env.Extra[prefix+schema.ExtraServerSHA256] = schema.FileSHA256(spec.path)
+	}
+	file := schema.NewFile(suite, env)
+
+	var servers []*server
+	defer func() {
+		for _, s := range servers {
+			s.stop(log)
+		}
+	}()
+	var err error
+	for _, spec := range cfg.servers {
+		var s *server
+		if s, err = startServer(ctx, spec, place.Server, log); err != nil {
+			break
+		}
+		servers = append(servers, s)
+		env.Extra[schema.ExtraServerCPUClock] = s.cpu.CPUClock()
+	}
+	for _, s := range cfg.scenarios() {
+		if err != nil {
+			// Every cell is recorded as failed, so that the report says
+			// why the run measured nothing.
+			for _, spec := range cfg.servers {
+				file.Results = append(file.Results, harness.ErrorResult(s.name(spec.impl), s.params(spec.impl, cfg), err))
+			}
+			continue
+		}
+		file.Results = append(file.Results, measureScenario(ctx, cfg, servers, s, log)...)
+	}
+	return file
+}

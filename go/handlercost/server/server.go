@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/grpcbench/grpcbench/go/handlercost/wire"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// run is the whole program minus signal wiring: it parses args (args[0] is
+// the program name), serves until ctx is done, and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case err != nil:
+		return exitUsage
+	}
+	if err := serve(ctx, cfg, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "handlercost server: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// newServer is grpc-go at its defaults, with the raw codec and the service.
+func newServer() *grpc.Server {
+	srv := grpc.NewServer(grpc.ForceServerCodec(wire.Codec{}))
+	srv.RegisterService(&serviceDesc, struct{}{})
+	return srv
+}
+
+// serve listens, announces the bound address on stdout, and serves until
+// ctx is done or the server fails.
+func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	lis, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	srv := newServer()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+
+	// The socket already listens: a client that connects as soon as it
+	// reads the line is queued by the kernel until Serve accepts.
+	if _, err := fmt.Fprintf(stdout, "listening on %s\n", lis.Addr()); err != nil {
+		srv.Stop()
+		return fmt.Errorf("announcing the address: %w", err)
+	}
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stderr, "handlercost server: shutting down")
+	// Calls in flight (a long poll) get the timeout to finish, then every
+	// connection is closed.
+	timer := time.AfterFunc(cfg.shutdownTimeout, srv.Stop)
+	defer timer.Stop()
+	srv.GracefulStop()
+	return nil
+}

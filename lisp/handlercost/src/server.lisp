@@ -1,0 +1,62 @@
+;;;; The handler-cost server program, with the command line of
+;;;; go/handlercost/server:
+;;;;
+;;;;   server [-addr HOST:PORT] [-shutdown_timeout DURATION]
+;;;;
+;;;; clgrpc's server at its defaults.  It prints exactly one line to stdout,
+;;;; "listening on HOST:PORT", once the port is bound, and stops gracefully
+;;;; on SIGINT or SIGTERM.
+
+(defpackage #:handlercost.server
+  (:use #:cl #:cmdline)
+  (:documentation "The handler-cost server program on clgrpc, with go/handlercost/server's command line.")
+  (:export #:server-main))
+
+(in-package #:handlercost.server)
+
+(defparameter *server-flags*
+  (list (flag-spec "addr" :string "127.0.0.1:10000" "`host:port` to listen on; port 0 picks a free port")
+        (flag-spec "shutdown_timeout" :duration 5
+                   "how long a graceful stop may wait for calls in flight before connections are closed")))
+
+(defvar *stop-requested* nil)
+
+(defun server-main ()
+  "Entry point of the server executable; returns the exit code."
+  (call-with-command-line
+   *server-flags* (rest sb-ext:*posix-argv*)
+   (lambda (options rest given)
+     (declare (ignore given))
+     (when rest
+       (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
+     (when (minusp (getf options :shutdown-timeout))
+       (flag-fail "-shutdown_timeout must not be negative"))
+     (multiple-value-bind (host port) (split-host-port (getf options :addr))
+       (serve host port (getf options :shutdown-timeout))))
+   :description "Serves the handler-cost service (Fast, Sleep, Spin; raw octets) with clgrpc at
+its defaults.  Prints \"listening on HOST:PORT\" to stdout once bound, and stops
+gracefully on SIGINT or SIGTERM."))
+
+(defun serve (host port grace)
+  "Serve on HOST:PORT until SIGINT or SIGTERM; returns the exit code."
+  (handler-case
+      (let* ((server (handlercost:register-handlers (clgrpc.grpc:make-server)))
+             (bound (clgrpc.grpc:server-start server :host host :port port)))
+        ;; A signal handler only sets a flag: it may interrupt any thread,
+        ;; even one holding a lock the shutdown needs.
+        (flet ((request-stop (signal info context)
+                 (declare (ignore signal info context))
+                 (setf *stop-requested* t)))
+          (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
+          (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop))
+        (format t "listening on ~A:~D~%" host bound)
+        (finish-output)
+        (loop until *stop-requested* do (sleep 0.1))
+        (format *error-output* "handlercost server: shutting down~%")
+        (clgrpc.grpc:server-stop server :grace grace)
+        (finish-output)
+        (finish-output *error-output*)
+        (sb-ext:exit :code 0 :abort t))
+    (error (e)
+      (format *error-output* "handlercost server: ~A~%" e)
+      1)))
