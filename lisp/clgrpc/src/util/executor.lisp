@@ -37,7 +37,12 @@
 (defconstant +monitor-idle-ticks+ 200
   "Ticks with nothing waiting after which the monitor sleeps until woken.")
 (defconstant +spin-us+ 50
-  "How long a worker that ran out of work looks for more before it parks.")
+  "How long a worker that ran out of work looks for more before it parks,
+while spinning pays (SPIN-CREDIT).")
+(defconstant +short-spin-us+ 3
+  "How long it looks while spinning has not paid lately: under light load
+work arrives far apart, and a long spin would burn a CPU per call.")
+(defconstant +spin-credit-max+ 8)
 (defconstant +clock-process-cputime+ 2 "CLOCK_PROCESS_CPUTIME_ID on Linux.")
 
 (defstruct (lane (:constructor make-lane ()))
@@ -57,6 +62,9 @@
   (idle 0 :type fixnum)                 ; parked workers (PARK-LOCK)
   (threads 0 :type fixnum)              ; workers alive or being started (PARK-LOCK)
   (spinning 0 :type sb-ext:word)        ; workers spinning for work (0 or 1, atomic)
+  ;; Recent spins that found work, less those that did not (0 to
+  ;; +SPIN-CREDIT-MAX+): spins are long only while they pay.
+  (spin-credit 0 :type fixnum)
   (running 0 :type sb-ext:word)         ; workers in a task (atomic; an estimate when read)
   (next-home 0 :type fixnum)            ; home lane of the next worker (PARK-LOCK)
   (min-threads 2 :type fixnum)
@@ -189,11 +197,13 @@ LANE-INDEX in one hold of its lock, waking at most one worker.  Returns NIL
                 (return-from %take-task (values function argument))))))))))
 
 (defun %spin-for-work (executor)
-  "Look for work for +SPIN-US+ if no other worker is spinning.  True if
-some was seen."
+  "Look for work for a while if no other worker is spinning: +SPIN-US+
+while recent spins found work, +SHORT-SPIN-US+ otherwise.  True if some
+was seen."
   (when (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1))
-    (let ((until (+ (now-us) +spin-us+))
-          (found nil))
+    (let* ((credit (executor-spin-credit executor))
+           (until (+ (now-us) (if (plusp credit) +spin-us+ +short-spin-us+)))
+           (found nil))
       (loop
         (when (%queued-p executor)
           (setf found t)
@@ -201,7 +211,10 @@ some was seen."
         (when (or (executor-shutdown executor) (> (now-us) until))
           (return))
         (loop repeat 32 do (sb-ext:spin-loop-hint)))
-      (setf (executor-spinning executor) 0)
+      (setf (executor-spin-credit executor) (if found
+                                                (min +spin-credit-max+ (1+ credit))
+                                                (max 0 (1- credit)))
+            (executor-spinning executor) 0)
       found)))
 
 (defun %park (executor)
@@ -221,9 +234,15 @@ IDLE-TIMEOUT with more than MIN-THREADS alive, or KEEP-IDLE others parked)."
         (when (%queued-p executor)
           (decf (executor-idle executor))
           (return t))
-        (let ((woken (wait-on (executor-park-cv executor) lock
-                              (+ (now-us) (executor-idle-timeout-us executor)))))
+        (let* ((parked (now-us))
+               (woken (wait-on (executor-park-cv executor) lock
+                               (+ parked (executor-idle-timeout-us executor)))))
           (decf (executor-idle executor))
+          (when (and woken (< (- (now-us) parked) +spin-us+))
+            ;; Work came within a long spin of parking: spinning would
+            ;; have saved the wake-up.
+            (setf (executor-spin-credit executor)
+                  (min +spin-credit-max+ (1+ (executor-spin-credit executor)))))
           (when (and (not woken) (not (%queued-p executor))
                      (> (executor-threads executor) (executor-min-threads executor)))
             (return nil)))))))
