@@ -13,16 +13,18 @@
 ;;;;
 ;;;; The pool grows as handlers block, as goroutines would: a MONITOR thread
 ;;;; looks every +TICK-US+ while tasks wait and no worker is free.  When the
-;;;; oldest task has waited GROW-AFTER-US and the process did not keep its
-;;;; CPUs busy over the last tick (so the workers are waiting, not
-;;;; computing), it starts more workers, half as many again as there are, up
-;;;; to MAX-THREADS.  While fewer than MIN-THREADS exist it starts them at
-;;;; once.  Reactors never create threads: only the monitor does.
+;;;; oldest task has waited GROW-AFTER-US, it starts more workers, up to
+;;;; MAX-THREADS: half as many again as there are when the process did not
+;;;; keep its CPUs busy over the last tick (the workers are waiting, not
+;;;; computing), one a tick when it did (more threads would mostly share
+;;;; the same CPUs, but some workers may be waiting all the same).  While
+;;;; fewer than MIN-THREADS exist it starts them at once.  Reactors never
+;;;; create threads: only the monitor does.
 ;;;;
 ;;;; Idle workers are not free (every garbage collection stops each thread,
 ;;;; and on a busy machine each must be scheduled to acknowledge), so a
-;;;; worker that finds KEEP-IDLE others parked exits instead of parking, and
-;;;; a parked worker exits after IDLE-TIMEOUT down to MIN-THREADS.
+;;;; parked worker exits after IDLE-TIMEOUT, or after +SURPLUS-IDLE-US+ when
+;;;; more than KEEP-IDLE others are parked too, down to MIN-THREADS.
 ;;;;
 ;;;; A task is a function and one argument (no closure per task).  Tasks of
 ;;;; one lane start in the order they were submitted; they may run at the
@@ -44,6 +46,10 @@ while spinning pays (SPIN-CREDIT).")
 work arrives far apart, and a long spin would burn a CPU per call.")
 (defconstant +spin-credit-max+ 8)
 (defconstant +clock-process-cputime+ 2 "CLOCK_PROCESS_CPUTIME_ID on Linux.")
+(defconstant +surplus-idle-us+ 1000000
+  "How long a worker parks, when KEEP-IDLE others are parked too, before it
+exits: long enough that a pool sized for a burst of blocking calls lives
+through the gaps between them, short enough that it shrinks soon after.")
 
 (defstruct (lane (:constructor make-lane ()))
   (lock (sb-thread:make-mutex :name "executor lane") :type sb-thread:mutex)
@@ -218,15 +224,15 @@ was seen."
       found)))
 
 (defun %park (executor)
-  "Wait for work.  Returns true to go on, NIL to exit (shut down, idle for
-IDLE-TIMEOUT with more than MIN-THREADS alive, or KEEP-IDLE others parked)."
+  "Wait for work.  Returns true to go on, NIL to exit: shut down, or parked
+with no work for IDLE-TIMEOUT (+SURPLUS-IDLE-US+ when KEEP-IDLE others are
+parked too) while more than MIN-THREADS are alive."
   (let ((lock (executor-park-lock executor)))
     (sb-thread:with-mutex (lock)
       (loop
         (when (%queued-p executor)
           (return t))
-        (when (or (executor-shutdown executor)
-                  (>= (executor-idle executor) (executor-keep-idle executor)))
+        (when (executor-shutdown executor)
           (return nil))
         (incf (executor-idle executor))
         ;; Pairs with %AFTER-SUBMIT's barrier.
@@ -235,8 +241,11 @@ IDLE-TIMEOUT with more than MIN-THREADS alive, or KEEP-IDLE others parked)."
           (decf (executor-idle executor))
           (return t))
         (let* ((parked (now-us))
+               (surplus (> (executor-idle executor) (executor-keep-idle executor)))
                (woken (wait-on (executor-park-cv executor) lock
-                               (+ parked (executor-idle-timeout-us executor)))))
+                               (+ parked (if surplus
+                                             +surplus-idle-us+
+                                             (executor-idle-timeout-us executor))))))
           (decf (executor-idle executor))
           (when (and woken (< (- (now-us) parked) +spin-us+))
             ;; Work came within a long spin of parking: spinning would
@@ -343,9 +352,13 @@ them, unless one is spinning."
            0)
           ((< threads (executor-min-threads executor))
            (min queued (- (executor-min-threads executor) threads)))
-          ((or saturated (>= threads (executor-max-threads executor))
+          ((or (>= threads (executor-max-threads executor))
                (< (%oldest-wait-us executor now) (executor-grow-after-us executor)))
            0)
+          ;; Busy CPUs mean the workers may be computing, and more of them
+          ;; would not help; but some may be waiting all the same, so the
+          ;; pool still grows, a thread a tick.
+          (saturated 1)
           (t (min queued (max 1 (ash threads -1))
                   (- (executor-max-threads executor) threads))))))
 
