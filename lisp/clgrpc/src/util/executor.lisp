@@ -13,13 +13,13 @@
 ;;;;
 ;;;; The pool grows as handlers block, as goroutines would: a MONITOR thread
 ;;;; looks every +TICK-US+ while tasks wait and no worker is free.  When the
-;;;; oldest task has waited GROW-AFTER-US, it starts more workers, up to
-;;;; MAX-THREADS: half as many again as there are when the process did not
-;;;; keep its CPUs busy over the last tick (the workers are waiting, not
-;;;; computing), one a tick when it did (more threads would mostly share
-;;;; the same CPUs, but some workers may be waiting all the same).  While
-;;;; fewer than MIN-THREADS exist it starts them at once.  Reactors never
-;;;; create threads: only the monitor does.
+;;;; oldest task has waited GROW-AFTER-US, it starts half as many workers
+;;;; again as there are, up to MAX-THREADS, unless the workers compute: the
+;;;; process kept its CPUs busy over the last tick and most busy workers it
+;;;; samples (their own CPU clocks) were on a CPU most of that time.  Then
+;;;; more threads would only share the same CPUs, and tasks wait their turn
+;;;; instead.  While fewer than MIN-THREADS exist it starts them at once.
+;;;; Reactors never create threads: only the monitor does.
 ;;;;
 ;;;; Idle workers are not free (every garbage collection stops each thread,
 ;;;; and on a busy machine each must be scheduled to acknowledge), so a
@@ -59,6 +59,18 @@ through the gaps between them, short enough that it shrinks soon after.")
   ;; for work and by the monitor.
   (count 0 :type fixnum))
 
+(defstruct (worker (:constructor make-worker (clock)))
+  ;; This thread's CPU clock (pthread_getcpuclockid), which the monitor
+  ;; reads to tell a worker that waits from one that computes.
+  (clock 0 :type (signed-byte 32))
+  (busy nil)                            ; in a task
+  ;; Its CPU time and the wall time when the monitor last looked.
+  (cpu-us 0 :type fixnum)
+  (wall-us 0 :type fixnum))
+
+(defconstant +sampled-workers+ 8
+  "Busy workers whose CPU clocks the monitor reads per tick, at most.")
+
 (defstruct (executor (:constructor %make-executor))
   (name "clgrpc worker" :type string)
   (lanes #() :type simple-vector)
@@ -73,6 +85,7 @@ through the gaps between them, short enough that it shrinks soon after.")
   (spin-credit 0 :type fixnum)
   (running 0 :type sb-ext:word)         ; workers in a task (atomic; an estimate when read)
   (next-home 0 :type fixnum)            ; home lane of the next worker (PARK-LOCK)
+  (workers '() :type list)              ; every live worker (PARK-LOCK)
   (min-threads 2 :type fixnum)
   (max-threads 4096 :type fixnum)
   (keep-idle 16 :type fixnum)
@@ -273,22 +286,38 @@ them, unless one is spinning."
     (serious-condition (e)
       (log-line "a task on the executor failed: ~A" e))))
 
+(defun %this-thread-cpu-clock ()
+  "The clock id of this thread's CPU time."
+  (sb-alien:with-alien ((id sb-alien:int 0))
+    (sb-alien:alien-funcall
+     (sb-alien:extern-alien "pthread_getcpuclockid"
+                            (function sb-alien:int sb-alien:unsigned-long (* sb-alien:int)))
+     (sb-alien:alien-funcall (sb-alien:extern-alien "pthread_self" (function sb-alien:unsigned-long)))
+     (sb-alien:addr id))
+    id))
+
 (defun worker-loop (executor home)
   (declare (type executor executor) (type fixnum home))
-  (unwind-protect
-       (loop
-         (multiple-value-bind (function argument) (%take-task executor home)
-           (if function
-               (progn
-                 (%wake-another executor)
-                 (sb-ext:atomic-incf (executor-running executor))
-                 (unwind-protect (%run-task function argument)
-                   (sb-ext:atomic-decf (executor-running executor))))
-               (unless (or (%spin-for-work executor) (%park executor))
-                 (return)))))
+  (let ((me (make-worker (%this-thread-cpu-clock))))
     (sb-thread:with-mutex ((executor-park-lock executor))
-      (decf (executor-threads executor))
-      (sb-thread:condition-broadcast (executor-done-cv executor)))))
+      (push me (executor-workers executor)))
+    (unwind-protect
+         (loop
+           (multiple-value-bind (function argument) (%take-task executor home)
+             (if function
+                 (progn
+                   (%wake-another executor)
+                   (sb-ext:atomic-incf (executor-running executor))
+                   (setf (worker-busy me) t)
+                   (unwind-protect (%run-task function argument)
+                     (setf (worker-busy me) nil)
+                     (sb-ext:atomic-decf (executor-running executor))))
+                 (unless (or (%spin-for-work executor) (%park executor))
+                   (return)))))
+      (sb-thread:with-mutex ((executor-park-lock executor))
+        (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
+        (decf (executor-threads executor))
+        (sb-thread:condition-broadcast (executor-done-cv executor))))))
 
 (defun %start-workers (executor n)
   "Monitor thread: start N workers, already counted in THREADS."
@@ -342,6 +371,38 @@ them, unless one is spinning."
     (declare (type (unsigned-byte 40) seconds) (type (integer 0 999999999) nanoseconds))
     (the fixnum (+ (* seconds 1000000) (floor nanoseconds 1000)))))
 
+(defun %clock-us (clock)
+  (multiple-value-bind (seconds nanoseconds) (sb-unix::clock-gettime clock)
+    (declare (type (unsigned-byte 40) seconds) (type (integer 0 999999999) nanoseconds))
+    (the fixnum (+ (* seconds 1000000) (floor nanoseconds 1000)))))
+
+(defun %workers-waiting-p (executor now)
+  "PARK-LOCK held: whether most busy workers sampled (up to
++SAMPLED-WORKERS+) spent less than a quarter of the time since the last
+look on a CPU: they wait (on I/O, a lock, a sleep) rather than compute."
+  (let ((sampled 0) (waiting 0))
+    (declare (type fixnum sampled waiting))
+    ;; The list is rotated so that successive ticks sample other workers.
+    (let ((workers (executor-workers executor)))
+      (when (cdr workers)
+        (setf (executor-workers executor) (append (cdr workers) (list (car workers))))))
+    (dolist (w (executor-workers executor))
+      (when (>= sampled +sampled-workers+)
+        (return))
+      (when (worker-busy w)
+        (let ((cpu (handler-case (%clock-us (worker-clock w)) (error () nil))))
+          (when cpu
+            (let ((wall (- now (worker-wall-us w)))
+                  (used (- cpu (worker-cpu-us w))))
+              (declare (type fixnum wall used))
+              (setf (worker-cpu-us w) cpu
+                    (worker-wall-us w) now)
+              (when (< wall 100000)     ; a sample from the last tick or so
+                (incf sampled)
+                (when (< (* 4 used) wall)
+                  (incf waiting))))))))
+    (and (plusp sampled) (>= (* 2 waiting) sampled))))
+
 (defun %workers-wanted (executor saturated now)
   "PARK-LOCK held: how many workers to start now."
   (let ((threads (executor-threads executor))
@@ -355,10 +416,10 @@ them, unless one is spinning."
           ((or (>= threads (executor-max-threads executor))
                (< (%oldest-wait-us executor now) (executor-grow-after-us executor)))
            0)
-          ;; Busy CPUs mean the workers may be computing, and more of them
-          ;; would not help; but some may be waiting all the same, so the
-          ;; pool still grows, a thread a tick.
-          (saturated 1)
+          ;; Busy CPUs and workers that compute: more of them would only
+          ;; share the same CPUs.
+          ((and saturated (not (%workers-waiting-p executor now)))
+           0)
           (t (min queued (max 1 (ash threads -1))
                   (- (executor-max-threads executor) threads))))))
 
