@@ -112,13 +112,15 @@ the online CPUs."
   "On a reactor thread, the connection it serves now: reads, processes, runs
 the work its frames deferred, and writes the replies of.")
 
-(declaim (ftype function %write-replies))
+(declaim (ftype function %write-replies run-deferred))
 
 (defmacro serving ((conn) &body body)
   "Reactor thread: run BODY as the thread serving CONN, for which
-READER-THREAD-P is then true, and write the replies BODY queued for it."
+READER-THREAD-P is then true; then hand off and run what BODY left for
+the end of the turn, and write the replies BODY queued for it."
   `(let ((*serving* ,conn))
      (multiple-value-prog1 (progn ,@body)
+       (run-deferred ,conn)
        (%write-replies ,conn))))
 
 (defun reader-thread-p (conn)
@@ -415,13 +417,13 @@ nothing: the connection closes, and its calls fail."
 (defun run-deferred (conn)
   "Reactor thread serving CONN, lock released: hand the turn's handed-off
 work to the executor in one batch, then run the work deferred to this
-thread, each in the order it came."
-  (let ((handoff (conn-handoff conn)))
-    (when handoff
-      (setf (conn-handoff conn) '())
-      (%submit-handoff conn (nreverse handoff))))
-  (loop while (conn-deferred conn)
-        do (let ((tasks (nreverse (shiftf (conn-deferred conn) '()))))
+thread, each in the order it came (and again for what that work handed
+off or deferred in turn)."
+  (loop while (or (conn-handoff conn) (conn-deferred conn))
+        do (let ((handoff (shiftf (conn-handoff conn) '())))
+             (when handoff
+               (%submit-handoff conn (nreverse handoff))))
+           (let ((tasks (nreverse (shiftf (conn-deferred conn) '()))))
              (loop for (argument function) on tasks by #'cddr
                    do (funcall (the function function) argument)))))
 

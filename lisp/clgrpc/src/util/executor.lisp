@@ -16,9 +16,9 @@
 ;;;; oldest task has waited GROW-AFTER-US, it starts half as many workers
 ;;;; again as there are, up to MAX-THREADS, unless the workers compute: the
 ;;;; process kept its CPUs busy over the last tick and most busy workers it
-;;;; samples (their own CPU clocks) were on a CPU most of that time.  Then
-;;;; more threads would only share the same CPUs, and tasks wait their turn
-;;;; instead.  While fewer than MIN-THREADS exist it starts them at once.
+;;;; samples (their /proc/thread-self/schedstat) were on a CPU, or waiting
+;;;; for one, most of that time.  Then more threads would only share the
+;;;; same CPUs, and tasks wait their turn instead.  While fewer than MIN-THREADS exist it starts them at once.
 ;;;; Reactors never create threads: only the monitor does.
 ;;;;
 ;;;; Idle workers are not free (every garbage collection stops each thread,
@@ -59,13 +59,15 @@ through the gaps between them, short enough that it shrinks soon after.")
   ;; for work and by the monitor.
   (count 0 :type fixnum))
 
-(defstruct (worker (:constructor make-worker (clock)))
-  ;; This thread's CPU clock (pthread_getcpuclockid), which the monitor
-  ;; reads to tell a worker that waits from one that computes.
-  (clock 0 :type (signed-byte 32))
+(defstruct (worker (:constructor make-worker (schedstat)))
+  ;; A descriptor of this thread's /proc/thread-self/schedstat (or -1),
+  ;; which the monitor reads to tell a worker that waits from one that
+  ;; computes or waits for a CPU.
+  (schedstat -1 :type fixnum)
   (busy nil)                            ; in a task
-  ;; Its CPU time and the wall time when the monitor last looked.
-  (cpu-us 0 :type fixnum)
+  ;; Its time on a CPU and waiting for one (ns), and the wall time (us),
+  ;; when the monitor last looked.
+  (active-ns 0 :type fixnum)
   (wall-us 0 :type fixnum))
 
 (defconstant +sampled-workers+ 8
@@ -286,19 +288,14 @@ them, unless one is spinning."
     (serious-condition (e)
       (log-line "a task on the executor failed: ~A" e))))
 
-(defun %this-thread-cpu-clock ()
-  "The clock id of this thread's CPU time."
-  (sb-alien:with-alien ((id sb-alien:int 0))
-    (sb-alien:alien-funcall
-     (sb-alien:extern-alien "pthread_getcpuclockid"
-                            (function sb-alien:int sb-alien:unsigned-long (* sb-alien:int)))
-     (sb-alien:alien-funcall (sb-alien:extern-alien "pthread_self" (function sb-alien:unsigned-long)))
-     (sb-alien:addr id))
-    id))
+(defun %open-schedstat ()
+  "A descriptor of this thread's scheduler statistics, or -1 where /proc
+has none."
+  (or (sb-unix:unix-open "/proc/thread-self/schedstat" sb-unix:o_rdonly 0) -1))
 
 (defun worker-loop (executor home)
   (declare (type executor executor) (type fixnum home))
-  (let ((me (make-worker (%this-thread-cpu-clock))))
+  (let ((me (make-worker (%open-schedstat))))
     (sb-thread:with-mutex ((executor-park-lock executor))
       (push me (executor-workers executor)))
     (unwind-protect
@@ -316,6 +313,8 @@ them, unless one is spinning."
                    (return)))))
       (sb-thread:with-mutex ((executor-park-lock executor))
         (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
+        (when (>= (worker-schedstat me) 0)
+          (sb-unix:unix-close (shiftf (worker-schedstat me) -1)))
         (decf (executor-threads executor))
         (sb-thread:condition-broadcast (executor-done-cv executor))))))
 
@@ -371,15 +370,37 @@ them, unless one is spinning."
     (declare (type (unsigned-byte 40) seconds) (type (integer 0 999999999) nanoseconds))
     (the fixnum (+ (* seconds 1000000) (floor nanoseconds 1000)))))
 
-(defun %clock-us (clock)
-  (multiple-value-bind (seconds nanoseconds) (sb-unix::clock-gettime clock)
-    (declare (type (unsigned-byte 40) seconds) (type (integer 0 999999999) nanoseconds))
-    (the fixnum (+ (* seconds 1000000) (floor nanoseconds 1000)))))
+(defvar *schedstat-buffer* (make-array 96 :element-type '(unsigned-byte 8))
+  "The monitor's buffer for reading schedstat (under PARK-LOCK).")
+
+(defun %active-ns (fd)
+  "A thread's time on a CPU plus its time waiting for one, in ns, from its
+schedstat descriptor FD (\"RUN DELAY SLICES\"), or NIL."
+  (let* ((buf *schedstat-buffer*)
+         (n (sb-sys:with-pinned-objects (buf)
+              (sb-alien:alien-funcall
+               (sb-alien:extern-alien "pread" (function sb-alien:long sb-alien:int
+                                                        sb-sys:system-area-pointer
+                                                        sb-alien:unsigned-long sb-alien:long))
+               fd (sb-sys:vector-sap buf) (length buf) 0))))
+    (declare (type (simple-array (unsigned-byte 8) (*)) buf) (type fixnum n))
+    (when (plusp n)
+      (let ((total 0) (value 0) (fields 0))
+        (declare (type fixnum total value fields))
+        (dotimes (i n)
+          (let ((c (aref buf i)))
+            (cond ((<= 48 c 57) (setf value (+ (* value 10) (- c 48))))
+                  (t (incf total value)
+                     (setf value 0)
+                     (when (= (incf fields) 2)
+                       (return))))))
+        (and (= fields 2) total)))))
 
 (defun %workers-waiting-p (executor now)
   "PARK-LOCK held: whether most busy workers sampled (up to
 +SAMPLED-WORKERS+) spent less than a quarter of the time since the last
-look on a CPU: they wait (on I/O, a lock, a sleep) rather than compute."
+look on a CPU or waiting for one: they wait (on I/O, a lock, a sleep)
+rather than compute."
   (let ((sampled 0) (waiting 0))
     (declare (type fixnum sampled waiting))
     ;; The list is rotated so that successive ticks sample other workers.
@@ -389,13 +410,13 @@ look on a CPU: they wait (on I/O, a lock, a sleep) rather than compute."
     (dolist (w (executor-workers executor))
       (when (>= sampled +sampled-workers+)
         (return))
-      (when (worker-busy w)
-        (let ((cpu (handler-case (%clock-us (worker-clock w)) (error () nil))))
-          (when cpu
+      (when (and (worker-busy w) (>= (worker-schedstat w) 0))
+        (let ((active (%active-ns (worker-schedstat w))))
+          (when active
             (let ((wall (- now (worker-wall-us w)))
-                  (used (- cpu (worker-cpu-us w))))
+                  (used (floor (- (the fixnum active) (worker-active-ns w)) 1000)))
               (declare (type fixnum wall used))
-              (setf (worker-cpu-us w) cpu
+              (setf (worker-active-ns w) active
                     (worker-wall-us w) now)
               (when (< wall 100000)     ; a sample from the last tick or so
                 (incf sampled)
