@@ -13,12 +13,14 @@
 ;;;;
 ;;;; The pool grows as handlers block, as goroutines would: a MONITOR thread
 ;;;; looks every +TICK-US+ while tasks wait and no worker is free.  When the
-;;;; oldest task has waited GROW-AFTER-US, it starts half as many workers
-;;;; again as there are, up to MAX-THREADS, unless the workers compute: the
-;;;; process kept its CPUs busy over the last tick and most busy workers it
-;;;; samples (their /proc/thread-self/schedstat) were on a CPU, or waiting
-;;;; for one, most of that time.  Then more threads would only share the
-;;;; same CPUs, and tasks wait their turn instead.  While fewer than MIN-THREADS exist it starts them at once.
+;;;; oldest task has waited GROW-AFTER-US, it samples up to eight busy
+;;;; workers' states (their /proc/thread-self/stat).  If most are asleep
+;;;; (waiting on I/O, a sleep, a lock), the pool grows, up to MAX-THREADS:
+;;;; half as many again when the process did not keep its CPUs busy over
+;;;; the last tick, an eighth when it did and the workers were asleep two
+;;;; ticks in a row.  Workers that run or wait for a CPU compute: more of
+;;;; them would only share the CPUs, so tasks wait their turn instead.  A tick across a
+;;;; garbage collection, which stops every thread, decides nothing.  While fewer than MIN-THREADS exist it starts them at once.
 ;;;; Reactors never create threads: only the monitor does.
 ;;;;
 ;;;; Idle workers are not free (every garbage collection stops each thread,
@@ -59,16 +61,12 @@ through the gaps between them, short enough that it shrinks soon after.")
   ;; for work and by the monitor.
   (count 0 :type fixnum))
 
-(defstruct (worker (:constructor make-worker (schedstat)))
-  ;; A descriptor of this thread's /proc/thread-self/schedstat (or -1),
-  ;; which the monitor reads to tell a worker that waits from one that
-  ;; computes or waits for a CPU.
-  (schedstat -1 :type fixnum)
-  (busy nil)                            ; in a task
-  ;; Its time on a CPU and waiting for one (ns), and the wall time (us),
-  ;; when the monitor last looked.
-  (active-ns 0 :type fixnum)
-  (wall-us 0 :type fixnum))
+(defstruct (worker (:constructor make-worker (stat)))
+  ;; A descriptor of this thread's /proc/thread-self/stat (or -1), whose
+  ;; state the monitor reads to tell a worker that waits (sleeping) from one
+  ;; that computes or waits for a CPU (running).
+  (stat -1 :type fixnum)
+  (busy nil))                           ; in a task
 
 (defconstant +sampled-workers+ 8
   "Busy workers whose CPU clocks the monitor reads per tick, at most.")
@@ -88,6 +86,8 @@ through the gaps between them, short enough that it shrinks soon after.")
   (running 0 :type sb-ext:word)         ; workers in a task (atomic; an estimate when read)
   (next-home 0 :type fixnum)            ; home lane of the next worker (PARK-LOCK)
   (workers '() :type list)              ; every live worker (PARK-LOCK)
+  ;; Ticks in a row with busy CPUs and most workers waiting (PARK-LOCK).
+  (waiting-streak 0 :type fixnum)
   (min-threads 2 :type fixnum)
   (max-threads 4096 :type fixnum)
   (keep-idle 16 :type fixnum)
@@ -288,14 +288,14 @@ them, unless one is spinning."
     (serious-condition (e)
       (log-line "a task on the executor failed: ~A" e))))
 
-(defun %open-schedstat ()
-  "A descriptor of this thread's scheduler statistics, or -1 where /proc
-has none."
-  (or (sb-unix:unix-open "/proc/thread-self/schedstat" sb-unix:o_rdonly 0) -1))
+(defun %open-stat ()
+  "A descriptor of this thread's /proc status line, or -1 where /proc has
+none."
+  (or (sb-unix:unix-open "/proc/thread-self/stat" sb-unix:o_rdonly 0) -1))
 
 (defun worker-loop (executor home)
   (declare (type executor executor) (type fixnum home))
-  (let ((me (make-worker (%open-schedstat))))
+  (let ((me (make-worker (%open-stat))))
     (sb-thread:with-mutex ((executor-park-lock executor))
       (push me (executor-workers executor)))
     (unwind-protect
@@ -313,8 +313,8 @@ has none."
                    (return)))))
       (sb-thread:with-mutex ((executor-park-lock executor))
         (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
-        (when (>= (worker-schedstat me) 0)
-          (sb-unix:unix-close (shiftf (worker-schedstat me) -1)))
+        (when (>= (worker-stat me) 0)
+          (sb-unix:unix-close (shiftf (worker-stat me) -1)))
         (decf (executor-threads executor))
         (sb-thread:condition-broadcast (executor-done-cv executor))))))
 
@@ -370,13 +370,13 @@ has none."
     (declare (type (unsigned-byte 40) seconds) (type (integer 0 999999999) nanoseconds))
     (the fixnum (+ (* seconds 1000000) (floor nanoseconds 1000)))))
 
-(defvar *schedstat-buffer* (make-array 96 :element-type '(unsigned-byte 8))
-  "The monitor's buffer for reading schedstat (under PARK-LOCK).")
+(defvar *stat-buffer* (make-array 256 :element-type '(unsigned-byte 8))
+  "The monitor's buffer for reading a worker's stat line (under PARK-LOCK).")
 
-(defun %active-ns (fd)
-  "A thread's time on a CPU plus its time waiting for one, in ns, from its
-schedstat descriptor FD (\"RUN DELAY SLICES\"), or NIL."
-  (let* ((buf *schedstat-buffer*)
+(defun %sleeping-p (fd)
+  "Whether the thread whose /proc stat line FD reads is asleep (state S or
+D: waiting on a sleep, I/O, a lock), as against running or runnable."
+  (let* ((buf *stat-buffer*)
          (n (sb-sys:with-pinned-objects (buf)
               (sb-alien:alien-funcall
                (sb-alien:extern-alien "pread" (function sb-alien:long sb-alien:int
@@ -384,23 +384,16 @@ schedstat descriptor FD (\"RUN DELAY SLICES\"), or NIL."
                                                         sb-alien:unsigned-long sb-alien:long))
                fd (sb-sys:vector-sap buf) (length buf) 0))))
     (declare (type (simple-array (unsigned-byte 8) (*)) buf) (type fixnum n))
-    (when (plusp n)
-      (let ((total 0) (value 0) (fields 0))
-        (declare (type fixnum total value fields))
-        (dotimes (i n)
-          (let ((c (aref buf i)))
-            (cond ((<= 48 c 57) (setf value (+ (* value 10) (- c 48))))
-                  (t (incf total value)
-                     (setf value 0)
-                     (when (= (incf fields) 2)
-                       (return))))))
-        (and (= fields 2) total)))))
+    ;; "TID (NAME) STATE ...": NAME may hold anything, so the state follows
+    ;; the last parenthesis.
+    (let ((close (and (plusp n) (position 41 buf :end n :from-end t))))
+      (and close (< (+ close 2) n)
+           (member (aref buf (+ close 2)) '(83 68))))))   ; #\S #\D
 
-(defun %workers-waiting-p (executor now)
+(defun %workers-waiting-p (executor)
   "PARK-LOCK held: whether most busy workers sampled (up to
-+SAMPLED-WORKERS+) spent less than a quarter of the time since the last
-look on a CPU or waiting for one: they wait (on I/O, a lock, a sleep)
-rather than compute."
++SAMPLED-WORKERS+) are asleep: they wait (on I/O, a sleep, a lock) rather
+than compute or wait for a CPU."
   (let ((sampled 0) (waiting 0))
     (declare (type fixnum sampled waiting))
     ;; The list is rotated so that successive ticks sample other workers.
@@ -410,22 +403,16 @@ rather than compute."
     (dolist (w (executor-workers executor))
       (when (>= sampled +sampled-workers+)
         (return))
-      (when (and (worker-busy w) (>= (worker-schedstat w) 0))
-        (let ((active (%active-ns (worker-schedstat w))))
-          (when active
-            (let ((wall (- now (worker-wall-us w)))
-                  (used (floor (- (the fixnum active) (worker-active-ns w)) 1000)))
-              (declare (type fixnum wall used))
-              (setf (worker-active-ns w) active
-                    (worker-wall-us w) now)
-              (when (< wall 100000)     ; a sample from the last tick or so
-                (incf sampled)
-                (when (< (* 4 used) wall)
-                  (incf waiting))))))))
+      (when (and (worker-busy w) (>= (worker-stat w) 0))
+        (incf sampled)
+        (when (%sleeping-p (worker-stat w))
+          (incf waiting))))
     (and (plusp sampled) (>= (* 2 waiting) sampled))))
 
-(defun %workers-wanted (executor saturated now)
-  "PARK-LOCK held: how many workers to start now."
+(defun %workers-wanted (executor cpus now)
+  "PARK-LOCK held: how many workers to start now.  CPUS is what the last
+tick saw of them: :IDLE, :BUSY, or :UNKNOWN (the first tick, or a garbage
+collection ran, which stops every thread)."
   (let ((threads (executor-threads executor))
         (queued (executor-queued-count executor)))
     (declare (type fixnum threads queued))
@@ -437,17 +424,24 @@ rather than compute."
           ((or (>= threads (executor-max-threads executor))
                (< (%oldest-wait-us executor now) (executor-grow-after-us executor)))
            0)
-          ;; Busy CPUs and workers that compute: more of them would only
-          ;; share the same CPUs.
-          ((and saturated (not (%workers-waiting-p executor now)))
-           0)
-          (t (min queued (max 1 (ash threads -1))
-                  (- (executor-max-threads executor) threads))))))
+          ((eq cpus :unknown) 0)
+          ;; Workers that compute, or wait for a CPU: more of them would
+          ;; only share the CPUs.
+          ((not (%workers-waiting-p executor))
+           (setf (executor-waiting-streak executor) 0))
+          ;; Workers that wait (sleep, I/O) while the CPUs have room: half
+          ;; as many again.
+          ((eq cpus :idle)
+           (setf (executor-waiting-streak executor) 0)
+           (min queued (max 1 (ash threads -1)) (- (executor-max-threads executor) threads)))
+          ;; ... and while they are busy: an eighth, after two ticks.
+          ((< (incf (executor-waiting-streak executor)) 2) 0)
+          (t (min queued (max 1 (ash threads -3)) (- (executor-max-threads executor) threads))))))
 
-(defun %monitor-tick (executor saturated)
+(defun %monitor-tick (executor cpus)
   "Start the workers wanted now; true if tasks are waiting."
   (let ((n (sb-thread:with-mutex ((executor-park-lock executor))
-             (let ((n (%workers-wanted executor saturated (now-us))))
+             (let ((n (%workers-wanted executor cpus (now-us))))
                (declare (type fixnum n))
                (incf (executor-threads executor) n)
                ;; A parked worker missed a wake-up: wake it.
@@ -470,10 +464,11 @@ rather than compute."
       (let ((idle-ticks 0)
             (cpu (process-cpu-us))
             (wall (now-us))
-            (saturated nil))
+            (gc sb-ext:*gc-run-time*)
+            (cpus :unknown))
         (declare (type fixnum idle-ticks cpu wall))
         (loop
-          (if (handler-case (%monitor-tick executor saturated)
+          (if (handler-case (%monitor-tick executor cpus)
                 (serious-condition (e)
                   (log-line "executor monitor: ~A" e)
                   nil))
@@ -488,14 +483,20 @@ rather than compute."
                 (return))
               (setf (executor-monitor-awake executor) t)))
           (sleep (/ +tick-us+ 1d6))
-          ;; Busy CPUs mean the workers compute: more of them would not help.
+          ;; The CPUs were busy if the process used all of them but a
+          ;; quarter over the tick.
           (let ((cpu-now (process-cpu-us))
-                (wall-now (now-us)))
+                (wall-now (now-us))
+                (gc-now sb-ext:*gc-run-time*))
             (declare (type fixnum cpu-now wall-now))
-            (setf saturated (>= (* 4 (- cpu-now cpu))
-                                (* (- (* 4 (executor-cpus executor)) 1) (max 1 (- wall-now wall))))
+            (setf cpus (cond ((/= gc gc-now) :unknown)
+                             ((>= (* 4 (- cpu-now cpu))
+                                  (* (- (* 4 (executor-cpus executor)) 1) (max 1 (- wall-now wall))))
+                              :busy)
+                             (t :idle))
                   cpu cpu-now
-                  wall wall-now)))))))
+                  wall wall-now
+                  gc gc-now)))))))
 
 ;;; ------------------------------------------------------------------
 ;;; Shutdown
