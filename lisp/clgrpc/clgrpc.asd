@@ -16,6 +16,7 @@
                 :serial t
                 :components ((:file "clock")
                              (:file "fifo")
+                             (:file "cpus")
                              (:file "log")
                              (:file "executor")
                              (:file "scheduler")))

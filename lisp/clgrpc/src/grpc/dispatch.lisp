@@ -45,7 +45,7 @@ the reactor served none of its other connections meanwhile.")
   (waiting (make-fifo 4) :type fifo))   ; its calls over the limit, oldest first
 
 (defun make-handler-executor (max-threads)
-  (let ((cpus (clgrpc.http2::usable-cpu-count)))
+  (let ((cpus (usable-cpu-count)))
     (make-executor :name "grpc handler" :lanes cpus
                    :min-threads (min cpus max-threads) :max-threads max-threads
                    :keep-idle (max 16 (* 4 cpus)) :cpus cpus

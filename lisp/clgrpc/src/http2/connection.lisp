@@ -10,8 +10,10 @@
 ;;;; and the output buffer.  The application (gRPC) keeps its per-stream
 ;;;; state under the same lock: the reactor invokes its callbacks with the
 ;;;; lock held, so there is no lock ordering to get wrong and a DATA frame
-;;;; costs one lock acquisition.  Callbacks must not block and must use only
-;;;; the %-functions, which expect the lock held.
+;;;; costs one lock acquisition.  Callbacks must not block; they use the
+;;;; functions that expect the lock held (the exported STREAM-... ones, and
+;;;; the %-named ones inside this package), and leave anything longer to
+;;;; HAND-OFF (the connection's executor) or DEFER-TO-READER.
 ;;;;
 ;;;; Frames are appended to OUT and written by whoever flushes (output.lisp),
 ;;;; always without blocking: what the socket does not take is finished by

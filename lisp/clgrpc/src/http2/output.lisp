@@ -10,14 +10,18 @@
 ;;;; of OUT, the connection is marked WRITE-BLOCKED and its reactor finishes
 ;;;; the job when epoll says the socket is writable.
 ;;;;
-;;;; Three ways to get output written:
+;;;; Ways to get output written:
 ;;;;  - FLUSH-CONNECTION: the calling thread writes what the socket takes now.
 ;;;;    For a complete unary response or request this is the lowest latency.
-;;;;  - %REQUEST-FLUSH (lock held): on the reactor, noted and written once it
-;;;;    has processed the frames of its read; elsewhere the reactor is asked
+;;;;  - WITH-STREAM-OUTPUT: append under the lock, then have it written by
+;;;;    the right thread: the reactor at the end of its turn when the caller
+;;;;    is the reactor serving the connection, else the caller at once.
+;;;;  - REQUEST-FLUSH (lock held): on the reactor, noted and written once it
+;;;;    has processed the frames of its turn; elsewhere the reactor is asked
 ;;;;    to write, so a streaming handler keeps encoding while the previous
 ;;;;    batch is written.
-;;;;  - the reactor itself, on EPOLLOUT, for a write-blocked connection.
+;;;;  - the reactor itself, on EPOLLOUT, for a write-blocked connection, and
+;;;;    for what a thread left when it had written +TURN-WRITE-OCTETS+.
 
 (in-package #:clgrpc.http2)
 

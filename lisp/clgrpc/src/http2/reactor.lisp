@@ -92,22 +92,6 @@ the work a reactor runs inline, such as an encoding scratch buffer.")
 (defvar *next-reactor* 0)
 (declaim (type simple-vector *reactors*) (type fixnum *next-reactor*))
 
-(defun usable-cpu-count ()
-  "The CPUs this process may run on: its affinity mask, which a benchmark's
-CPU placement or a cpuset narrows, as Go counts them for GOMAXPROCS; else
-the online CPUs."
-  (let ((mask (make-array 128 :element-type '(unsigned-byte 8) :initial-element 0)))
-    (sb-sys:with-pinned-objects (mask)
-      (if (zerop (sb-alien:alien-funcall
-                  (sb-alien:extern-alien "sched_getaffinity"
-                                         (function sb-alien:int sb-alien:int sb-alien:unsigned-long
-                                                   sb-sys:system-area-pointer))
-                  0 (length mask) (sb-sys:vector-sap mask)))
-          (max 1 (loop for octet across mask sum (logcount octet)))
-          (max 1 (the fixnum (sb-alien:alien-funcall
-                              (sb-alien:extern-alien "sysconf" (function sb-alien:long sb-alien:int))
-                              84)))))))         ; _SC_NPROCESSORS_ONLN on Linux
-
 (defvar *serving* nil
   "On a reactor thread, the connection it serves now: reads, processes, runs
 the work its frames deferred, and writes the replies of.")
@@ -176,7 +160,7 @@ never the reactor (which serves every other connection)."
   "The reactor for a new connection, starting them on first use."
   (sb-thread:with-mutex (*reactors-lock*)
     (when (zerop (length *reactors*))
-      (setf *reactors* (coerce (loop for i below (or *reactor-count* (usable-cpu-count))
+      (setf *reactors* (coerce (loop for i below (or *reactor-count* (clgrpc.util:usable-cpu-count))
                                      collect (start-reactor i))
                                'simple-vector)))
     (let ((i *next-reactor*))

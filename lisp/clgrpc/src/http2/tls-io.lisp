@@ -82,7 +82,7 @@ released."
   (or *handshake-executor*
       (sb-thread:with-mutex (*handshake-executor-lock*)
         (or *handshake-executor*
-            (let ((cpus (usable-cpu-count)))
+            (let ((cpus (clgrpc.util:usable-cpu-count)))
               (setf *handshake-executor*
                     (clgrpc.util:make-executor :name "tls handshake" :lanes (length *reactors*)
                                                :min-threads 1 :max-threads cpus :keep-idle cpus

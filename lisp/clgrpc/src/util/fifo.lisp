@@ -1,6 +1,6 @@
 ;;;; A growable ring-buffer FIFO.  Not synchronized: its owners hold their own
 ;;;; lock.  Pushing and popping cons nothing once the ring is large enough,
-;;;; which matters for the worker pool and per-call message queues that see
+;;;; which matters for the executor's lanes and per-call message queues that see
 ;;;; every request.
 
 (in-package #:clgrpc.util)
