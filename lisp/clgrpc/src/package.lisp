@@ -97,7 +97,7 @@ own thread, and a deadline scheduler.")
    #:now-us #:wait-on #:counted-wait #:broadcast-if-waiting
    #:fifo #:make-fifo #:fifo-push #:fifo-pop #:fifo-peek #:fifo-empty-p #:fifo-count
    #:fifo-clear
-   #:log-line #:log-drain #:usable-cpu-count
+   #:log-line #:log-drain #:ensure-log-thread #:usable-cpu-count
    #:executor #:make-executor #:executor-submit #:executor-submit-batch #:shutdown-executor
    #:executor-thread-count #:executor-idle-count #:executor-busy-count #:executor-queued-count
    #:executor-max-threads

@@ -13,6 +13,7 @@
 (defvar *most-in-flight* 0 "The most Overlap handlers seen running at once.")
 (defvar *turn-counter* (list 0) "In its car: Tick handlers run (atomic).")
 (defvar *long-poll-gate* (sb-thread:make-semaphore) "What LongPoll calls wait for.")
+(defvar *held* (list 0) "In its car: Hold handlers started (atomic).")
 
 (define-condition test-interrupt (serious-condition) ()
   (:documentation "A serious condition that is not an error: nothing in a
@@ -52,6 +53,11 @@ handler's way catches it."))
                 (dotimes (i (aref req 0)) (clgrpc.grpc:call-send call (filled 100000 i)))
              (observe (list :big-ended))))
          :server-streaming)
+    (reg "Hold"                         ; notes that it started, then reads until the client ends
+         (lambda (call)
+           (sb-ext:atomic-incf (car *held*))
+           (loop while (clgrpc.grpc:call-recv call)))
+         :bidi)
     (reg "Interrupt"                    ; signals a condition no handler-case of the server takes
          (lambda (req call)
            (declare (ignore req call))
@@ -172,6 +178,31 @@ handler's way catches it."))
         (clgrpc.grpc:channel-close ch)
         (clgrpc.grpc:channel-close other)))))
 
+(test a-quiet-server-starts-a-batch-of-blocking-handlers
+  ;; A server idle long enough for its executor's monitor to sleep gets, in
+  ;; one write, more streams whose handlers block at once than it has
+  ;; workers: every handler starts, though no other call comes to wake
+  ;; anything.
+  (setf (car *held*) 0)
+  (with-execution-server (port)
+    (let ((peer (raw-connect-port port))
+          (streams (* 4 (clgrpc.util:usable-cpu-count))))
+      (unwind-protect
+           (progn
+             (raw-grpc-request peer 1 "/test.Svc/Echo" (bytes 1))
+             (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+ 1) 5)
+             (sleep 0.5)
+             (let ((b (make-obuf 4096)))
+               (loop for id from 3 by 2 repeat streams
+                     do (clgrpc.http2:write-headers-frame
+                         b id (raw-header-block peer (grpc-request-headers "/test.Svc/Hold"))))
+               (raw-send peer (obuf-contents b)))
+             (is (loop repeat 300
+                       thereis (= streams (car *held*))
+                       do (sleep 0.01))
+                 "~D of ~D handlers started" (car *held*) streams))
+        (raw-close peer)))))
+
 (test a-turn-has-a-budget
   ;; 400 requests in one write to an inline method of 300 us each: the
   ;; reactor writes the first responses after a turn's worth of them, not
@@ -194,10 +225,12 @@ handler's way catches it."))
 ;;; A stream whose writes block until released: standard error that nobody
 ;;; reads.
 (defclass blocking-output (sb-gray:fundamental-character-output-stream)
-  ((gate :initform (sb-thread:make-semaphore) :reader blocking-output-gate)))
+  ((gate :initform (sb-thread:make-semaphore) :reader blocking-output-gate)
+   (writes :initform (list 0) :reader blocking-output-writes)))
 
 (defmethod sb-gray:stream-write-char ((stream blocking-output) char)
   (declare (ignore char))
+  (sb-ext:atomic-incf (car (blocking-output-writes stream)))
   (sb-thread:wait-on-semaphore (blocking-output-gate stream) :timeout 30)
   (sb-thread:signal-semaphore (blocking-output-gate stream)))
 
@@ -228,7 +261,11 @@ open until one is), and the channels opened on the way, to close."
                (is (not (null other)))
                (setf (symbol-value '*error-output*) blocked)
                (status-of (lambda () (unary failing "Interrupt" (bytes) :timeout 2)))
-               (is (equalp (bytes 9) (unary other "Echo" (bytes 9) :timeout 2))))
+               (is (equalp (bytes 9) (unary other "Echo" (bytes 9) :timeout 2)))
+               ;; The line did go to the blocked stream.
+               (is (loop repeat 200
+                         thereis (plusp (car (blocking-output-writes blocked)))
+                         do (sleep 0.01))))
           (setf (symbol-value '*error-output*) stderr)
           (sb-thread:signal-semaphore (blocking-output-gate blocked))
           (mapc #'clgrpc.grpc:channel-close (list* failing (append (and other (list other)) spare))))))))

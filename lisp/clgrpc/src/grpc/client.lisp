@@ -369,12 +369,16 @@ new connection when one can take no more streams."
                          (call-headers-sent call) t
                          (call-retry-pending call) nil)
                    (clgrpc.http2:stream-write-headers conn stream headers)
-                   (cond (octets
-                          (setf (call-send-closed call) t)
-                          (clgrpc.http2:stream-write-data conn stream octets 0 (length octets) :end-stream t))
-                         ((call-send-closed call)
-                          ;; A retried stream the client had already half-closed.
-                          (clgrpc.http2:stream-write-data conn stream +no-octets+ 0 0 :end-stream t)))
+                   (when (eq :stalled
+                             (cond (octets
+                                    (setf (call-send-closed call) t)
+                                    (clgrpc.http2:stream-write-data conn stream octets 0 (length octets)
+                                                                    :end-stream t))
+                                   ((call-send-closed call)
+                                    ;; A retried stream the client had already half-closed.
+                                    (clgrpc.http2:stream-write-data conn stream +no-octets+ 0 0
+                                                                    :end-stream t))))
+                     (%call-stalled call))
                    (return)))))
     (unless (and (call-stream call) (eq (call-conn call) conn))
       ;; A connection that failed its TLS handshake says why.
@@ -466,7 +470,9 @@ sends the request gzip-compressed."
   (with-current-call-lock (call)
     (unless (or (call-send-closed call) (call-status call))
       (setf (call-send-closed call) t)
-      (clgrpc.http2:stream-write-data (call-conn call) (call-stream call) +no-octets+ 0 0 :end-stream t)))
+      (when (eq :stalled (clgrpc.http2:stream-write-data (call-conn call) (call-stream call)
+                                                         +no-octets+ 0 0 :end-stream t))
+        (%call-stalled call))))
   (clgrpc.http2:flush-connection (call-conn call))
   nil)
 

@@ -181,7 +181,7 @@ now (the result) if the application is reading it, else held until it is."
 (defun %take-held (call)
   (shiftf (call-asm-held call) 0))
 
-(defconstant +assembly-start+ 65536
+(defconstant +assembly-start+ 16384
   "The most an assembly buffer holds before octets arrive for it.  A
 message's declared length is a limit, never an allocation: a peer that
 declares 4 MiB and sends one octet costs this much, not 4 MiB.")

@@ -39,9 +39,8 @@ waiting for window (the rest of the body is parked)."
          (cons "content-length" (princ-to-string (length +plain-response-body+)))))
   (clgrpc.http2:stream-write-last-data
    conn stream +plain-response-body+ 0 (length +plain-response-body+)
-   (lambda (conn stream)
-     (clgrpc.http2:stream-write-data conn stream +plain-response-body+ 0 0 :end-stream t)
-     (clgrpc.http2:request-flush conn)))
+   (lambda (conn stream) (declare (ignore conn stream)))
+   :end-stream t)
   (clgrpc.http2:request-flush conn))
 
 (defun start-plain-request (conn stream status end-stream)

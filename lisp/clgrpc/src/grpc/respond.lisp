@@ -100,12 +100,13 @@ it stops (RFC 9113 8.1)."
 (declaim (ftype function %release-undispatched %give-back-turn))
 
 (defun %trailers-after-park (call code message metadata)
-  "What to do once the response's last DATA is written: the trailers."
+  "What to do once the response's last DATA is written: the trailers.  It
+runs inside a write (WITH-STREAM-OUTPUT, or the flush that resumed the
+parked rest), which writes them too."
   (lambda (conn stream)
-    (declare (ignore stream))
+    (declare (ignore conn stream))
     (unless (call-status call)
-      (%send-trailers call code message metadata))
-    (clgrpc.http2:request-flush conn)))
+      (%send-trailers call code message metadata))))
 
 (defun server-finish (call code message response metadata)
   "A handler returned (or failed): send RESPONSE, if any, and the trailers,

@@ -128,9 +128,9 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; the executor lane this connection's reactor fills.
   (executor nil)
   (lane 0 :type fixnum)
-  ;; Output a thread may write in one go before it lets the reactor write
-  ;; the rest (%WRITE-OUT): so one connection's burst cannot hold a reactor.
-  (write-budget-used 0 :type fixnum)
+  ;; When the socket last took output (NOW-US): a live reader, for the
+  ;; senders' stall timeout.
+  (wrote-us 0 :type fixnum)
   ;; A sender may wait this long (microseconds) for window or for the
   ;; output to drain with no progress before its stream fails
   ;; (STREAM-WRITE-DATA).

@@ -48,6 +48,8 @@ nothing waits here."
         (setf (conn-reactor conn) reactor
               (conn-lane conn) (reactor-index reactor)))))
   (let ((tls (conn-tls conn)))
+    (when tls
+      (ensure-handshake-executor))
     (when (and tls (eq (conn-role conn) :client))
       ;; The ClientHello, which the flush below sends; the reactor does the
       ;; rest of the handshake, and the preface goes out once it is done.

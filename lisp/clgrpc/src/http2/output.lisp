@@ -62,9 +62,6 @@ within one chunk per sender of the high-water mark.")
 (or a thread it is serving) writes the rest on a later turn, so a large
 burst to one peer does not hold the reactor from the others.")
 
-(defconstant +resume-streams+ 256
-  "Parked streams one turn of parked responses looks at, at most.")
-
 (defconstant +shrink-above+ (* 256 1024)
   "An output buffer that grew beyond this is given back once drained, so a
 connection that once sent a large message does not keep its buffer idle.")
@@ -132,7 +129,10 @@ their own (+TLS-BACKLOG-PAUSE+)."
   "Lock held, SPARE written out: move OUT to SPARE for writing, first
 letting parked responses take their turn if OUT is empty.  Returns true if
 there is anything to write."
-  (when (and (zerop (obuf-fill (conn-out conn))) (conn-parked conn) (not (conn-closed conn)))
+  (when (and (conn-parked conn) (<= (obuf-fill (conn-out conn)) +park-quantum+)
+             (not (conn-closed conn)))
+    ;; Parked responses take their turn whenever little else waits, not
+    ;; only when nothing does: under steady load OUT is rarely empty.
     (%resume-parked conn))
   (unless (zerop (obuf-fill (conn-out conn)))
     (obuf-reset (conn-spare conn))
@@ -207,8 +207,9 @@ NIL if the connection failed (it is then closed)."
             pos (conn-spare-pos conn)))
     (loop
       (multiple-value-bind (n blocked) (%write-some conn (obuf-data buf) pos (obuf-fill buf))
-        (when n
-          (incf written (the fixnum n)))
+        (when (and n (plusp (the fixnum n)))
+          (incf written (the fixnum n))
+          (setf (conn-wrote-us conn) (clgrpc.util:now-us)))
         (sb-thread:with-mutex (lock)
           (cond ((null n)
                  (obuf-reset buf)
@@ -473,6 +474,8 @@ connection closed first; :STALLED if the peer took nothing for that long."
                       ;; Out of connection window.
                       (clgrpc.util:counted-wait ((conn-send-waiters conn))
                         (%wait-for-sending conn (conn-send-cv conn) deadline))))))
+        ;; Output the socket took counts as progress too: the peer reads.
+        (setf deadline (max deadline (+ (conn-wrote-us conn) (conn-send-stall-timeout conn))))
         (unless (or waited (< (clgrpc.util:now-us) deadline)
                     (conn-closed conn) (not (stream-can-send-p stream)))
           ;; The peer opened no window and read nothing for the whole
@@ -491,7 +494,7 @@ while the output is over the high-water mark (it resumes as it drains)."
       0
       (min wanted +park-quantum+ (%stream-send-window conn stream))))
 
-(defun stream-write-last-data (conn stream octets start end then)
+(defun stream-write-last-data (conn stream octets start end then &key end-stream)
   "Lock held: the last DATA of STREAM's response, OCTETS[START,END), as far
 as the windows and the output allow now, never waiting; then THEN, a
 function of CONN and STREAM (the trailers).  What cannot go now is copied
@@ -499,16 +502,17 @@ and parked on STREAM, sent a quantum at a time as the peer's WINDOW_UPDATEs
 arrive and the output drains, and THEN is called once it is all written:
 so a peer that advertises no window or does not read holds no thread.  The
 output is flushed by the thread the reactor serves CONN on once its turn
-is done, or the next time any thread writes.  Returns T if all of it went
-now, :PARKED, or NIL if the stream or connection closed."
+is done, or the next time any thread writes.  END-STREAM ends the stream
+with the last DATA frame.  Returns T if all of it went now, :PARKED, or NIL
+if the stream or connection closed."
   (declare (type h2-stream stream) (type octets octets) (type index start end)
            (type function then))
   (when (or (conn-closed conn) (not (stream-can-send-p stream)))
     (return-from stream-write-last-data nil))
   (let ((n (%parkable-window conn stream (- end start))))
     (declare (type fixnum n))
-    (when (plusp n)
-      (%append-data conn stream octets start (+ start n) nil))
+    (when (or (plusp n) (and end-stream (= start end)))
+      (%append-data conn stream octets start (+ start n) (and end-stream (= (+ start n) end))))
     (incf start n)
     (cond ((= start end)
            (funcall then conn stream)
@@ -516,6 +520,7 @@ now, :PARKED, or NIL if the stream or connection closed."
           (t
            (setf (h2-stream-parked stream) (subseq octets start end)
                  (h2-stream-parked-start stream) 0
+                 (h2-stream-parked-end-stream stream) end-stream
                  (h2-stream-parked-then stream) then)
            (setf (conn-parked conn) (nconc (conn-parked conn) (list stream)))
            (request-flush conn)
@@ -524,25 +529,23 @@ now, :PARKED, or NIL if the stream or connection closed."
 (defun %resume-parked (conn)
   "Lock held, after the send windows grew or the output drained: one turn
 of the parked responses, in order, each sending what it may of a quantum,
-until the output is over the high-water mark or +RESUME-STREAMS+ have had
-their turn (the rest go first next time).  A response finished calls its
-continuation; the others go round again."
+until the output is over the high-water mark (the rest go first next
+time, as the output drains).  A response finished calls its continuation;
+the others go round again.  A turn is bounded by the parked streams, at
+most the connection's handler slots."
   (let ((still '())
-        (queue (shiftf (conn-parked conn) '()))
-        (visited 0))
-    (declare (type fixnum visited))
-    (loop while (and queue (< visited +resume-streams+)
-                     (<= (%buffered conn) +high-water+))
+        (queue (shiftf (conn-parked conn) '())))
+    (loop while (and queue (<= (%buffered conn) +high-water+))
           do (let* ((stream (pop queue))
                     (data (h2-stream-parked stream)))
-               (incf visited)
                (when (and data (stream-can-send-p stream) (not (conn-closed conn)))
                  (let* ((start (h2-stream-parked-start stream))
                         (end (length (the octets data)))
                         (n (%parkable-window conn stream (- end start))))
                    (declare (type fixnum start end n))
                    (when (plusp n)
-                     (%append-data conn stream data start (+ start n) nil)
+                     (%append-data conn stream data start (+ start n)
+                                   (and (h2-stream-parked-end-stream stream) (= (+ start n) end)))
                      (setf (h2-stream-parked-start stream) (incf start n)))
                    (if (= start end)
                        (let ((then (h2-stream-parked-then stream)))

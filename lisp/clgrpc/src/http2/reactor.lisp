@@ -104,8 +104,9 @@ READER-THREAD-P is then true; then hand off and run what BODY left for
 the end of the turn, and write the replies BODY queued for it."
   `(let ((*serving* ,conn))
      (multiple-value-prog1 (progn ,@body)
-       (run-deferred ,conn)
-       (%write-replies ,conn))))
+       (with-connection-guard (,conn)
+         (run-deferred ,conn)
+         (%write-replies ,conn)))))
 
 (defun reader-thread-p (conn)
   "True on the reactor thread that reads CONN while it serves CONN: code
@@ -162,7 +163,9 @@ never the reactor (which serves every other connection)."
     (when (zerop (length *reactors*))
       (setf *reactors* (coerce (loop for i below (or *reactor-count* (clgrpc.util:usable-cpu-count))
                                      collect (start-reactor i))
-                               'simple-vector)))
+                               'simple-vector))
+      ;; Reactors log, and must not be the ones to start the log's thread.
+      (clgrpc.util:ensure-log-thread))
     (let ((i *next-reactor*))
       (setf *next-reactor* (mod (1+ i) (length *reactors*)))
       (svref *reactors* i))))
@@ -238,7 +241,9 @@ NIL for a clean end (end of file, or GOAWAY and no streams left)."
             (conn-input-pending conn) nil
             (conn-parked conn) '())
       (clgrpc.net:socket-close (conn-socket conn))
-      (when (conn-tls conn)
+      ;; A handshake step under way frees the session when it ends: the
+      ;; reactor must not wait for its lock meanwhile.
+      (when (and (conn-tls conn) (not (conn-handshake-running conn)))
         (clgrpc.tls:session-free (conn-tls conn))))
     (when (conn-on-close conn)
       (funcall (the function (conn-on-close conn)) conn))
@@ -435,15 +440,20 @@ replies, and the checks that depend on them."
   "Reactor thread serving CONN: write what its frames and deferred work queued."
   (loop repeat 4 while (conn-reader-flush conn) do (%reader-flush conn)))
 
-(defun on-writable (conn)
-  (%write-out conn t)
-  (when (and (conn-linger-until conn)
+(defun %after-write (conn)
+  "Reactor, after writing CONN's output: a lingering connection whose
+output is all written closes (a graceful close) or half-closes."
+  (when (and (conn-linger-until conn) (not (conn-finished conn))
              (not (with-connection-lock (conn) (%output-pending-p conn))))
     (if (or (conn-closed conn) (null (conn-close-code conn))
             (eql (conn-close-code conn) +no-error+))
         ;; A graceful close: everything is written.
         (finish-connection conn (conn-close-code conn))
         (clgrpc.net:fd-shutdown (conn-fd conn) :output))))
+
+(defun on-writable (conn)
+  (%write-out conn t)
+  (%after-write conn))
 
 ;;; ------------------------------------------------------------------
 ;;; Timers
@@ -476,7 +486,9 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
     (let* ((tls (conn-tls conn))
            (since (and tls (clgrpc.tls:session-idle-since tls))))
       (when (and since (> (- now (the fixnum since)) +tls-trim-idle-us+)
-                 (not (or (conn-flushing conn) (conn-write-blocked conn))))
+                 (not (or (conn-flushing conn) (conn-write-blocked conn)
+                          (conn-handshake-running conn)))
+                 (clgrpc.tls:tls-session-established tls))
         (clgrpc.tls:session-trim tls)))
     (cond
       (linger
@@ -561,7 +573,8 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
                 ((logtest bits +post-drain-close+)
                  (drain-and-close conn))
                 ((logtest bits +post-flush+)
-                 (%write-out conn nil))))))))
+                 (%write-out conn nil)
+                 (%after-write conn))))))))
 
 (defun run-backlog (reactor)
   "A turn for each connection whose input waits from an earlier turn."

@@ -39,6 +39,7 @@
   (parked nil :type (or null octets))
   (parked-start 0 :type fixnum)
   (parked-then nil :type (or null function))
+  (parked-end-stream nil)               ; the last parked DATA ends the stream
   ;; A streaming sender has written part of a message and waits to write
   ;; the rest (%WRITE-DATA).
   (mid-message nil)

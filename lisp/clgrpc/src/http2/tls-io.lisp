@@ -85,23 +85,35 @@ released."
             (let ((cpus (clgrpc.util:usable-cpu-count)))
               (setf *handshake-executor*
                     (clgrpc.util:make-executor :name "tls handshake" :lanes (length *reactors*)
-                                               :min-threads 1 :max-threads cpus :keep-idle cpus
+                                               :min-threads cpus :max-threads cpus :keep-idle cpus
                                                :cpus cpus)))))))
 
+(defun ensure-handshake-executor ()
+  "Make the handshake executor now, on a thread that may create threads
+(a connection's start), not on a reactor."
+  (%handshake-executor)
+  nil)
+
 (defun %handshake-step (conn)
-  "Worker: advance CONN's handshake with what was fed, and tell its reactor."
+  "Worker: advance CONN's handshake with what was fed, and tell its reactor.
+A connection finished meanwhile left its session to this step to free."
   (let ((result (handler-case (clgrpc.tls:session-handshake (conn-tls conn))
                   (clgrpc.tls:tls-error (e) (clgrpc.tls:tls-error-message e)))))
-    (with-connection-lock (conn)
-      (setf (conn-handshake-result conn) result)
-      (%post conn +post-handshake+))))
+    (when (with-connection-lock (conn)
+            (setf (conn-handshake-result conn) result)
+            ;; Released (FINISH-CONNECTION) while this step ran?
+            (if (< (conn-fd conn) 0)
+                (progn (setf (conn-handshake-running conn) nil) t)
+                (progn (%post conn +post-handshake+) nil)))
+      (clgrpc.tls:session-free (conn-tls conn)))))
 
 (defun %start-handshake-step (conn)
-  "Reactor: run the next handshake step on a worker; stop reading CONN
-until it ends."
+  "Reactor: run the next handshake step on a worker; leave CONN out of
+epoll until it ends (a hang-up would otherwise be reported on every wait)."
   (with-connection-lock (conn)
     (setf (conn-handshake-running conn) t)
-    (%update-interest conn))
+    (when (conn-registered conn)
+      (clgrpc.net:epoll-control (reactor-epfd (conn-reactor conn)) :delete (conn-fd conn) 0)))
   (clgrpc.util:executor-submit (%handshake-executor) (conn-lane conn) #'%handshake-step conn))
 
 (defun %tls-drain (reactor conn)
@@ -146,11 +158,15 @@ messages go out, and the reactor reads the peer's next flight), :DONE, or
 why it failed."
   (let ((result (with-connection-lock (conn)
                   (setf (conn-handshake-running conn) nil)
-                  (unless (conn-closed conn)
-                    (%update-interest conn))
+                  (when (and (conn-registered conn) (not (conn-closed conn)))
+                    (clgrpc.net:epoll-control (reactor-epfd (conn-reactor conn)) :add (conn-fd conn)
+                                              (%interest conn)))
                   (shiftf (conn-handshake-result conn) nil)))
         (tls (conn-tls conn)))
-    (cond ((or (conn-finished conn) (null result)))
+    (cond ((< (conn-fd conn) 0)
+           ;; Released while the step ran: its session is this thread's to free.
+           (clgrpc.tls:session-free tls))
+          ((null result))
           ((stringp result) (%tls-abandon conn result))
           ((eq result :want) (%write-out conn nil))
           ((not (equal (clgrpc.tls:tls-session-alpn tls) "h2"))

@@ -86,8 +86,10 @@ through the gaps between them, short enough that it shrinks soon after.")
   (running 0 :type sb-ext:word)         ; workers in a task (atomic; an estimate when read)
   (next-home 0 :type fixnum)            ; home lane of the next worker (PARK-LOCK)
   (workers '() :type list)              ; every live worker (PARK-LOCK)
-  ;; Ticks in a row with busy CPUs and most workers waiting (PARK-LOCK).
+  ;; Ticks in a row with busy CPUs and most workers waiting, and where in
+  ;; WORKERS the next sample starts (PARK-LOCK).
   (waiting-streak 0 :type fixnum)
+  (sample-start 0 :type fixnum)
   (min-threads 2 :type fixnum)
   (max-threads 4096 :type fixnum)
   (keep-idle 16 :type fixnum)
@@ -198,6 +200,25 @@ LANE-INDEX in one hold of its lock, waking at most one worker.  Returns NIL
   (loop for lane across (executor-lanes executor)
           thereis (plusp (lane-count (the lane lane)))))
 
+(defun %oldest-lane (executor home)
+  "The lane whose first task has waited longest (HOME if none waits)."
+  (declare (type fixnum home))
+  (let ((best home) (oldest most-positive-fixnum)
+        (lanes (executor-lanes executor)))
+    (declare (type fixnum best oldest))
+    (dotimes (i (length lanes) best)
+      (let ((lane (svref lanes i)))
+        (declare (type lane lane))
+        (when (plusp (lane-count lane))
+          (sb-thread:with-mutex ((lane-lock lane))
+            (let ((tasks (lane-tasks lane)))
+              (unless (fifo-empty-p tasks)
+                (let* ((items (fifo-items tasks))
+                       (queued (svref items (mod (+ (fifo-head tasks) 2) (length items)))))
+                  (declare (type fixnum queued))
+                  (when (< queued oldest)
+                    (setf oldest queued best i)))))))))))
+
 (defun %take-task (executor home)
   "The oldest task of lane HOME, else of the next lane that has one:
 (values function argument), or NIL."
@@ -273,13 +294,15 @@ parked too) while more than MIN-THREADS are alive."
 
 (defun %wake-another (executor)
   "This worker took a task and left others queued: wake a parked worker for
-them, unless one is spinning."
+them, unless one is spinning; with none parked, have the monitor look (the
+workers may all be about to block in their handlers)."
   (when (and (zerop (executor-spinning executor))
-             (plusp (executor-idle executor))
+             (or (plusp (executor-idle executor)) (not (executor-monitor-awake executor)))
              (%queued-p executor))
     (sb-thread:with-mutex ((executor-park-lock executor))
-      (when (plusp (executor-idle executor))
-        (sb-thread:condition-notify (executor-park-cv executor))))))
+      (if (plusp (executor-idle executor))
+          (sb-thread:condition-notify (executor-park-cv executor))
+          (%wake-monitor executor)))))
 
 (defun %run-task (function argument)
   ;; Tasks handle their own errors; this only keeps a bug in one task from
@@ -295,12 +318,20 @@ none."
 
 (defun worker-loop (executor home)
   (declare (type executor executor) (type fixnum home))
-  (let ((me (make-worker (%open-stat))))
+  (let ((me (make-worker (%open-stat)))
+        (takes 0))
+    (declare (type fixnum takes))
     (sb-thread:with-mutex ((executor-park-lock executor))
       (push me (executor-workers executor)))
     (unwind-protect
          (loop
-           (multiple-value-bind (function argument) (%take-task executor home)
+           ;; Every eighth task comes from the lane whose task has waited
+           ;; longest, so no lane starves while its workers are held.
+           (multiple-value-bind (function argument)
+               (%take-task executor (if (and (zerop (logand (incf takes) 7))
+                                             (> (length (executor-lanes executor)) 1))
+                                        (%oldest-lane executor home)
+                                        home))
              (if function
                  (progn
                    (%wake-another executor)
@@ -396,17 +427,18 @@ D: waiting on a sleep, I/O, a lock), as against running or runnable."
 than compute or wait for a CPU."
   (let ((sampled 0) (waiting 0))
     (declare (type fixnum sampled waiting))
-    ;; The list is rotated so that successive ticks sample other workers.
-    (let ((workers (executor-workers executor)))
-      (when (cdr workers)
-        (setf (executor-workers executor) (append (cdr workers) (list (car workers))))))
-    (dolist (w (executor-workers executor))
+    ;; Successive ticks start further along the list, so that they sample
+    ;; other workers.
+    (let* ((workers (executor-workers executor))
+           (start (mod (incf (executor-sample-start executor)) (max 1 (length workers)))))
+      (setf workers (nthcdr start workers))
+      (dolist (w workers)
       (when (>= sampled +sampled-workers+)
         (return))
       (when (and (worker-busy w) (>= (worker-stat w) 0))
         (incf sampled)
         (when (%sleeping-p (worker-stat w))
-          (incf waiting))))
+          (incf waiting)))))
     (and (plusp sampled) (>= (* 2 waiting) sampled))))
 
 (defun %workers-wanted (executor cpus now)

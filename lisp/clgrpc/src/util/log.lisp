@@ -37,14 +37,23 @@
          (terpri out)
          (finish-output out))))))
 
+(defun ensure-log-thread ()
+  "Start the log thread, if it is not running (true if it is)."
+  (sb-thread:with-mutex (*log-lock*)
+    (%ensure-log-thread)))
+
+(defun %ensure-log-thread ()
+  (or *log-thread*
+      (setf *log-thread* (ignore-errors
+                          (sb-thread:make-thread #'log-writer-loop :name "clgrpc log")))))
+
 (defun log-line (control &rest arguments)
   "Queue a line, CLGRPC: and FORMAT of CONTROL and ARGUMENTS, for the log
 thread.  Never waits on the log's stream."
   (let ((line (handler-case (concatenate 'string "clgrpc: " (apply #'format nil control arguments))
                 (serious-condition () "clgrpc: (a log line could not be formatted)"))))
     (sb-thread:with-mutex (*log-lock*)
-      (unless *log-thread*
-        (setf *log-thread* (sb-thread:make-thread #'log-writer-loop :name "clgrpc log")))
+      (%ensure-log-thread)
       (if (>= (fifo-count *log-queue*) +log-queue-limit+)
           (incf *log-dropped*)
           (progn (fifo-push *log-queue* line)
