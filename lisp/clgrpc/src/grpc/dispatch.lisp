@@ -160,9 +160,11 @@ if it proves slow."
     (cond ((or (>= us +inline-stall-us+)
                (and (>= calls +inline-min-calls+) (> (* 100 slow) calls)))
            (when (sb-ext:compare-and-swap (method-entry-inline entry) t nil)
-             (log-line "~A is registered inline but ~:[its p99 is above ~D us~;one call took ~D us~*~]; ~
-                        its calls run on the executor from now on"
-                       (method-entry-path entry) (>= us +inline-stall-us+) us +inline-slow-us+)))
+             (log-line "~A is registered inline but ~A; its calls run on the executor from now on"
+                       (method-entry-path entry)
+                       (if (>= us +inline-stall-us+)
+                           (format nil "one call took ~D us" us)
+                           (format nil "its p99 is above ~D us" +inline-slow-us+)))))
           ((>= calls +inline-window+)
            (setf (method-entry-inline-calls entry) 0
                  (method-entry-inline-slow entry) 0)))))

@@ -90,6 +90,7 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; A partial frame carried between reads; NIL while none (idle
   ;; connections hold no read buffer).
   (carry nil :type (or null octets))
+  (carry-start 0 :type fixnum)          ; CARRY[CARRY-START,CARRY-FILL) is unprocessed
   (carry-fill 0 :type fixnum)
   (preface-seen 0 :type fixnum)         ; server: octets of the client preface read
   ;; What the turn at hand may still process (reactor.lisp), and whether

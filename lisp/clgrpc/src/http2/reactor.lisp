@@ -238,6 +238,8 @@ NIL for a clean end (end of file, or GOAWAY and no streams left)."
         (clgrpc.net:fd-shutdown (conn-fd conn) :both))
       (setf (conn-fd conn) -1
             (conn-carry conn) nil
+            (conn-carry-start conn) 0
+            (conn-carry-fill conn) 0
             (conn-input-pending conn) nil
             (conn-parked conn) '())
       (clgrpc.net:socket-close (conn-socket conn))
@@ -303,13 +305,14 @@ for the next turn."
   (declare (type octets buf) (type fixnum pos fill))
   (let ((rest (- fill pos)))
     (if (zerop rest)
-        (setf (conn-carry conn) nil (conn-carry-fill conn) 0)
+        (setf (conn-carry conn) nil (conn-carry-start conn) 0 (conn-carry-fill conn) 0)
         (let ((carry (conn-carry conn)))
           (unless (and carry (>= (length carry) rest))
             (setf carry (make-octets (max rest 1024))
                   (conn-carry conn) carry))
           (replace carry buf :start2 pos :end2 fill)
-          (setf (conn-carry-fill conn) rest)))))
+          (setf (conn-carry-start conn) 0
+                (conn-carry-fill conn) rest)))))
 
 (defun %reactor-buffer (reactor conn)
   "The reactor's read buffer, large enough for a partial frame of CONN and
@@ -345,11 +348,33 @@ Returns true if whole frames are left for want of budget (INPUT-PENDING)."
   "The reactor's buffer for CONN with its carried rest in front:
 (values buffer fill)."
   (let ((buf (%reactor-buffer reactor conn))
+        (start (conn-carry-start conn))
         (fill (conn-carry-fill conn)))
-    (declare (type fixnum fill))
-    (when (plusp fill)
-      (replace buf (the octets (conn-carry conn)) :end2 fill))
-    (values buf fill)))
+    (declare (type fixnum start fill))
+    (when (> fill start)
+      (replace buf (the octets (conn-carry conn)) :start2 start :end2 fill))
+    (values buf (- fill start))))
+
+(defun %carry-turn (conn)
+  "Reactor: a turn over the whole frames CONN's carry holds, processed
+where they are (an earlier turn ran out of budget): each turn moves past
+what it processed, and the rest is copied only once it is a partial frame."
+  (let ((carry (conn-carry conn))
+        (start (conn-carry-start conn))
+        (fill (conn-carry-fill conn)))
+    (declare (type fixnum start fill))
+    (when carry
+      (multiple-value-bind (next over) (process-input conn carry start fill)
+        (declare (type fixnum next))
+        (when (eq carry (conn-carry conn))   ; not released meanwhile
+          (cond ((= next fill)
+                 (setf (conn-carry conn) nil (conn-carry-start conn) 0 (conn-carry-fill conn) 0))
+                (over
+                 (setf (conn-carry-start conn) next))
+                (t
+                 (replace carry carry :start2 next :end2 fill)
+                 (setf (conn-carry-start conn) 0 (conn-carry-fill conn) (- fill next))))
+          (setf (conn-input-pending conn) over))))))
 
 (defun %read-plain (reactor conn)
   "Read once from CONN's socket and process it.  Returns true if input was
@@ -391,8 +416,7 @@ of budget."
     (%begin-turn conn)
     (if (conn-tls conn)
         (%tls-backlog-turn reactor conn)
-        (multiple-value-bind (buf fill) (%with-carry reactor conn)
-          (%process-read conn buf fill)))
+        (%carry-turn conn))
     (%end-turn reactor conn)))
 
 (defun %submit-handoff (conn tasks)

@@ -148,8 +148,7 @@ connection ended."
 (defun %tls-backlog-turn (reactor conn)
   "Reactor: a turn over what an earlier turn left: the frames in the carry,
 then what the session still holds decrypted."
-  (multiple-value-bind (buf fill) (%with-carry reactor conn)
-    (%process-read conn buf fill))
+  (%carry-turn conn)
   (%tls-drain reactor conn))
 
 (defun %handshake-done (reactor conn)
