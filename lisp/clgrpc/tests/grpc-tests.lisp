@@ -619,7 +619,13 @@ after the rest.  Returns where the handler ran (WHERE-OCTETS)."
     (unwind-protect
          (let ((slow (sb-thread:make-thread
                       (lambda () (setf result (status-of (lambda () (unary ch "Sleep" (bytes 1) :timeout 0.5))))))))
-           (sleep 0.1)
+           ;; Stop once the server holds the call (on a slow machine, such as
+           ;; under qemu, sooner would refuse it unprocessed instead).
+           (loop repeat 500
+                 until (sb-thread:with-mutex ((clgrpc.grpc::server-lock server))
+                         (loop for conn being the hash-keys of (clgrpc.grpc::server-connections server)
+                                 thereis (plusp (clgrpc.http2:connection-handler-count conn))))
+                 do (sleep 0.01))
            (clgrpc.grpc:server-stop server :grace 2)
            (sb-thread:join-thread slow)
            ;; the call in flight finished (here: its own deadline), not cut off
