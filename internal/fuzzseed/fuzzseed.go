@@ -64,7 +64,7 @@ func Encode(values ...any) ([]byte, error) {
 			fmt.Fprintf(&b, "[]byte(%q)\n", v)
 		case string:
 			fmt.Fprintf(&b, "string(%q)\n", v)
-		case int, int64, uint64, uint32, int32, bool:
+		case int, int64, int32, uint64, uint32, uint16, bool:
 			fmt.Fprintf(&b, "%T(%v)\n", v, v)
 		default:
 			return nil, fmt.Errorf("fuzzseed: cannot encode a %T", v)
