@@ -59,5 +59,6 @@ def go_fuzz_test(name, srcs, embed, targets, deps = [], fuzztime = "30s", tags =
         args = [package, binary, "10m"] + targets + ["--"],
         data = [":%s_bin" % name] + seeds,
         tags = ["manual"],
+        testonly = True,
         **kwargs
     )

@@ -69,7 +69,7 @@ for target in "${targets[@]}"; do
     if [ -z "${BUILD_WORKSPACE_DIRECTORY:-}" ]; then
       for f in "$seeds"/*; do
         if [ ! -e "$r/_main/$package/$f" ]; then
-          echo "== failing input $package/$f:"
+          echo "== failing input (in the test's outputs.zip; check it in as $package/$f):"
           cat "$f"
           mkdir -p "${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}/$seeds"
           cp "$f" "${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}/$seeds/"
