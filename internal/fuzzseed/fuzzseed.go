@@ -7,6 +7,7 @@ package fuzzseed
 import (
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,14 @@ func Encode(values ...any) ([]byte, error) {
 			fmt.Fprintf(&b, "string(%q)\n", v)
 		case int, int64, int32, uint64, uint32, uint16, bool:
 			fmt.Fprintf(&b, "%T(%v)\n", v, v)
+		case float64:
+			// %v would lose a NaN's payload; Go's corpus format
+			// writes its bits.
+			if math.IsNaN(v) {
+				fmt.Fprintf(&b, "math.Float64frombits(0x%x)\n", math.Float64bits(v))
+			} else {
+				fmt.Fprintf(&b, "float64(%v)\n", v)
+			}
 		default:
 			return nil, fmt.Errorf("fuzzseed: cannot encode a %T", v)
 		}
