@@ -48,7 +48,8 @@ def go_fuzz_test(name, srcs, embed, targets, deps = [], fuzztime = "30s", tags =
             srcs = ["//tools/fuzz:fuzz.sh"],
             args = [package, binary, fuzztime, target, "--"],
             data = [":%s_bin" % name] + seeds,
-            size = "medium",
+            # Twice the default fuzztime: a longer one (--test_arg) needs --test_timeout too.
+            timeout = "short",
             # One worker on one core (fuzz.sh sets GOMAXPROCS=1), busy the whole run: fuzzing is
             # CPU-bound by design (testcpu gave 0.46 to 0.56 cores while another fuzzing run held
             # the other core of two).
