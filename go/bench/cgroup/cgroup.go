@@ -15,6 +15,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -230,9 +231,9 @@ func (g *Group) Usage() (user, system time.Duration, ok bool) {
 // ParseUsage reads user_usec and system_usec from a v2 cpu.stat file.
 func ParseUsage(data string) (user, system time.Duration, ok bool) {
 	stat := statFields(data)
-	u, okU := stat["user_usec"]
-	s, okS := stat["system_usec"]
-	return time.Duration(u) * time.Microsecond, time.Duration(s) * time.Microsecond, okU && okS
+	user, okU := stat.microseconds("user_usec")
+	system, okS := stat.microseconds("system_usec")
+	return user, system, okU && okS
 }
 
 // ParseCPUStat reads nr_periods, nr_throttled and the throttled time from a
@@ -242,17 +243,40 @@ func ParseCPUStat(data string) (periods, throttledPeriods int64, throttled time.
 	stat := statFields(data)
 	periods, okP := stat["nr_periods"]
 	throttledPeriods, okT := stat["nr_throttled"]
+	ok = okP && okT && periods >= 0 && throttledPeriods >= 0
 	if ns, okNs := stat["throttled_time"]; okNs {
-		throttled = time.Duration(ns)
-		return periods, throttledPeriods, throttled, okP && okT
+		if ns < 0 {
+			return periods, throttledPeriods, 0, false
+		}
+		return periods, throttledPeriods, time.Duration(ns), ok
 	}
-	us, okUs := stat["throttled_usec"]
-	return periods, throttledPeriods, time.Duration(us) * time.Microsecond, okP && okT && okUs
+	throttled, okUs := stat.microseconds("throttled_usec")
+	return periods, throttledPeriods, throttled, ok && okUs
 }
 
-// statFields are the "KEY VALUE" lines of a cgroup stat file with an
-// integer value.
-func statFields(data string) map[string]int64 {
+// microseconds is the duration of key's value in µs, if it has one.
+func (s stats) microseconds(key string) (time.Duration, bool) {
+	us, ok := s[key]
+	if !ok {
+		return 0, false
+	}
+	return microseconds(us)
+}
+
+// microseconds is us µs, if that is a duration: the kernel's counters are
+// never negative, and a value that overflows a Duration is no measurement.
+func microseconds(us int64) (time.Duration, bool) {
+	if us < 0 || us > math.MaxInt64/int64(time.Microsecond) {
+		return 0, false
+	}
+	return time.Duration(us) * time.Microsecond, true
+}
+
+// stats are the "KEY VALUE" lines of a cgroup stat file with an integer
+// value.
+type stats map[string]int64
+
+func statFields(data string) stats {
 	out := map[string]int64{}
 	for line := range strings.SplitSeq(data, "\n") {
 		key, value, found := strings.Cut(strings.TrimSpace(line), " ")
@@ -276,7 +300,10 @@ func ParseStall(data string) (time.Duration, bool) {
 		for _, f := range fields[1:] {
 			if v, ok := strings.CutPrefix(f, "total="); ok {
 				us, err := strconv.ParseInt(v, 10, 64)
-				return time.Duration(us) * time.Microsecond, err == nil
+				if err != nil {
+					return 0, false
+				}
+				return microseconds(us)
 			}
 		}
 	}

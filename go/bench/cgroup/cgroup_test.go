@@ -177,6 +177,11 @@ func TestParseCPUStat(t *testing.T) {
 	if p, n, d, ok := ParseCPUStat("nr_periods 7\nnr_throttled 2\nthrottled_time 1000\n"); !ok || p != 7 || n != 2 || d != time.Microsecond {
 		t.Errorf("got %d %d %v %v", p, n, d, ok)
 	}
+	for _, bad := range []string{"nr_periods -1\nnr_throttled 0\nthrottled_usec 0\n", "nr_periods 1\nnr_throttled 0\nthrottled_time -1\n", "nr_periods 1\nnr_throttled 0\nthrottled_usec 9223372036854775807\n"} {
+		if _, _, d, ok := ParseCPUStat(bad); ok || d != 0 {
+			t.Errorf("%q parsed as %v, %v", bad, d, ok)
+		}
+	}
 }
 
 func TestUsage(t *testing.T) {
@@ -195,6 +200,9 @@ func TestUsage(t *testing.T) {
 	if _, _, ok := ParseUsage("usage_usec 3\nuser_usec 1\n"); ok {
 		t.Error("parsed without system_usec")
 	}
+	if u, s, ok := ParseUsage("user_usec -1\nsystem_usec 9223372036854775807\n"); ok || u < 0 || s < 0 {
+		t.Errorf("a negative and an overflowing counter parsed as %v, %v, %v", u, s, ok)
+	}
 }
 
 func TestParseStall(t *testing.T) {
@@ -202,7 +210,7 @@ func TestParseStall(t *testing.T) {
 	if d, ok := ParseStall(psi); !ok || d != 3457443044*time.Microsecond {
 		t.Errorf("got %v, %v", d, ok)
 	}
-	for _, bad := range []string{"", "full avg10=0 total=5\n", "some avg10=1 total=x\n"} {
+	for _, bad := range []string{"", "full avg10=0 total=5\n", "some avg10=1 total=x\n", "some total=-1\n", "some total=9223372036854775807\n"} {
 		if _, ok := ParseStall(bad); ok {
 			t.Errorf("%q parsed", bad)
 		}

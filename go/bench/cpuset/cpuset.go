@@ -11,23 +11,28 @@ import (
 	"strings"
 )
 
+// MaxCPU is the largest CPU number Parse accepts: Linux supports at most
+// 8192 CPUs (CONFIG_NR_CPUS).
+const MaxCPU = 8191
+
 // Set is a sorted list of distinct CPU numbers.
 type Set []int
 
 // Parse reads a CPU list as the kernel writes one (cpuset(7)):
-// "0", "0-3", "0,2,4-5".
+// "0", "0-3", "0,2,4-5". A CPU number beyond MaxCPU is an error, so that
+// a range cannot make a set larger than any machine's.
 func Parse(s string) (Set, error) {
 	var set Set
 	for part := range strings.SplitSeq(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		first, err := strconv.Atoi(lo)
-		if err != nil || first < 0 {
-			return nil, fmt.Errorf("CPU list %q: %q is not a CPU number", s, lo)
+		if err != nil || first < 0 || first > MaxCPU {
+			return nil, fmt.Errorf("CPU list %q: %q is not a CPU number from 0 to %d", s, lo, MaxCPU)
 		}
 		last := first
 		if isRange {
-			if last, err = strconv.Atoi(hi); err != nil || last < first {
-				return nil, fmt.Errorf("CPU list %q: %q is not a range", s, part)
+			if last, err = strconv.Atoi(hi); err != nil || last < first || last > MaxCPU {
+				return nil, fmt.Errorf("CPU list %q: %q is not a range of CPU numbers up to %d", s, part, MaxCPU)
 			}
 		}
 		for c := first; c <= last; c++ {

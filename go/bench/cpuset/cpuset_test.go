@@ -19,7 +19,7 @@ func TestParseAndString(t *testing.T) {
 			t.Errorf("Parse(%q) = %v (%q), %v; want %v (%q)", c.in, s, s.String(), err, c.set, c.out)
 		}
 	}
-	for _, bad := range []string{"", "a", "-1", "3-1", "1,1", "0-"} {
+	for _, bad := range []string{"", "a", "-1", "3-1", "1,1", "0-", "8192", "0-8192", "0-9223372036854775807"} {
 		if s, err := Parse(bad); err == nil {
 			t.Errorf("Parse(%q) = %v, want an error", bad, s)
 		}

@@ -36,6 +36,8 @@ func TestParseProcStatRejectsMalformedLines(t *testing.T) {
 		"4242 no-parens S 1",
 		"4242 (short) S 1 2 3",
 		"4242 (x) S 1 1 1 0 -1 0 0 0 0 0 notanumber 5 0 0",
+		"4242 (x) S 1 1 1 0 -1 0 0 0 0 0 -1 5 0 0",
+		"4242 (x) S 1 1 1 0 -1 0 0 0 0 0 5 922337203685477581 0 0", // overflows a Duration
 	} {
 		if _, err := parseProcStat([]byte(line), 100); err == nil {
 			t.Errorf("parseProcStat(%q) succeeded", line)

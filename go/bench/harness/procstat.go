@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -102,17 +103,40 @@ func parseProcStat(line []byte, ticksPerSecond int64) (CPUTimes, error) {
 	if len(fields) <= utimeIndex+1 {
 		return CPUTimes{}, fmt.Errorf("only %d fields after the command name", len(fields))
 	}
-	utime, err := strconv.ParseInt(string(fields[utimeIndex]), 10, 64)
+	user, err := ticksField(fields[utimeIndex], ticksPerSecond)
 	if err != nil {
 		return CPUTimes{}, fmt.Errorf("utime: %w", err)
 	}
-	stime, err := strconv.ParseInt(string(fields[utimeIndex+1]), 10, 64)
+	system, err := ticksField(fields[utimeIndex+1], ticksPerSecond)
 	if err != nil {
 		return CPUTimes{}, fmt.Errorf("stime: %w", err)
 	}
-	return CPUTimes{User: ticksToDuration(utime, ticksPerSecond), System: ticksToDuration(stime, ticksPerSecond)}, nil
+	return CPUTimes{User: user, System: system}, nil
 }
 
-func ticksToDuration(ticks, ticksPerSecond int64) time.Duration {
-	return time.Duration(ticks) * (time.Second / time.Duration(ticksPerSecond))
+// ticksField is the field's count of clock ticks as a duration.
+func ticksField(field []byte, ticksPerSecond int64) (time.Duration, error) {
+	ticks, err := strconv.ParseInt(string(field), 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	d, ok := ticksToDuration(ticks, ticksPerSecond)
+	if !ok {
+		return 0, fmt.Errorf("%d ticks of %d a second is not a CPU time", ticks, ticksPerSecond)
+	}
+	return d, nil
+}
+
+// ticksToDuration is a count of clock ticks as a duration, if it is one:
+// the kernel's counters are never negative, and a count that overflows a
+// Duration is no measurement.
+func ticksToDuration(ticks, ticksPerSecond int64) (time.Duration, bool) {
+	if ticks < 0 || ticksPerSecond <= 0 {
+		return 0, false
+	}
+	tick := time.Second / time.Duration(ticksPerSecond)
+	if tick > 0 && ticks > math.MaxInt64/int64(tick) {
+		return 0, false
+	}
+	return time.Duration(ticks) * tick, true
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -25,14 +24,11 @@ const statPath = "/proc/stat"
 func parseSteal(data []byte, ticksPerSecond int64) (time.Duration, bool) {
 	line, _, _ := bytes.Cut(data, []byte("\n"))
 	fields := bytes.Fields(line)
-	if len(fields) < 9 || string(fields[0]) != "cpu" || ticksPerSecond <= 0 {
+	if len(fields) < 9 || string(fields[0]) != "cpu" {
 		return 0, false
 	}
-	ticks, err := strconv.ParseInt(string(fields[8]), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return time.Duration(ticks) * time.Second / time.Duration(ticksPerSecond), true
+	d, err := ticksField(fields[8], ticksPerSecond)
+	return d, err == nil
 }
 
 // statCPUs counts the "cpuN" lines of /proc/stat: the CPUs its "cpu" line

@@ -3,6 +3,7 @@ package schema
 import (
 	"bufio"
 	"io"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ func parseMemTotal(r io.Reader) int64 {
 		f := strings.Fields(sc.Text())
 		if len(f) >= 2 && f[0] == "MemTotal:" {
 			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
+			if err != nil || kb < 0 || kb > math.MaxInt64/1024 {
 				return 0
 			}
 			return kb * 1024 // the kernel's "kB" is KiB

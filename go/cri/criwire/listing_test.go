@@ -202,30 +202,6 @@ func TestUnmarshalListingDeclines(t *testing.T) {
 	}
 }
 
-// FuzzUnmarshalListing checks that whatever UnmarshalListing accepts,
-// protobuf-go decodes to the same containers.
-func FuzzUnmarshalListing(f *testing.F) {
-	for seed := range uint64(8) {
-		f.Add(AppendListing(nil, randomContainers(seed, 2, 3)))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		cs, err := UnmarshalListing(b)
-		if _, errString := UnmarshalListingString(string(b)); (err == nil) != (errString == nil) {
-			t.Fatalf("UnmarshalListing: %v, UnmarshalListingString: %v", err, errString)
-		}
-		if err != nil {
-			return
-		}
-		want := &runtimeapi.ListContainersResponse{}
-		if err := proto.Unmarshal(b, want); err != nil {
-			t.Fatalf("UnmarshalListing accepted what protobuf-go rejects: %v", err)
-		}
-		if got := (&runtimeapi.ListContainersResponse{Containers: cs}); !proto.Equal(got, want) {
-			t.Fatalf("decoded\n%v\nprotobuf-go\n%v", got, want)
-		}
-	})
-}
-
 // Benchmarks of a realistic listing: 1024 containers of 36 map entries,
 // in ASCII.
 func benchmarkListing() ([]*runtimeapi.Container, []byte) {

@@ -3,7 +3,9 @@ package driver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -20,21 +22,54 @@ import (
 // a misspelt option would otherwise run a different benchmark than the
 // file says.
 func ParseScenarios(data []byte) (*testpb.Scenarios, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err == nil {
-		if one, ok := top["scenarios"]; ok && len(bytes.TrimSpace(one)) > 0 && bytes.TrimSpace(one)[0] == '{' {
-			top["scenarios"] = append(append([]byte{'['}, one...), ']')
-			data, _ = json.Marshal(top)
-		}
-	}
 	var out testpb.Scenarios
-	if err := protojson.Unmarshal(data, &out); err != nil {
+	if err := protojson.Unmarshal(wrapLoneScenario(data), &out); err != nil {
 		return nil, fmt.Errorf("scenarios: %w", err)
 	}
 	if len(out.Scenarios) == 0 {
 		return nil, fmt.Errorf(`scenarios: none; want {"scenarios": [{"name": ..., ...}]}`)
 	}
 	return &out, nil
+}
+
+// wrapLoneScenario is data with its "scenarios" member made a list of one
+// where it is an object. Every other member stays, a repeated one too, so
+// that protojson refuses a file that names scenarios twice, as it refuses
+// any field given twice, rather than one of them going unrun. Data that is
+// not a JSON object, or has no lone scenario, comes back as it is.
+func wrapLoneScenario(data []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return data
+	}
+	out, wrapped := []byte{'{'}, false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return data
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return data
+		}
+		key, _ := json.Marshal(t)
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(out, key...), ':')
+		if t == "scenarios" && v[0] == '{' {
+			out, wrapped = append(append(append(out, '['), v...), ']'), true
+		} else {
+			out = append(out, v...)
+		}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') || !wrapped {
+		return data
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return data
+	}
+	return append(out, '}')
 }
 
 // ParseWorkers splits a QPS_WORKERS list, "host1:port,host2:port", servers

@@ -47,7 +47,9 @@ func TestParseScenariosRefusesUnknownFieldsAndNothing(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"scenarios": [{"name": "x", "benchmark_secnds": 3}]}`: "benchmark_secnds",
 		`{"scenarios": []}`: "none",
-		`not json`:          "scenarios",
+		`{"scenarios": [{"name": "a"}], "scenarios": {"name": "b"}}`: "duplicate",
+		`{"scenarios": {"name": "a"}, "scenarios": {"name": "b"}}`:   "duplicate",
+		`not json`: "scenarios",
 	} {
 		if _, err := ParseScenarios([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseScenarios(%s): %v, want an error naming %q", in, err, want)

@@ -102,7 +102,8 @@ func TestParseRejects(t *testing.T) {
 		"int32 overflow": `[{"location": {"latitude": 3000000000, "longitude": 0}}]`,
 		"duplicate": `[{"location": {"latitude": 1, "longitude": 2}, "name": "a"},
 		               {"location": {"latitude": 1, "longitude": 2}, "name": "b"}]`,
-		"trailing data": `[{"location": {"latitude": 1, "longitude": 2}}] {}`,
+		"trailing data":    `[{"location": {"latitude": 1, "longitude": 2}}] {}`,
+		"trailing bracket": `[{"location": {"latitude": 1, "longitude": 2}}]}`,
 	} {
 		if _, err := Parse([]byte(data)); err == nil {
 			t.Errorf("%s: Parse succeeded, want error", name)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 )
@@ -101,7 +103,8 @@ func strictDecode(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("decoding feature database: %w", err)
 	}
-	if dec.More() {
+	// More is false at a closing bracket, which Token refuses.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("decoding feature database: trailing data after JSON value")
 	}
 	return nil
