@@ -6,7 +6,8 @@
 ;;;; reactor gives the connection one *turn*: it reads once (level-triggered,
 ;;;; so every ready connection gets a turn before a busy one is read again),
 ;;;; processes the complete frames in place, hands the work they produced
-;;;; to the connection's executor in one batch (a server's handlers), runs
+;;;; off (a server's handlers: they go to its executor in one batch with
+;;;; the rest of the epoll round's, before the reactor waits again), runs
 ;;;; the little work they deferred to it (waking receivers, and the handlers
 ;;;; an application declared inline), and writes the replies without
 ;;;; blocking.
@@ -77,7 +78,10 @@ grpc-go's minimum connect timeout, which covers its handshake too.")
   (index 0 :type fixnum)                ; its place in *REACTORS*
   ;; Connections whose input left over from a turn over budget waits in
   ;; their carry: each gets a turn per loop (only the reactor touches it).
-  (backlog '() :type list))
+  (backlog '() :type list)
+  ;; (connection . tasks) its turns handed off since it last waited in
+  ;; epoll, newest first (SUBMIT-HANDOFFS).
+  (handoffs '() :type list))
 
 (defvar *reactor-thread-wrapper* nil
   "NIL or a function of a thunk that each reactor thread runs its loop
@@ -420,12 +424,29 @@ of budget."
     (%end-turn reactor conn)))
 
 (defun %submit-handoff (conn tasks)
-  "Reactor: TASKS (function argument ...), in order, to CONN's executor in
-one batch.  An executor that is shut down (its server is stopping) takes
-nothing: the connection closes, and its calls fail."
-  (let ((executor (conn-executor conn)))
-    (unless (and executor (clgrpc.util:executor-submit-batch executor (conn-lane conn) tasks))
-      (connection-close conn :code +refused-stream+))))
+  "Reactor: TASKS (function argument ...), in order, for CONN's executor:
+they go with those of every other connection this loop of the reactor
+served, in one batch per executor (SUBMIT-HANDOFFS)."
+  (let ((reactor (conn-reactor conn)))
+    (push (cons conn tasks) (reactor-handoffs reactor))))
+
+(defun submit-handoffs (reactor)
+  "Reactor, before it waits in epoll again: the work its turns handed off
+since it last waited, to the executors, one batch each (in the order it
+came), and so at most one wake-up each.  An executor that is shut down
+(its server is stopping) takes nothing: the connections close, and their
+calls fail."
+  (let ((handoffs (nreverse (shiftf (reactor-handoffs reactor) '()))))
+    (loop while handoffs
+          do (let* ((executor (conn-executor (car (first handoffs))))
+                    (mine (remove executor handoffs :key (lambda (h) (conn-executor (car h)))
+                                                    :test-not #'eq))
+                    (tasks (loop for (nil . tasks) in mine append tasks)))
+               (setf handoffs (delete executor handoffs :key (lambda (h) (conn-executor (car h)))))
+               (unless (and executor
+                            (clgrpc.util:executor-submit-batch executor (reactor-index reactor) tasks))
+                 (dolist (h mine)
+                   (connection-close (car h) :code +refused-stream+)))))))
 
 (defun run-deferred (conn)
   "Reactor thread serving CONN, lock released: hand the turn's handed-off
@@ -614,6 +635,11 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
         (table (reactor-table reactor)))
     (loop
       (run-posted reactor)
+      ;; Everything handed off since the last wait goes now, in one batch
+      ;; an executor: after the epoll round that produced it, before this
+      ;; thread may block.
+      (when (reactor-handoffs reactor)
+        (submit-handoffs reactor))
       (let* ((wait-ms (max 0 (min +sweep-interval-us+
                                   (floor (- (reactor-next-sweep-us reactor) (clgrpc.util:now-us))
                                          1000))))
