@@ -145,9 +145,6 @@ of the turn's work on the reactor, else at once."
 ;;; ------------------------------------------------------------------
 ;;; Inline (reactor thread)
 
-(defun %inline-p (entry)
-  (method-entry-inline entry))
-
 (defun %note-inline-time (entry us)
   "An inline call of ENTRY's method took US microseconds: demote the method
 if it proves slow."

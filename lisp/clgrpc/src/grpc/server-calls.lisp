@@ -27,7 +27,7 @@ decodes it."
        (if (= (call-received call) 1)
            (cond ((not (eq (call-kind call) :unary))
                   (%admit-streaming call (clgrpc.http2:connection-user (call-conn call))))
-                 ((and (%inline-p (call-handler call))
+                 ((and (method-entry-inline (call-handler call))
                        (clgrpc.http2:reader-thread-p (call-conn call)))
                   ;; Run once the reactor has released the lock.
                   (setf (call-dispatched call) t)
@@ -95,7 +95,7 @@ decodes it."
                (case (call-kind call)
                  (:bidi (%admit-streaming call server))
                  (:client-streaming
-                  (if (and (clgrpc.http2:reader-thread-p conn) (%inline-p entry))
+                  (if (and (clgrpc.http2:reader-thread-p conn) (method-entry-inline entry))
                       (clgrpc.http2:defer-to-reader conn #'%start-client-stream call)
                       (%admit-streaming call server))))
                (when end-stream

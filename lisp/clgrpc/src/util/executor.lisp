@@ -83,7 +83,6 @@ through the gaps between them, short enough that it shrinks soon after.")
   ;; Recent spins that found work, less those that did not (0 to
   ;; +SPIN-CREDIT-MAX+): spins are long only while they pay.
   (spin-credit 0 :type fixnum)
-  (running 0 :type sb-ext:word)         ; workers in a task (atomic; an estimate when read)
   (next-home 0 :type fixnum)            ; home lane of the next worker (PARK-LOCK)
   (workers '() :type list)              ; every live worker (PARK-LOCK)
   ;; Ticks in a row with busy CPUs and most workers waiting, and where in
@@ -126,11 +125,6 @@ waiting workers from busy ones."
                                                 :arguments (list executor)))
     executor))
 
-(defun executor-thread-count (executor) (executor-threads executor))
-(defun executor-idle-count (executor) (executor-idle executor))
-(defun executor-busy-count (executor)
-  "Workers running a task (read without a lock: an estimate)."
-  (executor-running executor))
 (defun executor-queued-count (executor)
   "Tasks waiting for a worker (read without a lock: an estimate)."
   (loop for lane across (executor-lanes executor) sum (lane-count lane) fixnum))
@@ -335,11 +329,9 @@ none."
              (if function
                  (progn
                    (%wake-another executor)
-                   (sb-ext:atomic-incf (executor-running executor))
                    (setf (worker-busy me) t)
                    (unwind-protect (%run-task function argument)
-                     (setf (worker-busy me) nil)
-                     (sb-ext:atomic-decf (executor-running executor))))
+                     (setf (worker-busy me) nil)))
                  (unless (or (%spin-for-work executor) (%park executor))
                    (return)))))
       (sb-thread:with-mutex ((executor-park-lock executor))
