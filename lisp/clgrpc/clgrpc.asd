@@ -56,6 +56,7 @@
                              (:file "frame-decode")
                              (:file "stream")
                              (:file "connection")
+                             (:file "budget")
                              (:file "semantics")
                              (:file "output")
                              (:file "input")

@@ -205,6 +205,11 @@ drives without blocking.")
    #:stream-can-send-p #:stream-can-receive-p #:stream-mid-message-p #:header-list-fits-p
    #:open-stream #:defer-to-reader #:hand-off #:with-stream-output
    #:claim-handler-slot #:release-handler-slot
+   #:stream-charge #:stream-discharge #:connection-receive-stall-timeout
+   ;; memory budgets (budget.lisp)
+   #:memory-budget #:make-memory-budget #:memory-budget-held
+   #:memory-budget-connection-octets #:memory-budget-process-octets
+   #:default-process-octets
    ;; header validation (section 8)
    #:malformed-field-block))
 
@@ -235,6 +240,7 @@ kinds of method, and a client channel.")
    #:call-set-response-compression #:call-received-compressed-p
    ;; server
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
+   #:server-memory-held
    #:server-connection-count #:server-refused-connection-count
    #:register-service-descriptors #:server-service-names #:server-file-descriptors
    ;; client

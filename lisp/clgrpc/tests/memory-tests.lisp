@@ -30,3 +30,115 @@
       (is (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+ 601) 10))))
       (let ((grown (- (heap-octets) before)))
         (is (< grown (* 64 1024 1024)) "the heap grew by ~D octets" grown)))))
+
+;;; Budgets and stall timeouts (MAKE-SERVER's MAX-CONNECTION-MEMORY and
+;;; RECEIVE-STALL-TIMEOUT).
+
+(defmacro with-test-server ((server port &rest options) &body body)
+  `(let* ((,server (clgrpc.grpc:make-server ,@options))
+          (,port (progn (register-test-methods ,server) (clgrpc.grpc:server-start ,server))))
+     (declare (ignorable ,port))
+     (unwind-protect (progn ,@body)
+       (clgrpc.grpc:server-stop ,server :grace 1))))
+
+(defun echo-requests (peer ids declared body &key end-stream)
+  "On each stream of IDS, an Echo request whose gRPC prefix declares
+DECLARED octets, followed by BODY octets of it, in DATA frames of 16 KiB;
+with END-STREAM, the last ends the stream."
+  (let ((b (make-obuf (* (length ids) (+ body 4096)))))
+    (dolist (id ids)
+      (clgrpc.http2:write-headers-frame
+       b id (raw-header-block peer (grpc-request-headers "/test.Svc/Echo")))
+      (let ((message (make-octets (+ 5 body))))
+        (replace message (octets-of 0 (ldb (byte 8 24) declared) (ldb (byte 8 16) declared)
+                                    (ldb (byte 8 8) declared) (ldb (byte 8 0) declared)))
+        (loop for start from 0 below (length message) by 16384
+              for end = (min (length message) (+ start 16384))
+              do (clgrpc.http2:write-data-frame
+                  b id (subseq message start end)
+                  :end-stream (and end-stream (= end (length message)))))))
+    (raw-send peer (obuf-contents b))))
+
+(defun stream-outcomes (peer ids &optional (timeout 10))
+  "For each stream of IDS, its grpc-status once it ended, or the name of
+the RST_STREAM that ended it, or :TIMEOUT."
+  (let ((outcomes (make-hash-table)))
+    (loop until (every (lambda (id) (gethash id outcomes)) ids)
+          do (let ((f (raw-expect peer (lambda (f)
+                                         (member (clgrpc.http2:frame-type f)
+                                                 (list clgrpc.http2:+frame-headers+
+                                                       clgrpc.http2:+frame-rst-stream+)))
+                                  timeout)))
+               (when (symbolp f) (return))
+               (let ((id (clgrpc.http2:frame-stream-id f)))
+                 (if (= (clgrpc.http2:frame-type f) clgrpc.http2:+frame-rst-stream+)
+                     (unless (gethash id outcomes)
+                       (setf (gethash id outcomes)
+                             (clgrpc.http2:error-code-name (clgrpc.http2:frame-error-code f))))
+                     (let ((status (header "grpc-status" (raw-decode-headers peer f))))
+                       (when status (setf (gethash id outcomes) status)))))))
+    (mapcar (lambda (id) (gethash id outcomes :timeout)) ids)))
+
+(test a-connection-holds-at-most-its-budget
+  ;; Ten streams each send 1 MiB of a message that declares 4 MiB, against
+  ;; a budget of 8 MiB a connection: the streams that do not fit fail with
+  ;; RESOURCE_EXHAUSTED, the others wait for the rest of their message, a
+  ;; client on another connection is answered meanwhile, and everything
+  ;; held goes back when the connections close.
+  (with-test-server (server port :max-connection-memory (* 8 1024 1024))
+    (let ((ids (loop for id from 1 by 2 repeat 10 collect id))
+          (attacker (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (echo-requests attacker ids (* 4 1024 1024) (- (* 1024 1024) 5))
+             (let ((outcomes (stream-outcomes attacker ids 3)))
+               (is (<= 2 (count "8" outcomes :test #'equal)) "outcomes ~S" outcomes)
+               (is (<= 5 (count :timeout outcomes)) "outcomes ~S" outcomes))
+             (is (<= (clgrpc.grpc:server-memory-held server) (* 10 1024 1024)))
+             (let ((channel (clgrpc.grpc:make-channel "127.0.0.1" port))
+                   (big (filled 300000 7)))
+               (unwind-protect
+                    (is (equalp big (unary channel "Echo" big :timeout 5)))
+                 (clgrpc.grpc:channel-close channel))))
+        (raw-close attacker))
+      (is (loop repeat 100
+                thereis (zerop (clgrpc.grpc:server-memory-held server))
+                do (sleep 0.05))
+          "the server still holds ~D octets" (clgrpc.grpc:server-memory-held server)))))
+
+(test parked-responses-count-against-the-budget
+  ;; A client that opens no window: each Echo of 300 KB parks its response,
+  ;; and those that do not fit in a 1 MiB budget beside their requests fail
+  ;; with RESOURCE_EXHAUSTED instead of waiting in memory.
+  (with-test-server (server port :max-connection-memory (* 1024 1024))
+    (let ((peer (raw-connect port))
+          (ids '(1 3 5 7)))
+      (unwind-protect
+           (progn
+             (raw-preface peer (list (cons clgrpc.http2:+settings-initial-window-size+ 0)))
+             (echo-requests peer ids 300000 300000 :end-stream t)
+             (let ((outcomes (stream-outcomes peer ids 3)))
+               (is (<= 1 (count "8" outcomes :test #'equal)) "outcomes ~S" outcomes)
+               (is (<= 1 (count :timeout outcomes)) "outcomes ~S" outcomes)))
+        (raw-close peer)))))
+
+(test a-message-that-stops-arriving-fails-its-call
+  (with-test-server (server port :receive-stall-timeout 1)
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (echo-requests peer '(1) 100 10)
+             ;; CANCELLED after the second without an octet.
+             (is (equal '("1") (stream-outcomes peer '(1) 5))))
+        (raw-close peer)))))
+
+(test a-silent-connection-holding-streams-is-pinged
+  (with-test-server (server port :receive-stall-timeout 1 :keepalive-timeout 1)
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (raw-headers peer 1 :headers (grpc-request-headers "/test.Svc/Echo"))
+             (is (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-ping+) 5))))
+             ;; Unanswered, the connection closes.
+             (is (eq :eof (raw-expect peer (constantly nil) 5))))
+        (raw-close peer)))))

@@ -45,8 +45,7 @@ timeout while CALL sent; its stream is reset, and the call fails."
   (unless (call-status call)
     (setf (call-status call) +unavailable+
           (call-status-message call) "sending stalled: the peer took nothing for the stall timeout")
-    (when (call-timer call)
-      (cancel-timer (call-timer call)))
+    (%call-over call)
     (broadcast-if-waiting (call-waiters call) (call-cv call))))
 
 (defun %call-ended-error (call)

@@ -52,6 +52,11 @@
   ;; Flow-control octets of the message being assembled that are held until
   ;; the application reads it (framing.lisp).
   (asm-held 0 :type fixnum)
+  ;; When octets of the message being assembled last arrived (or the
+  ;; application began to read it), and the timer that fails the call if
+  ;; the rest stops coming (framing.lisp).
+  (asm-progress-us 0 :type fixnum)
+  (stall-timer nil)
   ;; ---- compression (compression.lisp)
   (send-gzip nil)                       ; our HEADERS declared grpc-encoding: gzip
   (compress nil)                        ; send messages compressed unless told otherwise
@@ -87,6 +92,15 @@
   ;; the connection lock, by the thread that ran it.
   (handler-finished nil)
   (user nil))
+
+(defun %call-over (call)
+  "Lock held: CALL has its status.  Its timers go, so they no longer keep
+it, and so does any message it was assembling."
+  (when (call-timer call)
+    (cancel-timer (call-timer call)))
+  (when (call-stall-timer call)
+    (cancel-timer (shiftf (call-stall-timer call) nil)))
+  (setf (call-asm-buf call) nil))
 
 ;;; Public accessors under exported names.
 (defun call-metadata (call)

@@ -174,8 +174,7 @@ sent GOAWAY, so it closes once its last stream ends."
     (setf (call-status call) code
           (call-status-message call) message
           (call-trailers call) trailers)
-    (when (call-timer call)
-      (cancel-timer (call-timer call)))
+    (%call-over call)
     (broadcast-if-waiting (call-waiters call) (call-cv call))))
 
 (defun %client-fail (call code message)

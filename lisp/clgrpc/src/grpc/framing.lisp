@@ -119,7 +119,8 @@ compressed), its flow-control octets given back to the peer; NIL if none."
             (window (fifo-pop inbox))
             (compressed (fifo-pop inbox)))
         (when (call-stream call)
-          (clgrpc.http2:stream-return-window (call-conn call) (call-stream call) window))
+          (clgrpc.http2:stream-return-window (call-conn call) (call-stream call) window)
+          (clgrpc.http2:stream-discharge (call-conn call) (call-stream call) (length octets)))
         (values octets length compressed)))))
 
 (defun %receiver-reading-p (call)
@@ -137,6 +138,8 @@ otherwise a thread must be waiting with no other message queued."
   "Lock held: a receiver is about to wait for the next message, with none
 queued.  It is reading the message being assembled: the octets of it held
 so far go back to the peer, and from now on they go back as they arrive."
+  ;; The peer may have waited for us: its time without progress starts now.
+  (setf (call-asm-progress-us call) (now-us))
   (let ((held (shiftf (call-asm-held call) 0)))
     (when (and (plusp held) (call-stream call))
       (clgrpc.http2:stream-return-window (call-conn call) (call-stream call) held))))
@@ -181,22 +184,87 @@ now (the result) if the application is reading it, else held until it is."
 (defun %take-held (call)
   (shiftf (call-asm-held call) 0))
 
+;;; A message that stops arriving midway.  The peer is waited for only
+;;; while the application reads the message (its window is open then); a
+;;; message nobody asked for yet may wait on us, not on the peer.  Without
+;;; this, a peer could hold an assembly buffer and a stream for as long as
+;;; it keeps the connection.
+
+(defun %watch-partial-message (call)
+  "Lock held: octets of a message arrived and more are due.  If none come
+for the connection's receive-stall timeout while the application reads it,
+the call fails (%PARTIAL-MESSAGE-CHECK)."
+  (let ((timeout (clgrpc.http2:connection-receive-stall-timeout (call-conn call))))
+    (when timeout
+      (let ((now (now-us)))
+        (setf (call-asm-progress-us call) now)
+        (unless (call-stall-timer call)
+          (setf (call-stall-timer call)
+                (schedule-timer #'%partial-message-check call (+ now (the fixnum timeout)))))))))
+
+(defun %partial-message-check (call)
+  "Scheduler thread: CALL's message was partial at its last progress plus
+the timeout.  Fail it if it still is and nothing came meanwhile; else look
+again a timeout after the last progress."
+  (let ((conn (call-conn call)))
+    (clgrpc.http2:with-connection-lock (conn)
+      (setf (call-stall-timer call) nil)
+      (let ((timeout (clgrpc.http2:connection-receive-stall-timeout conn))
+            (now (now-us)))
+        (when (and timeout (null (call-status call)) (plusp (call-asm-prefix call)))
+          (let ((due (+ (call-asm-progress-us call) (the fixnum timeout))))
+            (declare (type fixnum due))
+            (cond ((< now due)
+                   (setf (call-stall-timer call) (schedule-timer #'%partial-message-check call due)))
+                  ((not (%receiver-reading-p call))
+                   (setf (call-stall-timer call)
+                         (schedule-timer #'%partial-message-check call (+ now (the fixnum timeout)))))
+                  (t
+                   (%fail-call call (if (eq (call-role call) :server) +cancelled+ +unavailable+)
+                               (format nil "a message stopped arriving: no octets of it for ~D s"
+                                       (round (the fixnum timeout) 1000000)))
+                   (clgrpc.http2:request-flush conn)))))))))
+
 (defconstant +assembly-start+ 16384
   "The most an assembly buffer holds before octets arrive for it.  A
 message's declared length is a limit, never an allocation: a peer that
 declares 4 MiB and sends one octet costs this much, not 4 MiB.")
 
-(defun %assembly-room (buf n declared)
-  "Make room in the assembly buffer BUF for N more octets of a message of
-DECLARED octets: it doubles as octets arrive, and never grows past
-DECLARED."
+(defun %charge (call octets)
+  "Lock held: charge OCTETS that CALL holds to its connection's memory
+budget (they go back when the application takes the message, or when the
+call is over).  If they do not fit, the call fails with RESOURCE_EXHAUSTED
+and the result is NIL."
+  (declare (type call call) (type fixnum octets))
+  (or (clgrpc.http2:stream-charge (call-conn call) (call-stream call) octets)
+      (progn
+        (setf (call-asm-buf call) nil)
+        (%fail-call call +resource-exhausted+
+                    (format nil "~D more octets exceed the memory budget for received messages"
+                            octets))
+        nil)))
+
+(defun %assembly-buffer (call)
+  "CALL's assembly buffer, made (and charged) for the message whose prefix
+just arrived; NIL if the budget has no room for it."
+  (or (call-asm-buf call)
+      (let ((size (min (call-asm-length call) +assembly-start+)))
+        (and (%charge call size)
+             (setf (call-asm-buf call) (make-obuf size))))))
+
+(defun %assembly-room (call buf n declared)
+  "Make room in CALL's assembly buffer BUF for N more octets of a message
+of DECLARED octets: it doubles as octets arrive, and never grows past
+DECLARED.  NIL if the budget has no room for the growth."
   (declare (type obuf buf) (type fixnum n declared))
   (let ((data (obuf-data buf))
         (want (+ (obuf-fill buf) n)))
-    (when (> want (length data))
-      (let ((new (make-octets (min declared (max want (* 2 (length data)))))))
-        (replace new data :end2 (obuf-fill buf))
-        (setf (obuf-data buf) new)))))
+    (or (<= want (length data))
+        (let ((size (min declared (max want (* 2 (length data))))))
+          (when (%charge call (- size (length data)))
+            (let ((new (make-octets size)))
+              (replace new data :end2 (obuf-fill buf))
+              (setf (obuf-data buf) new)))))))
 
 (defun %feed (call conn stream octets start end)
   "Run the DATA payload OCTETS[START,END) through CALL's message assembler
@@ -217,6 +285,7 @@ DECLARED."
                          (if (<= (+ body length) end)
                              (progn
                                (setf (call-asm-prefix call) 0)
+                               (unless (%charge call length) (return))
                                (%deliver call (subseq octets body (+ body length)) length
                                          (+ 5 length))
                                (setf start (+ body length)))
@@ -239,24 +308,30 @@ DECLARED."
                          (%deliver call (make-octets 0) 0 (%take-held call)))))
                  ;; Payload of a message that did not fit in one frame, into
                  ;; a buffer that grows with what arrives (%ASSEMBLY-ROOM).
-                 (let* ((buf (or (call-asm-buf call)
-                                 (setf (call-asm-buf call)
-                                       (make-obuf (min (call-asm-length call) +assembly-start+)))))
+                 (let* ((buf (or (%assembly-buffer call) (return)))
                         (need (- (call-asm-length call) (obuf-fill buf)))
                         (n (min need (- end start))))
-                   (%assembly-room buf n (call-asm-length call))
+                   (unless (%assembly-room call buf n (call-asm-length call))
+                     (return))
                    (obuf-write-bytes buf octets start (+ start n))
                    (incf start n)
                    (incf immediate (%hold-or-return call n))
                    (when (= n need)
                      (setf (call-asm-prefix call) 0)
                      (if (> (length (obuf-data buf)) 65536)
-                         ;; A large message keeps its buffer: no copy, and
-                         ;; the rest of a long stream does not keep it.
+                         ;; A large message keeps its buffer, and its charge
+                         ;; (the buffer is exactly the message): no copy,
+                         ;; and the rest of a long stream does not keep it.
                          (progn (setf (call-asm-buf call) nil)
                                 (%deliver call (obuf-data buf) (obuf-fill buf) (%take-held call)))
-                         (progn (%deliver call (subseq (obuf-data buf) 0 (obuf-fill buf))
+                         (progn (unless (%charge call (obuf-fill buf)) (return))
+                                (%deliver call (subseq (obuf-data buf) 0 (obuf-fill buf))
                                           (obuf-fill buf) (%take-held call))
                                 (obuf-reset buf)))))))
     (when (plusp immediate)
-      (clgrpc.http2:stream-return-window conn stream immediate))))
+      (clgrpc.http2:stream-return-window conn stream immediate))
+    (cond ((and (plusp (call-asm-prefix call)) (null (call-status call)))
+           (%watch-partial-message call))
+          ((call-stall-timer call)
+           ;; The message is complete: the timer must not keep the call.
+           (cancel-timer (shiftf (call-stall-timer call) nil))))))

@@ -37,10 +37,12 @@ waiting for window (the rest of the body is parked)."
    (list (cons ":status" status)
          '("content-type" . "text/plain; charset=utf-8")
          (cons "content-length" (princ-to-string (length +plain-response-body+)))))
-  (clgrpc.http2:stream-write-last-data
-   conn stream +plain-response-body+ 0 (length +plain-response-body+)
-   (lambda (conn stream) (declare (ignore conn stream)))
-   :end-stream t)
+  (when (eq (clgrpc.http2:stream-write-last-data
+             conn stream +plain-response-body+ 0 (length +plain-response-body+)
+             (lambda (conn stream) (declare (ignore conn stream)))
+             :end-stream t)
+            :over-budget)
+    (clgrpc.http2:stream-reset conn stream clgrpc.http2:+internal-error+))
   (clgrpc.http2:request-flush conn))
 
 (defun start-plain-request (conn stream status end-stream)

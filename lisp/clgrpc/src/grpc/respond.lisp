@@ -54,8 +54,7 @@ it stops (RFC 9113 8.1)."
         (stream (call-stream call)))
     (setf (call-status call) code
           (call-status-message call) message)
-    (when (call-timer call)
-      (cancel-timer (call-timer call)))
+    (%call-over call)
     (when (and (clgrpc.http2:stream-can-send-p stream)
                (clgrpc.http2:stream-mid-message-p stream))
       ;; Part of a message is out (a deadline or a failure came while the
@@ -121,9 +120,16 @@ and give the call's handler slot back."
     (clgrpc.http2:with-stream-output (conn)
       (unless (call-status call)
         (if (and buf (%send-response-headers call))
-            (clgrpc.http2:stream-write-last-data conn (call-stream call) (obuf-data buf) 0
-                                                 (obuf-fill buf)
-                                                 (%trailers-after-park call code message metadata))
+            (when (eq (clgrpc.http2:stream-write-last-data
+                       conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf)
+                       (%trailers-after-park call code message metadata))
+                      :over-budget)
+              ;; The peer reads too slowly for a response this large to
+              ;; wait in memory beside the others.
+              (%send-trailers call +resource-exhausted+
+                              (format nil "a response of ~D octets exceeds the connection's memory budget"
+                                      (- (obuf-fill buf) 5))
+                              nil))
             (unless (call-status call)
               (%send-trailers call code message metadata))))
       ;; In the same hold of the lock as the trailers, not another one after.

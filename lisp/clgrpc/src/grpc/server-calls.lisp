@@ -133,8 +133,7 @@ decodes it."
                                          (:peer "cancelled by the client")
                                          (:connection "connection closed")
                                          (t "stream reset")))
-      (when (call-timer call)
-        (cancel-timer (call-timer call)))
+      (%call-over call)
       (%release-undispatched call)
       (broadcast-if-waiting (call-waiters call) (call-cv call)))))
 

@@ -75,6 +75,10 @@
                          (max-queued-control-frames 1000)
                          (max-early-resets-per-second 1000)
                          (send-stall-timeout 120)
+                         (receive-stall-timeout 30)
+                         (max-connection-memory (* 256 1024 1024))
+                         (max-process-memory (clgrpc.http2:default-process-octets))
+                         (max-calls 65536)
                          tls)
   "A server with no methods yet.  TLS, a server context of
 clgrpc.tls:make-server-context, makes it serve HTTP/2 over TLS only (ALPN
@@ -99,7 +103,16 @@ KEEPALIVE-PERMIT-WITHOUT-STREAM), MAX-QUEUED-CONTROL-FRAMES for a peer that
 does not read, and MAX-EARLY-RESETS-PER-SECOND against Rapid Reset.
 SEND-STALL-TIMEOUT bounds how long a handler sending a message waits for a
 client that opens no window and reads nothing: the call then fails and its
-stream is reset."
+stream is reset.  RECEIVE-STALL-TIMEOUT bounds how long a request message
+that stopped arriving midway is waited for (the call then fails), and how
+long a connection holding streams may send nothing before it is pinged.
+
+Memory (octets): a connection's streams may hold MAX-CONNECTION-MEMORY of
+messages being assembled, requests whose handler runs, messages queued for
+a handler and responses parked for a window, and all connections together
+MAX-PROCESS-MEMORY (a quarter of the heap); at most MAX-CALLS handlers are
+in flight.  Past a limit, the call that needs more fails with
+RESOURCE_EXHAUSTED and new streams are refused (REFUSED_STREAM)."
   (when tls
     (check-type tls clgrpc.tls:tls-context)
     (unless (eq (clgrpc.tls:tls-context-role tls) :server)
@@ -116,6 +129,10 @@ stream is reset."
                              :connection-window-size connection-window-size
                              :max-header-list-size max-header-list-size
                              :send-stall-timeout send-stall-timeout
+                             :budget (clgrpc.http2:make-memory-budget
+                                      :connection-octets max-connection-memory
+                                      :process-octets max-process-memory
+                                      :calls max-calls)
                              :limits (clgrpc.http2:make-connection-limits
                                       :handshake-timeout (seconds-to-us handshake-timeout)
                                       :keepalive-time (seconds-to-us keepalive-time)
@@ -127,7 +144,14 @@ stream is reset."
                                       :permit-without-stream keepalive-permit-without-stream
                                       :max-queued-control-frames max-queued-control-frames
                                       :max-early-resets-per-second
-                                      max-early-resets-per-second))))
+                                      max-early-resets-per-second
+                                      :receive-stall-timeout
+                                      (seconds-to-us receive-stall-timeout)))))
+
+(defun server-memory-held (server)
+  "Octets SERVER's connections hold for their streams, counted in the
+budget's grains (MAKE-SERVER's MAX-PROCESS-MEMORY)."
+  (clgrpc.http2:memory-budget-held (getf (server-connection-options server) :budget)))
 
 (defun register-method (server path handler &key (kind :unary)
                                                  (request-decoder #'raw-decoder)

@@ -23,6 +23,9 @@
 
 (declaim (optimize (speed 3) (safety 1) (debug 0)))
 
+;;; Memory budgets (budget.lisp, after the connection it reads).
+(declaim (ftype function stream-discharge-all %count-call default-memory-budget))
+
 (defconstant +recent-closed-count+ 64
   "How many closed stream identifiers we remember, to answer late frames on
 them as RFC 9113 5.1 asks (STREAM_CLOSED after END_STREAM both ways).  Older
@@ -60,7 +63,12 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (max-queued-control-frames 1000 :type fixnum)
   ;; Streams the peer cancelled before their handler finished, per second:
   ;; beyond this, GOAWAY ENHANCE_YOUR_CALM (HTTP/2 Rapid Reset).
-  (max-early-resets-per-second 1000 :type fixnum))
+  (max-early-resets-per-second 1000 :type fixnum)
+  ;; A message that stops arriving midway, while the application reads it,
+  ;; fails its call after this long without an octet of it (gRPC layer);
+  ;; a server connection that holds streams and sends nothing at all for
+  ;; this long is pinged, and closed unless it answers in KEEPALIVE-TIMEOUT.
+  (receive-stall-timeout 30000000 :type (or null fixnum)))
 
 (defvar *default-limits* (make-connection-limits))
 
@@ -200,6 +208,12 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (cont-buf nil :type (or null obuf))
   ;; ---- limits, keepalive and flood accounting (times in microseconds)
   (limits *default-limits* :type connection-limits)
+  ;; What the application holds for this connection's streams, against a
+  ;; MEMORY-BUDGET shared with other connections (budget.lisp): octets held,
+  ;; and octets taken from the process's share (whole grains).
+  (budget nil)
+  (budget-held 0 :type fixnum)
+  (budget-reserved 0 :type fixnum)
   (created-us 0 :type fixnum)
   (last-read-us 0 :type fixnum)
   (idle-since-us 0 :type fixnum)        ; when the last stream closed
@@ -246,10 +260,13 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
                                       (max-frame-size +default-max-frame-size+)
                                       (max-header-list-size 65536)
                                       (limits *default-limits*)
+                                      budget
                                       tls)
   "A connection over the connected SOCKET as ROLE (:CLIENT or :SERVER).
 Nothing is sent or read until CONNECTION-START.  LIMITS (a
-CONNECTION-LIMITS) bounds what the peer may do.  EXECUTOR (clgrpc.util) runs
+CONNECTION-LIMITS) bounds what the peer may do, and BUDGET (a
+MEMORY-BUDGET, by default the process's) what the application may hold for
+its streams.  EXECUTOR (clgrpc.util) runs
 the work the callbacks hand off (HAND-OFF).  SEND-STALL-TIMEOUT is how many
 seconds a sender waits for window or for the output to drain, with no
 progress, before its stream is reset.  TLS, a clgrpc.tls session
@@ -267,6 +284,7 @@ out once it is complete."
                     :next-stream-id (if (eq role :client) 1 2)
                     :on-headers on-headers :on-data on-data :on-reset on-reset
                     :on-close on-close :user user :limits limits :executor executor
+                    :budget (or budget (default-memory-budget))
                     :send-stall-timeout (round (* send-stall-timeout 1000000))
                     :local-max-concurrent max-concurrent-streams
                     :local-initial-window initial-window-size
@@ -297,6 +315,9 @@ out once it is complete."
 (defun connection-tls (conn) (conn-tls conn))
 (defun connection-close-reason (conn) (conn-close-reason conn))
 (defun connection-handler-count (conn) (conn-handlers conn))
+(defun connection-receive-stall-timeout (conn)
+  "Microseconds, or NIL (CONNECTION-LIMITS)."
+  (limits-receive-stall-timeout (conn-limits conn)))
 (defun connection-lane (conn)
   "The executor lane of CONN's reactor: where work for CONN is submitted."
   (conn-lane conn))
@@ -455,6 +476,10 @@ or for a free stream slot."
               (decf (conn-active-remote conn))
               (decf (conn-active-local conn))))
         (%remember-closed conn id how)))
+    ;; What the stream holds goes back now, or when its handler is over:
+    ;; a request stays charged while its handler runs.
+    (unless (h2-stream-holds-slot stream)
+      (stream-discharge-all conn stream))
     (when (zerop (hash-table-count (conn-streams conn)))
       (setf (conn-idle-since-us conn) (clgrpc.util:now-us))
       (when (or (conn-goaway-received conn) (conn-goaway-sent conn))
@@ -497,6 +522,7 @@ stream is reset.  Streams are refused (REFUSED_STREAM) while every slot is
 taken (SETTINGS_MAX_CONCURRENT_STREAMS of them)."
   (unless (h2-stream-holds-slot stream)
     (setf (h2-stream-holds-slot stream) t)
+    (%count-call conn 1)
     (incf (conn-handlers conn))))
 
 (defun release-handler-slot (conn stream)
@@ -504,4 +530,7 @@ taken (SETTINGS_MAX_CONCURRENT_STREAMS of them)."
 once."
   (when (h2-stream-holds-slot stream)
     (setf (h2-stream-holds-slot stream) nil)
-    (decf (conn-handlers conn))))
+    (%count-call conn -1)
+    (decf (conn-handlers conn))
+    (when (eq (h2-stream-state stream) :closed)
+      (stream-discharge-all conn stream))))

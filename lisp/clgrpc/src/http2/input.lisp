@@ -121,9 +121,10 @@ so the connection window only needs to stay open."
     (when why
       (stream-error* id +protocol-error+ "malformed ~(~A~) on stream ~D: ~A" kind id why))))
 
-(defun %open-peer-stream (conn id headers end-stream)
-  "A client opens stream ID with a request (server side)."
-  (declare (type fixnum id))
+(defun %open-peer-stream (conn id headers end-stream header-octets)
+  "A client opens stream ID with a request (server side), whose header list
+decoded to HEADER-OCTETS (as SETTINGS_MAX_HEADER_LIST_SIZE counts them)."
+  (declare (type fixnum id header-octets))
   (setf (conn-max-remote-id conn) id)
   (when (conn-goaway-sent conn)
     ;; 6.8: streams above the last identifier in our GOAWAY are ignored.
@@ -135,8 +136,15 @@ so the connection window only needs to stay open."
     ;; handler is over, so resets cannot pile up work (Rapid Reset).
     (when (and limit (>= (conn-handlers conn) limit))
       (stream-error* id +refused-stream+ "~D handlers still running" (conn-handlers conn))))
+  ;; Past a memory budget the newest streams are refused, and the streams
+  ;; already open finish.
+  (unless (budget-admits-stream-p conn)
+    (stream-error* id +refused-stream+ "memory budget full (~D octets held)"
+                   (conn-budget-held conn)))
   (check-field-block headers :request id)
   (let ((stream (%new-stream conn id (if end-stream :half-closed-remote :open) nil)))
+    ;; Its decoded headers live as long as it does.
+    (stream-charge conn stream header-octets)
     (setf (h2-stream-header-blocks stream) 1
           (h2-stream-content-length stream) (parse-content-length headers id))
     (when (and end-stream (h2-stream-content-length stream)
@@ -200,7 +208,7 @@ is then refused."
                ;; A server can only open streams by PUSH_PROMISE (8.4).
                (connection-error +protocol-error+ "HEADERS on server stream ~D" id))
               ((> id (conn-max-remote-id conn))
-               (%open-peer-stream conn id headers end-stream))
+               (%open-peer-stream conn id headers end-stream list-size))
               (t
                (case (%recently-closed conn id)
                  ((:ended :reset-received)

@@ -503,14 +503,18 @@ arrive and the output drains, and THEN is called once it is all written:
 so a peer that advertises no window or does not read holds no thread.  The
 output is flushed by the thread the reactor serves CONN on once its turn
 is done, or the next time any thread writes.  END-STREAM ends the stream
-with the last DATA frame.  Returns T if all of it went now, :PARKED, or NIL
-if the stream or connection closed."
+with the last DATA frame.  Returns T if all of it went now, :PARKED, NIL
+if the stream or connection closed, or :OVER-BUDGET, having written
+nothing, if the rest would not fit in the memory budget (STREAM-CHARGE)."
   (declare (type h2-stream stream) (type octets octets) (type index start end)
            (type function then))
   (when (or (conn-closed conn) (not (stream-can-send-p stream)))
     (return-from stream-write-last-data nil))
   (let ((n (%parkable-window conn stream (- end start))))
     (declare (type fixnum n))
+    (when (and (< n (- end start))
+               (not (stream-charge conn stream (- end start n))))
+      (return-from stream-write-last-data :over-budget))
     (when (or (plusp n) (and end-stream (= start end)))
       (%append-data conn stream octets start (+ start n) (and end-stream (= (+ start n) end))))
     (incf start n)
@@ -551,6 +555,7 @@ most the connection's handler slots."
                        (let ((then (h2-stream-parked-then stream)))
                          (setf (h2-stream-parked stream) nil
                                (h2-stream-parked-then stream) nil)
+                         (stream-discharge conn stream end)
                          (funcall (the function then) conn stream))
                        (push stream still))))))
     ;; Streams not visited keep their place at the front; those visited go

@@ -574,6 +574,14 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
             (%graceful-goaway conn))
            ((and keepalive (null ping) (conn-peer-settings-seen conn)
                  (> (- now (conn-last-read-us conn)) (the fixnum keepalive)))
+            (%send-keepalive-ping conn now))
+           ((and (null ping) (eq (conn-role conn) :server) (conn-peer-settings-seen conn)
+                 (limits-receive-stall-timeout limits)
+                 (plusp (hash-table-count (conn-streams conn)))
+                 (> (- now (conn-last-read-us conn))
+                    (the fixnum (limits-receive-stall-timeout limits))))
+            ;; A peer that holds streams open and sends nothing: is it
+            ;; there?  One that does not answer is closed as above.
             (%send-keepalive-ping conn now))))))))
 
 (defun sweep (reactor)

@@ -50,6 +50,9 @@
   ;; The application's work for this stream holds one of the connection's
   ;; handler slots (CLAIM-HANDLER-SLOT).
   (holds-slot nil)
+  ;; Octets the application holds for this stream, charged to the
+  ;; connection's memory budget (STREAM-CHARGE).
+  (held 0 :type fixnum)
   ;; The application's object for this stream (the gRPC call).
   (user nil))
 
