@@ -116,15 +116,26 @@ epoll until it ends (a hang-up would otherwise be reported on every wait)."
       (clgrpc.net:epoll-control (reactor-epfd (conn-reactor conn)) :delete (conn-fd conn) 0)))
   (clgrpc.util:executor-submit (%handshake-executor) (conn-lane conn) #'%handshake-step conn))
 
+(defconstant +turn-records+ 256
+  "TLS records one turn of a connection decrypts at most.  Each costs a
+decryption and a pass through the frame reader whatever it holds, so a
+peer that sends records of one octet each would otherwise buy 64 KiB / 23
+of them, thousands, with every read.")
+
 (defun %tls-drain (reactor conn)
   "Reactor: decrypt what the session holds and process it frame by frame,
 within the turn's budget.  Returns true if input was processed, NIL if the
 connection ended."
-  (let ((tls (conn-tls conn)))
+  (let ((tls (conn-tls conn))
+        (records +turn-records+))
+    (declare (type fixnum records))
     (loop
+      (when (<= records 0)
+        (setf (conn-input-pending conn) t))
       (when (conn-input-pending conn)
         ;; Out of budget: the rest stays inside OpenSSL, for the backlog turn.
         (return))
+      (decf records)
       (multiple-value-bind (buf fill) (%with-carry reactor conn)
         (declare (type octets buf) (type fixnum fill))
         (let ((got (handler-case (clgrpc.tls:session-read tls buf fill (length buf))
