@@ -47,6 +47,7 @@ var cases = []attackCase{
 	{"nested_100000_deep", 512, deepNesting, false},
 	{"garbage_after_preface", 512, garbageAfterPreface, false},
 	{"http1_request", 512, http1Request, false},
+	{"settings_window_storm_900_streams", 512, settingsWindowStorm, false},
 	{"idle_route_chats_5x1000", 768, idleRouteChats, false},
 	{"non_reading_pipeline", 512, nonReadingPipeline, true},
 }

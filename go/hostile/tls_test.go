@@ -21,6 +21,7 @@ var (
 var tlsCases = []attackCase{
 	{"stalled_handshakes", 512, stalledHandshakes, false},
 	{"garbage_instead_of_client_hello", 512, garbageClientHello, false},
+	{"one_octet_tls_records", 512, oneOctetRecords, false},
 }
 
 // TestHostilePeersOverTLS: every attack of TestHostilePeers against both

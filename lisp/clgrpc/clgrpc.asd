@@ -78,6 +78,7 @@
                              (:file "dispatch")
                              (:file "server-calls")
                              (:file "server-lifecycle")
+                             (:file "heap-report")
                              (:file "client")))
                (:module "descriptor"
                 :serial t

@@ -23,6 +23,7 @@ type config struct {
 	tls                  tlsflags.Server
 	creds                credentials.TransportCredentials
 	cpuProfile           string // write a CPU profile here until the server stops
+	heapReport           bool   // serve the heap in use (heapreport.go)
 }
 
 // parseFlags parses args (args[0] is the program name). On a usage error it
@@ -47,6 +48,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown_timeout", 5*time.Second,
 		"how long a graceful stop may wait for RPCs in flight before connections are closed")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to `file`, for profiling only")
+	fs.BoolVar(&cfg.heapReport, "heap_report", false, "also serve /clgrpc.Diagnostics/HeapInUse, the heap in use (for tests)")
 	cfg.limits.register(fs)
 	cfg.tls.Register(fs)
 

@@ -72,6 +72,9 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) (err error
 	}
 	srv := grpc.NewServer(opts...)
 	pb.RegisterRouteGuideServer(srv, service.New(db))
+	if cfg.heapReport {
+		srv.RegisterService(&heapReportDesc, nil)
+	}
 	health := registerProbes(srv)
 
 	serveErr := make(chan error, 1)

@@ -240,7 +240,7 @@ kinds of method, and a client channel.")
    #:call-set-response-compression #:call-received-compressed-p
    ;; server
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
-   #:server-memory-held
+   #:server-memory-held #:register-heap-report #:+heap-report-path+
    #:server-connection-count #:server-refused-connection-count
    #:register-service-descriptors #:server-service-names #:server-file-descriptors
    ;; client

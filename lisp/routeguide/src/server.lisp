@@ -2,7 +2,7 @@
 ;;;; go/routeguide/server:
 ;;;;
 ;;;;   server [-addr HOST:PORT] [-db PATH] [-max_concurrent_streams N]
-;;;;          [-shutdown_timeout DURATION] [-unary_inline]
+;;;;          [-shutdown_timeout DURATION] [-unary_inline] [-heap_report]
 ;;;;          [limit flags, as the Go server's]
 ;;;;          [-tls -cert_file FILE -key_file FILE [-ca_file FILE [-require_client_cert]]]
 ;;;;
@@ -17,7 +17,7 @@
 (in-package #:routeguide.server)
 
 (defun start-server (&key (host "127.0.0.1") (port 0) (db (default-features))
-                          (max-concurrent-streams 1000) unary-inline limits tls)
+                          (max-concurrent-streams 1000) unary-inline limits tls heap-report)
   "A running clgrpc server with the RouteGuide service, the standard health
 service (SERVING, for the server and for RouteGuide, once bound) and server
 reflection.
@@ -25,13 +25,17 @@ UNARY-INLINE declares GetFeature inline (clgrpc's REGISTER-METHOD :INLINE):
 it runs on its connection's reactor instead of the handler executor.  It is
 tuning the Go server has no counterpart of, so it is off unless asked for.
 LIMITS is a plist of MAKE-SERVER's limit arguments; TLS a clgrpc server TLS
-context, or NIL for plaintext.  Returns (values server port health)."
+context, or NIL for plaintext.  HEAP-REPORT serves the heap in use too
+(CLGRPC.GRPC:REGISTER-HEAP-REPORT), for hostile-peer tests.  Returns
+(values server port health)."
   (let ((server (apply #'clgrpc.grpc:make-server :max-concurrent-streams max-concurrent-streams
                                                  :tls tls limits)))
     (register-service server :service (make-service db) :inline unary-inline)
     (let ((health (clgrpc.health:make-health)))
       (clgrpc.health:register-health server health)
       (clgrpc.reflection:register-reflection server)
+      (when heap-report
+        (clgrpc.grpc:register-heap-report server))
       (let ((port (clgrpc.grpc:server-start server :host host :port port)))
         (clgrpc.health:set-serving-status health "" :serving)
         (clgrpc.health:set-serving-status health "routeguide.RouteGuide" :serving)
@@ -70,6 +74,8 @@ context, or NIL for plaintext.  Returns (values server port health)."
                     "allow client pings when there are no RPCs")
          (flag-spec "max_header_list_size" :int 16777216
                     "SETTINGS_MAX_HEADER_LIST_SIZE advertised and enforced, in `bytes`")
+         (flag-spec "heap_report" :bool nil
+                    "also serve /clgrpc.Diagnostics/HeapInUse, the heap in use (for tests)")
          (tls-flags:server-flags)))
 
 (defun limit-options (options)
@@ -112,6 +118,7 @@ context, or NIL for plaintext.  Returns (values server port health)."
                                     (if (zerop n) 1000 (min n most-positive-fixnum)))
           :shutdown-timeout (getf options :shutdown-timeout)
           :unary-inline (getf options :unary-inline)
+          :heap-report (getf options :heap-report)
           :limits (limit-options options)
           :tls (tls-flags:server-context options))))
 
@@ -140,6 +147,7 @@ TLS (OpenSSL 3, loaded from the system's library path or LD_LIBRARY_PATH). Print
                                 (default-features))
                         :max-concurrent-streams (getf options :max-concurrent-streams)
                         :unary-inline (getf options :unary-inline)
+                        :heap-report (getf options :heap-report)
                         :limits (getf options :limits)
                         :tls (getf options :tls))
         ;; A signal handler only sets a flag: it may interrupt any thread,

@@ -76,7 +76,7 @@
                          (max-early-resets-per-second 1000)
                          (send-stall-timeout 120)
                          (receive-stall-timeout 30)
-                         (max-connection-memory (* 256 1024 1024))
+                         (max-connection-memory (* 64 1024 1024))
                          (max-process-memory (clgrpc.http2:default-process-octets))
                          (max-calls 65536)
                          tls)

@@ -38,7 +38,7 @@
 streams hold, and the rest of the program some of its own."
   (floor (sb-ext:dynamic-space-size) 4))
 
-(defun make-memory-budget (&key (connection-octets (* 256 1024 1024))
+(defun make-memory-budget (&key (connection-octets (* 64 1024 1024))
                                 (process-octets (default-process-octets))
                                 (calls 65536))
   "A budget shared by the connections made with it: each may hold

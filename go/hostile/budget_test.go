@@ -1,0 +1,144 @@
+package hostile
+
+import (
+	"context"
+	"flag"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/grpcbench/grpcbench/internal/runfile"
+)
+
+var goInteropClient = flag.String("go_interop_client", "", "path of the interop client built from grpc-go's interop package")
+
+// The Lisp interop server's memory under the attacks below. Its heap after
+// a full collection holds what it holds at rest (about 25 MiB) and at most
+// the two attacking connections' budgets of 64 MiB each; RSS also holds
+// the garbage of a collection cycle (SBCL collects every 53 MB consed).
+const (
+	budgetHeapBoundMiB = 192
+	budgetRSSBoundMiB  = 384
+)
+
+// TestMemoryBudgets: attacks that cost the attacker little and the server
+// much unless it bounds what it holds, against both interop servers, with
+// grpc-go's interop client running large_unary during and after each.
+// grpc-go's interop server has no heap report, and bounds none of these:
+// its figures are logged, not judged.
+func TestMemoryBudgets(t *testing.T) {
+	for _, name := range []string{"lisp", "go"} {
+		t.Run(name, func(t *testing.T) {
+			s := startInterop(t, name, nil)
+			s.checkMemoryBounds(t, "before any attack", clgrpcBound(s, budgetRSSBoundMiB), clgrpcBound(s, budgetHeapBoundMiB))
+			t.Run("declared_length_streams", func(t *testing.T) { declaredLengthStreams(t, s) })
+			t.Run("parked_full_responses", func(t *testing.T) { parkedFullResponses(t, s) })
+			interopHealthy(t, s, "after every attack", time.Second, clgrpcBound(s, budgetRSSBoundMiB))
+		})
+	}
+}
+
+// largeUnary runs grpc-go's large_unary case (271,828 octets up, 314,159
+// down) against s, n times.
+func largeUnary(t *testing.T, s *target, phase string, n int) {
+	t.Helper()
+	port := s.addr[strings.LastIndex(s.addr, ":")+1:]
+	for i := 0; i < n; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		out, err := exec.CommandContext(ctx, runfile.Path(*goInteropClient),
+			"-server_host", "127.0.0.1", "-server_port", port, "-test_case", "large_unary").CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Errorf("%s: large_unary %d of %d: %v\n%s", phase, i+1, n, err, out)
+		}
+	}
+}
+
+// attackers dials n raw peers that have sent their preface and settings.
+func attackers(t *testing.T, s *target, n int, settings ...http2.Setting) []*Peer {
+	t.Helper()
+	var peers []*Peer
+	for i := 0; i < n; i++ {
+		p, err := s.dial(false)
+		if err == nil {
+			err = p.Handshake(settings)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Conn.Close() })
+		peers = append(peers, p)
+	}
+	return peers
+}
+
+// declaredLengthStreams: two connections open 600 UnaryCall streams each;
+// each stream sends a gRPC prefix that declares 4 MiB and one octet of
+// body, about 145 KB on the wire in all. A server that allocates what is
+// declared needs 4.7 GiB for them.
+func declaredLengthStreams(t *testing.T, s *target) {
+	peers := attackers(t, s, 2)
+	var wg sync.WaitGroup
+	for _, p := range peers {
+		wg.Add(1)
+		go func(p *Peer) {
+			defer wg.Done()
+			p.Conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			for i := 0; i < 600; i++ {
+				id := uint32(1 + 2*i)
+				if p.Framer.WriteHeaders(http2.HeadersFrameParam{StreamID: id,
+					BlockFragment: p.RequestBlock(s.addr, unaryCallPath), EndHeaders: true}) != nil {
+					return
+				}
+				if p.Framer.WriteData(id, false, GRPCMessage([]byte{0}, 4<<20)) != nil {
+					return
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+	time.Sleep(300 * time.Millisecond)
+	largeUnary(t, s, "during the attack", 3)
+	s.checkMemoryBounds(t, "with 1,200 streams declaring 4 MiB", clgrpcBound(s, budgetRSSBoundMiB), clgrpcBound(s, budgetHeapBoundMiB))
+	for _, p := range peers {
+		p.Conn.Close()
+	}
+	largeUnary(t, s, "after the attack", 3)
+}
+
+// parkedFullResponses: two connections that open no stream window
+// (SETTINGS_INITIAL_WINDOW_SIZE 0) ask for 200 responses of 2 MiB each,
+// 800 MiB that can only wait in the server. clgrpc parks what fits in a
+// connection's memory budget and fails the rest with RESOURCE_EXHAUSTED.
+func parkedFullResponses(t *testing.T, s *target) {
+	peers := attackers(t, s, 2, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+	req, err := proto.Marshal(&testpb.SimpleRequest{ResponseSize: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := GRPCMessage(req, uint32(len(req)))
+	for _, p := range peers {
+		p.Conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		for i := 0; i < 200; i++ {
+			id := uint32(1 + 2*i)
+			if err := p.Framer.WriteHeaders(http2.HeadersFrameParam{StreamID: id,
+				BlockFragment: p.RequestBlock(s.addr, unaryCallPath), EndHeaders: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Framer.WriteData(id, true, msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	time.Sleep(time.Second)
+	largeUnary(t, s, "with 400 responses of 2 MiB waiting for window", 3)
+	s.checkMemoryBounds(t, "with 400 responses of 2 MiB waiting for window", clgrpcBound(s, budgetRSSBoundMiB), clgrpcBound(s, budgetHeapBoundMiB))
+	o := peers[0].Collect(2 * time.Second)
+	t.Logf("the first connection's answers: %v", o)
+}
