@@ -284,3 +284,25 @@ open until one is), and the channels opened on the way, to close."
              (is (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-rst-stream+ 1) 10))))
              (is (wait-observed (lambda (x) (and (consp x) (eq (first x) :big-ended))) 5)))
         (raw-close peer)))))
+
+(test surplus-workers-retire-while-collections-interrupt-their-waits
+  ;; A burst of blocking tasks grows the pool; once it is over, workers
+  ;; beyond the kept idle ones retire after a second, even though garbage
+  ;; collections, which interrupt every thread's wait, come more often.
+  (let ((executor (clgrpc.util:make-executor :name "retire test" :min-threads 1 :keep-idle 2))
+        (gate (sb-thread:make-semaphore)))
+    (unwind-protect
+         (progn
+           (dotimes (i 40)
+             (clgrpc.util:executor-submit executor 0 (lambda (g) (sb-thread:wait-on-semaphore g :timeout 5)) gate))
+           (is (loop repeat 500
+                     thereis (>= (clgrpc.util::executor-threads executor) 20)
+                     do (sleep 0.01))
+               "the pool grew to ~D threads" (clgrpc.util::executor-threads executor))
+           (sb-thread:signal-semaphore gate 40)
+           (is (loop repeat 40
+                     thereis (<= (clgrpc.util::executor-threads executor) 4)
+                     do (sleep 0.1) (sb-ext:gc))
+               "~D workers still alive 4 s after the burst"
+               (clgrpc.util::executor-threads executor)))
+      (clgrpc.util:shutdown-executor executor))))

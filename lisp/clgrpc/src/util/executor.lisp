@@ -257,7 +257,13 @@ was seen."
   "Wait for work.  Returns true to go on, NIL to exit: shut down, or parked
 with no work for IDLE-TIMEOUT (+SURPLUS-IDLE-US+ when KEEP-IDLE others are
 parked too) while more than MIN-THREADS are alive."
-  (let ((lock (executor-park-lock executor)))
+  (let ((lock (executor-park-lock executor))
+        ;; When this worker began to wait.  Not reset by a wake-up that
+        ;; brings it no task (another worker took it, or a collection's
+        ;; stop signal interrupted the wait): under steady load such
+        ;; wake-ups come more often than any timeout, and no surplus worker
+        ;; would ever retire.
+        (parked nil))
     (sb-thread:with-mutex (lock)
       (loop
         (when (%queued-p executor)
@@ -270,7 +276,7 @@ parked too) while more than MIN-THREADS are alive."
         (when (%queued-p executor)
           (decf (executor-idle executor))
           (return t))
-        (let* ((parked (now-us))
+        (let* ((parked (or parked (setf parked (now-us))))
                (surplus (> (executor-idle executor) (executor-keep-idle executor)))
                (woken (wait-on (executor-park-cv executor) lock
                                (+ parked (if surplus
