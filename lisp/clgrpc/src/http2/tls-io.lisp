@@ -158,8 +158,11 @@ connection ended."
 
 (defun %tls-backlog-turn (reactor conn)
   "Reactor: a turn over what an earlier turn left: the frames in the carry,
-then what the session still holds decrypted."
-  (%carry-turn conn)
+then what the session still holds decrypted.  With no carry, the last turn
+ran out of records, not frames: the session holds the rest."
+  (if (conn-carry conn)
+      (%carry-turn conn)
+      (setf (conn-input-pending conn) nil))
   (%tls-drain reactor conn))
 
 (defun %handshake-done (reactor conn)
