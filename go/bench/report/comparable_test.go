@@ -77,7 +77,7 @@ func TestGoalRefusesCellsOfAnotherHostOrTime(t *testing.T) {
 		at(goalRow("list", 0, around(100), around(1)), 64, measuredAt("h1", noon)),
 		at(goalRow("stream", 0, around(50), around(1)), 64, measuredAt("h1", noon.Add(2*time.Hour))))
 	wantAll(t, md, "| containers=32 | stream | — | not judged (measured on different hosts) |",
-		"| containers=64 | stream | — | not judged (measured 2 h apart, over 30 min) |", "**Goal not decided**")
+		"| containers=64 | stream | — | not judged (measured 2 h apart, over 30 min) |", "**Goal not decided (0 of 2 judged)**")
 }
 
 // A scenario table's ratio column and a comparison table's change refuse

@@ -111,6 +111,7 @@ type goalVerdict struct {
 	cells         []string
 	decision      Decision
 	why           string // what kept a cell from being judged
+	unmeasured    bool   // a cell the goal names that has no figures
 }
 
 func (s Goal) Render(d *Dataset, p *Page) {
@@ -231,7 +232,7 @@ func (s Goal) unmeasured(rows []goalVerdict) []goalVerdict {
 		if slices.ContainsFunc(rows, func(v goalVerdict) bool { return sameCell(v.group, label) }) {
 			continue
 		}
-		v := goalVerdict{group: label, config: config, decision: NotDecided, why: "not measured"}
+		v := goalVerdict{group: label, config: config, decision: NotDecided, why: "not measured", unmeasured: true}
 		for range len(s.Limits) + len(s.Context) {
 			v.cells = append(v.cells, missing)
 		}
@@ -336,7 +337,9 @@ func goalCell(d Decision) string {
 }
 
 // summary is the closing line: the limits, the verdict, and the cells that
-// miss or are not decided.
+// miss or are not decided. A goal over N cells is met only when all N were
+// judged and met: a cell left unjudged could be the one that misses, so
+// with k of N judged the goal reads "not decided (k of N judged)".
 func (s Goal) summary(rows []goalVerdict) string {
 	limits := make([]string, len(s.Limits))
 	for i, l := range s.Limits {
@@ -352,24 +355,26 @@ func (s Goal) summary(rows []goalVerdict) string {
 			continue
 		}
 		overall = overall.and(v.decision)
-		judged++
+		if !v.unmeasured {
+			judged++
+		}
 	}
-	if judged == 0 {
-		overall = NotDecided // nothing the goal is about was measured
+	headline := "Goal " + overall.String()
+	if judged < len(rows) && overall != NotMet {
+		overall = NotDecided
+		headline = fmt.Sprintf("Goal %s (%d of %d judged)", overall, judged, len(rows))
 	}
-	line := fmt.Sprintf("**Goal %s** (%s)", overall, goal)
+	line := fmt.Sprintf("**%s** (%s)", headline, goal)
 	unjudged := ""
 	if names := byDecision[NotJudged]; len(names) > 0 {
 		unjudged = fmt.Sprintf(" %d of %d cells not judged (the table says why): %s.",
 			len(names), len(rows), strings.Join(names, "; "))
 	}
 	switch {
-	case overall == Met && judged == 1:
-		return line + " by " + byDecision[Met][0] + "." + unjudged
-	case overall == Met && unjudged == "":
-		return fmt.Sprintf("%s in all %d cells.", line, judged)
+	case overall == Met && len(rows) == 1:
+		return line + " by " + byDecision[Met][0] + "."
 	case overall == Met:
-		return fmt.Sprintf("%s in all %d judged cells.%s", line, judged, unjudged)
+		return fmt.Sprintf("%s in all %d cells.", line, len(rows))
 	}
 	var parts []string
 	for _, d := range []Decision{NotMet, NotDecided} {
@@ -378,7 +383,7 @@ func (s Goal) summary(rows []goalVerdict) string {
 		}
 	}
 	if len(parts) == 0 {
-		parts = append(parts, "no cell could be judged")
+		return line + "." + unjudged
 	}
 	return line + ": " + strings.Join(parts, "; ") + "." + unjudged
 }

@@ -108,7 +108,8 @@ func TestGoalIn(t *testing.T) {
 
 // With Bottleneck, a cell is judged only when the server limited it and its
 // baseline: a cell a saturated client set shows its ratio, "not judged" and
-// why, and takes no part in the verdict, even when its ratio would miss.
+// why, and its ratio is no verdict even when it would miss; but the goal it
+// is a cell of is then not decided, never met by the cells that were judged.
 func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
 	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
 		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}, Bottleneck: "bottleneck"}
@@ -122,9 +123,41 @@ func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
 		row("list", 32, 100, "server"), row("stream", 32, 200, "client"))
 	wantAll(t, md, "| containers=1024 | stream | 0.60x (met; 95%: ≤ 0.6",
 		"| containers=32 | stream | 2.00x (not met; 95%: ≥ 1.9", "| not judged (list: server-bound, stream: client-bound) |",
-		"**Goal met** (", "1 of 2 cells not judged (the table says why): containers=32: stream.")
+		"**Goal not decided (1 of 2 judged)** (", "1 of 2 cells not judged (the table says why): containers=32: stream.")
 	md = renderGoal(g, row("list", 32, 100, "neither"), row("stream", 32, 60, "server"))
-	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided**", "no cell could be judged")
+	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided (0 of 1 judged)**")
+}
+
+// A goal over N cells is met only when all N were judged and met: met in
+// the cells judged, with one left unjudged, it reads "not decided (k of N
+// judged)"; a judged cell that misses still makes it not met.
+func TestGoalIsNotMetByFewerCellsThanItJudges(t *testing.T) {
+	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}, Bottleneck: "bottleneck"}
+	row := func(method string, containers int, latency float64, bottleneck string) Row {
+		r := goalRow(method, 0, around(latency), around(1))
+		r.Parameters["containers"], r.Parameters["bottleneck"] = containers, bottleneck
+		return r
+	}
+	md := renderGoal(g,
+		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
+		row("list", 64, 100, "server"), row("stream", 64, 60, "server"),
+		row("list", 32, 100, "client"), row("stream", 32, 60, "client"))
+	wantAll(t, md, "**Goal not decided (2 of 3 judged)** (of list's: Latency p50 at most 0.75x).",
+		"1 of 3 cells not judged (the table says why): containers=32: stream.")
+	for _, wrong := range []string{"**Goal met**", "judged cells"} {
+		if strings.Contains(md, wrong) {
+			t.Errorf("met by fewer cells than judged (%q):\n%s", wrong, md)
+		}
+	}
+	md = renderGoal(g,
+		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
+		row("list", 32, 100, "client"), row("stream", 32, 60, "client"))
+	wantAll(t, md, "**Goal not decided (1 of 2 judged)**")
+	md = renderGoal(g,
+		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
+		row("list", 64, 100, "server"), row("stream", 64, 60, "server"))
+	wantAll(t, md, "**Goal met** (of list's: Latency p50 at most 0.75x) in all 2 cells.")
 }
 
 // Bottleneck never hides a failure, and keeps verdicts that hold whatever
@@ -162,7 +195,7 @@ func TestGoalWithoutARecordedBottleneckIsNotJudged(t *testing.T) {
 	base, r := goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(50), around(1))
 	base.Parameters["containers"], r.Parameters["containers"] = 32, 32
 	base.Parameters["bottleneck"] = "server"
-	wantAll(t, renderGoal(g, base, r), "| not judged (bottleneck not recorded) |", "**Goal not decided**")
+	wantAll(t, renderGoal(g, base, r), "| not judged (bottleneck not recorded) |", "**Goal not decided (0 of 1 judged)**")
 }
 
 // A cell the goal names and nobody measured makes the goal not decided: it
@@ -176,9 +209,9 @@ func TestGoalNamesItsCells(t *testing.T) {
 	base32.Parameters["containers"] = 32 // its stream run is missing
 	md := renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)), base32)
 	wantAll(t, md, "| containers=1024 | stream | 0.60x (met;", "| containers=32 | stream | — | not decided (not measured) |",
-		"**Goal not decided**", "not decided in 1 of 2 cells: containers=32: stream.")
+		"**Goal not decided (1 of 2 judged)**", "not decided in 1 of 2 cells: containers=32: stream.")
 	md = renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)))
-	wantAll(t, md, "| containers=32 | stream | — | not decided (not measured) |", "**Goal not decided**")
+	wantAll(t, md, "| containers=32 | stream | — | not decided (not measured) |", "**Goal not decided (1 of 2 judged)**")
 }
 
 // Two runs that both succeeded without recording the goal's metric leave
