@@ -261,7 +261,7 @@ var BuiltinLayouts = map[string]Layout{
 				Title: "Goal: throughput and latency",
 				Statement: "At every connection count, the Lisp server reaches at least the Go server's " +
 					"req/s and a p99 latency no higher than Go's. A cell is judged when both servers " +
-					"were its bottleneck (at least 85% of their CPUs busy), or when the verdict holds " +
+					"were its bottleneck (at least 85% of their CPUs busy, the load generator less), or when the verdict holds " +
 					"anyway.",
 				GroupBy:  []string{"rpc", "clients", "total_conns"},
 				Cells:    map[string][]string{"total_conns": {"100", "1000", "10000"}},

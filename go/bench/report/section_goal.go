@@ -59,12 +59,9 @@ type Goal struct {
 	Cells map[string][]string
 }
 
-// The Bottleneck parameter's values for a cell whose server was at its
-// capacity: alone, or with its client saturated too (go/bench/harness).
-const (
-	bottleneckServer = "server"
-	bottleneckBoth   = "both"
-)
+// The Bottleneck parameter's value for a cell whose server alone was
+// saturated (go/bench/harness): the only one that shows its capacity.
+const bottleneckServer = "server"
 
 // RatioLimit bounds one metric of a configuration relative to the
 // baseline's: at most Max times it, or at least Min times it (0: no bound).
@@ -189,8 +186,10 @@ func (s Goal) markUnjudged(v *goalVerdict, base, r Row) {
 		v.why = "bottleneck not recorded"
 		return
 	}
-	// A server at its capacity: the server alone was saturated, or both sides were.
-	atCapacity := func(side string) bool { return side == bottleneckServer || side == bottleneckBoth }
+	// A server at its capacity: the server alone was saturated. With both
+	// sides saturated, the load generator may have held the server back as
+	// much as the server held it, so the figure is no capacity.
+	atCapacity := func(side string) bool { return side == bottleneckServer }
 	switch {
 	case atCapacity(b) && atCapacity(x),
 		atCapacity(x) && v.decision == NotMet,

@@ -187,6 +187,28 @@ func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
 	}
 }
 
+// A "both" bottleneck, the server saturated and its load generator too, is
+// not the server's capacity: the load generator could have held the server
+// back as much as the server held it, so such a cell is not judged.
+func TestGoalDoesNotCountBothSaturatedAsServerCapacity(t *testing.T) {
+	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Limits: []RatioLimit{{Metric: "latency_p50", Min: 1}}, Bottleneck: "bottleneck"}
+	row := func(method string, v float64, bottleneck string) Row {
+		r := goalRow(method, 0, around(v), around(1))
+		r.Parameters["containers"], r.Parameters["bottleneck"] = 32, bottleneck
+		return r
+	}
+	for _, c := range [][2]string{{"both", "both"}, {"both", "server"}} {
+		md := renderGoal(g, row("list", 100, c[0]), row("stream", 150, c[1]))
+		wantAll(t, md, "| not judged (list: "+c[0]+"-bound, stream: "+c[1]+"-bound) |", "**Goal not decided (0 of 1 judged)**")
+	}
+	// A server saturated alone is at its capacity; so a configuration whose
+	// figure can only understate it (its load generator saturated too)
+	// that already exceeds such a baseline is met.
+	wantAll(t, renderGoal(g, row("list", 100, "server"), row("stream", 150, "server")), "**Goal met**")
+	wantAll(t, renderGoal(g, row("list", 100, "server"), row("stream", 150, "both")), "**Goal met**")
+}
+
 // A cell whose bottleneck was not recorded (results from before it was, or a
 // side whose CPU set was unknown) is not judged, and says why.
 func TestGoalWithoutARecordedBottleneckIsNotJudged(t *testing.T) {
