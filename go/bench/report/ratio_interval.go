@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -27,6 +28,9 @@ type ratioInterval struct {
 	Lo, Hi   float64
 	N, M     int  // repetitions of x and of base
 	Bounded  bool // false: too few repetitions for any bound at alpha
+	// logRatios are the N*M pairwise log ratios, sorted: what the
+	// p-values of a claim (pBelow, pAbove) count.
+	logRatios []float64
 }
 
 // newRatioInterval estimates x/base from positive repetitions. It returns
@@ -46,7 +50,7 @@ func newRatioInterval(x, base []float64, alpha float64) (ratioInterval, error) {
 		}
 	}
 	slices.Sort(diffs)
-	r := ratioInterval{Estimate: math.Exp(schema.Median(diffs)), N: n, M: m, Lo: 0, Hi: math.Inf(1)}
+	r := ratioInterval{Estimate: math.Exp(schema.Median(diffs)), N: n, M: m, Lo: 0, Hi: math.Inf(1), logRatios: diffs}
 	if c := mannWhitneyLowerCount(n, m, alpha); c > 0 {
 		r.Bounded = true
 		r.Lo = math.Exp(diffs[c-1])
@@ -154,4 +158,34 @@ func (r ratioInterval) decide(bound float64, upper bool) Decision {
 		return NotMet
 	}
 	return NotDecided
+}
+
+// pBelow is the one-sided p-value of "the ratio is below bound": the
+// probability, were the ratio bound, of as few pairwise ratios at or above
+// it as were seen. It is at most alpha exactly when Hi < bound at alpha,
+// so a verdict that rests on Hi has this p-value, and a correction for
+// several verdicts (holm.go) can be applied to it.
+func (r ratioInterval) pBelow(bound float64) float64 {
+	k := len(r.logRatios) - sort.SearchFloat64s(r.logRatios, math.Log(bound))
+	return uCDF(r.N, r.M, k)
+}
+
+// pAbove is the p-value of "the ratio is above bound", as pBelow mirrored:
+// at most alpha exactly when Lo > bound at alpha.
+func (r ratioInterval) pAbove(bound float64) float64 {
+	lb := math.Log(bound)
+	k := sort.Search(len(r.logRatios), func(i int) bool { return r.logRatios[i] > lb })
+	return uCDF(r.N, r.M, k)
+}
+
+// uCDF is P(U <= k) for samples of n and m with no difference between them.
+func uCDF(n, m, k int) float64 {
+	p := 0.0
+	for u, q := range uProbs(n, m) {
+		if u > k {
+			break
+		}
+		p += q
+	}
+	return min(p, 1)
 }

@@ -22,6 +22,25 @@ func goalRow(method string, perChunk int, latency, cpu []float64) Row {
 	return r
 }
 
+// serverRow is a cell of a goal about servers: its req/s, the servers'
+// utilisation and, unless empty, the side that limited it.
+func serverRow(impl string, containers int, reqps []float64, util float64, bottleneck string) Row {
+	r := goalRow(impl, 0, around(1), around(1))
+	utils := make([]float64, len(reqps))
+	for i := range utils {
+		utils[i] = util
+	}
+	r.Metrics = []schema.Metric{
+		schema.NewMetric(schema.MetricReqPerSec, schema.UnitReqPerSec, schema.HigherIsBetter, reqps),
+		schema.NewMetric(schema.MetricServerUtilisation, schema.UnitRatio, schema.HigherIsBetter, utils),
+	}
+	r.Parameters["containers"] = containers
+	if bottleneck != "" {
+		r.Parameters["bottleneck"] = bottleneck
+	}
+	return r
+}
+
 var criGoal = Goal{
 	Vary: []string{"method", "per_chunk"}, Baseline: "list", Names: map[string]string{"list": "List"},
 	Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}, {Metric: "total_cpu", Max: 1.1}},
@@ -112,11 +131,9 @@ func TestGoalIn(t *testing.T) {
 // is a cell of is then not decided, never met by the cells that were judged.
 func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
 	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}, Bottleneck: "bottleneck"}
-	row := func(method string, containers int, latency float64, bottleneck string) Row {
-		r := goalRow(method, 0, around(latency), around(1))
-		r.Parameters["containers"], r.Parameters["bottleneck"] = containers, bottleneck
-		return r
+		Limits: []RatioLimit{{Metric: "req_per_s", Max: 0.75}}, Bottleneck: "bottleneck"}
+	row := func(method string, containers int, reqps float64, bottleneck string) Row {
+		return serverRow(method, containers, around(reqps), 1, bottleneck)
 	}
 	md := renderGoal(g,
 		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
@@ -133,17 +150,15 @@ func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
 // judged)"; a judged cell that misses still makes it not met.
 func TestGoalIsNotMetByFewerCellsThanItJudges(t *testing.T) {
 	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}, Bottleneck: "bottleneck"}
-	row := func(method string, containers int, latency float64, bottleneck string) Row {
-		r := goalRow(method, 0, around(latency), around(1))
-		r.Parameters["containers"], r.Parameters["bottleneck"] = containers, bottleneck
-		return r
+		Limits: []RatioLimit{{Metric: "req_per_s", Max: 0.75}}, Bottleneck: "bottleneck"}
+	row := func(method string, containers int, reqps float64, bottleneck string) Row {
+		return serverRow(method, containers, around(reqps), 1, bottleneck)
 	}
 	md := renderGoal(g,
 		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
 		row("list", 64, 100, "server"), row("stream", 64, 60, "server"),
 		row("list", 32, 100, "client"), row("stream", 32, 60, "client"))
-	wantAll(t, md, "**Goal not decided (2 of 3 judged)** (of list's: Latency p50 at most 0.75x).",
+	wantAll(t, md, "**Goal not decided (2 of 3 judged)** (of list's: req/s at most 0.75x).",
 		"1 of 3 cells not judged (the table says why): containers=32: stream.")
 	for _, wrong := range []string{"**Goal met**", "judged cells"} {
 		if strings.Contains(md, wrong) {
@@ -157,7 +172,7 @@ func TestGoalIsNotMetByFewerCellsThanItJudges(t *testing.T) {
 	md = renderGoal(g,
 		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
 		row("list", 64, 100, "server"), row("stream", 64, 60, "server"))
-	wantAll(t, md, "**Goal met** (of list's: Latency p50 at most 0.75x) in all 2 cells.")
+	wantAll(t, md, "**Goal met** (of list's: req/s at most 0.75x) in all 2 cells.")
 }
 
 // Bottleneck never hides a failure, and keeps verdicts that hold whatever
@@ -165,14 +180,9 @@ func TestGoalIsNotMetByFewerCellsThanItJudges(t *testing.T) {
 // baseline at capacity already matched.
 func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
 	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "latency_p50", Min: 1}}, Bottleneck: "bottleneck"}
+		Limits: []RatioLimit{{Metric: "req_per_s", Min: 1}}, Bottleneck: "bottleneck"}
 	row := func(method string, containers int, v float64, bottleneck string) Row {
-		r := goalRow(method, 0, around(v), around(1))
-		r.Parameters["containers"] = containers
-		if bottleneck != "" {
-			r.Parameters["bottleneck"] = bottleneck
-		}
-		return r
+		return serverRow(method, containers, around(v), 1, bottleneck)
 	}
 	failed := row("stream", 32, 1, "")
 	failed.Status = schema.StatusError
@@ -192,11 +202,9 @@ func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
 // back as much as the server held it, so such a cell is not judged.
 func TestGoalDoesNotCountBothSaturatedAsServerCapacity(t *testing.T) {
 	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "latency_p50", Min: 1}}, Bottleneck: "bottleneck"}
+		Limits: []RatioLimit{{Metric: "req_per_s", Min: 1}}, Bottleneck: "bottleneck"}
 	row := func(method string, v float64, bottleneck string) Row {
-		r := goalRow(method, 0, around(v), around(1))
-		r.Parameters["containers"], r.Parameters["bottleneck"] = 32, bottleneck
-		return r
+		return serverRow(method, 32, around(v), 1, bottleneck)
 	}
 	for _, c := range [][2]string{{"both", "both"}, {"both", "server"}} {
 		md := renderGoal(g, row("list", 100, c[0]), row("stream", 150, c[1]))
@@ -213,10 +221,8 @@ func TestGoalDoesNotCountBothSaturatedAsServerCapacity(t *testing.T) {
 // side whose CPU set was unknown) is not judged, and says why.
 func TestGoalWithoutARecordedBottleneckIsNotJudged(t *testing.T) {
 	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}, Bottleneck: "bottleneck"}
-	base, r := goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(50), around(1))
-	base.Parameters["containers"], r.Parameters["containers"] = 32, 32
-	base.Parameters["bottleneck"] = "server"
+		Limits: []RatioLimit{{Metric: "req_per_s", Max: 0.75}}, Bottleneck: "bottleneck"}
+	base, r := serverRow("list", 32, around(100), 1, "server"), serverRow("stream", 32, around(50), 1, "")
 	wantAll(t, renderGoal(g, base, r), "| not judged (bottleneck not recorded) |", "**Goal not decided (0 of 1 judged)**")
 }
 
