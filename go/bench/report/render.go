@@ -179,7 +179,7 @@ func writeSetup(p *Page, d *Dataset) {
 	}
 	p.md.WriteString("Tables show the median of the repetitions and, after ±, its spread as a share of it: the larger side of the 95% confidence interval of the median with 6 repetitions or more, of the range (min to max) with fewer; charts draw the same interval as error bars. A ratio's \"(p=… n=…)\" is a Mann-Whitney U test of the two cells' repetitions, as benchstat prints it, and \"~\" marks a difference it does not find significant at α = 0.05. A goal's ratio is the Hodges-Lehmann estimate of the two cells' ratio, followed by its one-sided 95% confidence bound (exact, from every pairwise ratio of their repetitions): a goal is met when that bound lies on the goal's side of its limit, not met when the other bound lies beyond it, and otherwise not decided; a cell it names that was not measured leaves it not decided.\n\n")
 	if len(d.Measurements) > 1 {
-		p.md.WriteString("Cells of different results files are related only when they were measured on one host and within " + formatApart(ComparisonWindow) + " of each other (or when a file does not say when); otherwise their ratio and goal read \"—\" and say why.\n\n")
+		p.md.WriteString("Cells of different results files are related only when they were measured in turns in one run (one build action) on one host; otherwise their ratio and goal read \"—\" and say why.\n\n")
 	}
 }
 
