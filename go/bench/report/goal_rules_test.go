@@ -23,8 +23,7 @@ func latencyRow(impl string, rate float64, p99 []float64, bottleneck string) Row
 // own throughput builds, so no bottleneck makes it a verdict, and an open
 // loop gives one only below both servers' capacity.
 func TestGoalJudgesLatencyOnlyInAnOpenLoopBelowCapacity(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: schema.MetricLatencyP99, Max: 1}}, Bottleneck: "bottleneck"}
+	g := serverGoal(RatioLimit{Metric: schema.MetricLatencyP99, Max: 1})
 	for _, c := range []struct {
 		name       string
 		rate       float64
@@ -58,8 +57,7 @@ func TestGoalJudgesLatencyOnlyInAnOpenLoopBelowCapacity(t *testing.T) {
 // at least 1.09x over a baseline only 86% busy is at least 0.94x of what
 // that baseline could do, so "at least 1x" is not met by it (nor missed).
 func TestGoalThroughputBoundSurvivesTheBaselinesHeadroom(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: schema.MetricReqPerSec, Min: 1}}, Bottleneck: "bottleneck"}
+	g := serverGoal(RatioLimit{Metric: schema.MetricReqPerSec, Min: 1})
 	md := renderGoal(g, serverRow("list", 32, around(100), 0.86, "server"), serverRow("stream", 32, around(110), 1, "server"))
 	wantAll(t, md, "| 1.10x (not decided; 95% each: ≥ 0.94x and ≤ 1.11x, n=6+6; bounds over the servers' headroom, 86% and 100% busy) |",
 		"**Goal not decided**")

@@ -41,6 +41,19 @@ func serverRow(impl string, containers int, reqps []float64, util float64, bottl
 	return r
 }
 
+// serverGoal is a goal about servers (Bottleneck) on one limit, a
+// configuration per containers count against "list".
+func serverGoal(l RatioLimit) Goal {
+	return Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Limits: []RatioLimit{l}, Bottleneck: "bottleneck"}
+}
+
+// busyRow is serverRow with the servers fully busy, its repetitions
+// around reqps.
+func busyRow(impl string, containers int, reqps float64, bottleneck string) Row {
+	return serverRow(impl, containers, around(reqps), 1, bottleneck)
+}
+
 var criGoal = Goal{
 	Vary: []string{"method", "per_chunk"}, Baseline: "list", Names: map[string]string{"list": "List"},
 	Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}, {Metric: "total_cpu", Max: 1.1}},
@@ -130,18 +143,14 @@ func TestGoalIn(t *testing.T) {
 // why, and its ratio is no verdict even when it would miss; but the goal it
 // is a cell of is then not decided, never met by the cells that were judged.
 func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "req_per_s", Max: 0.75}}, Bottleneck: "bottleneck"}
-	row := func(method string, containers int, reqps float64, bottleneck string) Row {
-		return serverRow(method, containers, around(reqps), 1, bottleneck)
-	}
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Max: 0.75})
 	md := renderGoal(g,
-		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
-		row("list", 32, 100, "server"), row("stream", 32, 200, "client"))
+		busyRow("list", 1024, 100, "server"), busyRow("stream", 1024, 60, "server"),
+		busyRow("list", 32, 100, "server"), busyRow("stream", 32, 200, "client"))
 	wantAll(t, md, "| containers=1024 | stream | 0.60x (met; 95%: ≤ 0.6",
 		"| containers=32 | stream | 2.00x (not met; 95%: ≥ 1.9", "| not judged (list: server-bound, stream: client-bound) |",
 		"**Goal not decided (1 of 2 judged)** (", "1 of 2 cells not judged (the table says why): containers=32: stream.")
-	md = renderGoal(g, row("list", 32, 100, "neither"), row("stream", 32, 60, "server"))
+	md = renderGoal(g, busyRow("list", 32, 100, "neither"), busyRow("stream", 32, 60, "server"))
 	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided (0 of 1 judged)**")
 }
 
@@ -149,15 +158,11 @@ func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
 // the cells judged, with one left unjudged, it reads "not decided (k of N
 // judged)"; a judged cell that misses still makes it not met.
 func TestGoalIsNotMetByFewerCellsThanItJudges(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "req_per_s", Max: 0.75}}, Bottleneck: "bottleneck"}
-	row := func(method string, containers int, reqps float64, bottleneck string) Row {
-		return serverRow(method, containers, around(reqps), 1, bottleneck)
-	}
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Max: 0.75})
 	md := renderGoal(g,
-		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
-		row("list", 64, 100, "server"), row("stream", 64, 60, "server"),
-		row("list", 32, 100, "client"), row("stream", 32, 60, "client"))
+		busyRow("list", 1024, 100, "server"), busyRow("stream", 1024, 60, "server"),
+		busyRow("list", 64, 100, "server"), busyRow("stream", 64, 60, "server"),
+		busyRow("list", 32, 100, "client"), busyRow("stream", 32, 60, "client"))
 	wantAll(t, md, "**Goal not decided (2 of 3 judged)** (of list's: req/s at most 0.75x).",
 		"1 of 3 cells not judged (the table says why): containers=32: stream.")
 	for _, wrong := range []string{"**Goal met**", "judged cells"} {
@@ -166,12 +171,12 @@ func TestGoalIsNotMetByFewerCellsThanItJudges(t *testing.T) {
 		}
 	}
 	md = renderGoal(g,
-		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
-		row("list", 32, 100, "client"), row("stream", 32, 60, "client"))
+		busyRow("list", 1024, 100, "server"), busyRow("stream", 1024, 60, "server"),
+		busyRow("list", 32, 100, "client"), busyRow("stream", 32, 60, "client"))
 	wantAll(t, md, "**Goal not decided (1 of 2 judged)**")
 	md = renderGoal(g,
-		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
-		row("list", 64, 100, "server"), row("stream", 64, 60, "server"))
+		busyRow("list", 1024, 100, "server"), busyRow("stream", 1024, 60, "server"),
+		busyRow("list", 64, 100, "server"), busyRow("stream", 64, 60, "server"))
 	wantAll(t, md, "**Goal met** (of list's: req/s at most 0.75x) in all 2 cells.")
 }
 
@@ -179,17 +184,13 @@ func TestGoalIsNotMetByFewerCellsThanItJudges(t *testing.T) {
 // limited the cell: a configuration at capacity below the bound, or a
 // baseline at capacity already matched.
 func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "req_per_s", Min: 1}}, Bottleneck: "bottleneck"}
-	row := func(method string, containers int, v float64, bottleneck string) Row {
-		return serverRow(method, containers, around(v), 1, bottleneck)
-	}
-	failed := row("stream", 32, 1, "")
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Min: 1})
+	failed := busyRow("stream", 32, 1, "")
 	failed.Status = schema.StatusError
 	md := renderGoal(g,
-		row("list", 1024, 100, "client"), row("stream", 1024, 50, "server"), // at capacity, below: not met
-		row("list", 64, 100, "server"), row("stream", 64, 150, "client"), // baseline at capacity, matched: met
-		row("list", 32, 100, "server"), failed) // a failure is not met
+		busyRow("list", 1024, 100, "client"), busyRow("stream", 1024, 50, "server"), // at capacity, below: not met
+		busyRow("list", 64, 100, "server"), busyRow("stream", 64, 150, "client"), // baseline at capacity, matched: met
+		busyRow("list", 32, 100, "server"), failed) // a failure is not met
 	wantAll(t, md, "| containers=1024 | stream | 0.50x (not met; 95%: ≤ 0.5", "| containers=64 | stream | 1.50x (met; 95%: ≥ 1.4",
 		"| containers=32 | stream | — | not met |", "**Goal not met**")
 	if strings.Contains(md, "not judged") {
@@ -201,27 +202,22 @@ func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
 // not the server's capacity: the load generator could have held the server
 // back as much as the server held it, so such a cell is not judged.
 func TestGoalDoesNotCountBothSaturatedAsServerCapacity(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "req_per_s", Min: 1}}, Bottleneck: "bottleneck"}
-	row := func(method string, v float64, bottleneck string) Row {
-		return serverRow(method, 32, around(v), 1, bottleneck)
-	}
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Min: 1})
 	for _, c := range [][2]string{{"both", "both"}, {"both", "server"}} {
-		md := renderGoal(g, row("list", 100, c[0]), row("stream", 150, c[1]))
+		md := renderGoal(g, busyRow("list", 32, 100, c[0]), busyRow("stream", 32, 150, c[1]))
 		wantAll(t, md, "| not judged (list: "+c[0]+"-bound, stream: "+c[1]+"-bound) |", "**Goal not decided (0 of 1 judged)**")
 	}
 	// A server saturated alone is at its capacity; so a configuration whose
 	// figure can only understate it (its load generator saturated too)
 	// that already exceeds such a baseline is met.
-	wantAll(t, renderGoal(g, row("list", 100, "server"), row("stream", 150, "server")), "**Goal met**")
-	wantAll(t, renderGoal(g, row("list", 100, "server"), row("stream", 150, "both")), "**Goal met**")
+	wantAll(t, renderGoal(g, busyRow("list", 32, 100, "server"), busyRow("stream", 32, 150, "server")), "**Goal met**")
+	wantAll(t, renderGoal(g, busyRow("list", 32, 100, "server"), busyRow("stream", 32, 150, "both")), "**Goal met**")
 }
 
 // A cell whose bottleneck was not recorded (results from before it was, or a
 // side whose CPU set was unknown) is not judged, and says why.
 func TestGoalWithoutARecordedBottleneckIsNotJudged(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "req_per_s", Max: 0.75}}, Bottleneck: "bottleneck"}
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Max: 0.75})
 	base, r := serverRow("list", 32, around(100), 1, "server"), serverRow("stream", 32, around(50), 1, "")
 	wantAll(t, renderGoal(g, base, r), "| not judged (bottleneck not recorded) |", "**Goal not decided (0 of 1 judged)**")
 }
