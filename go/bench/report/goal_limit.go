@@ -55,10 +55,15 @@ func (l limitVerdict) cell() string {
 }
 
 // decide judges the limit on the repetitions of a configuration (x) and of
-// the baseline by the ratio's confidence bounds (ratioInterval), widened by
+// the baseline by the ratio's confidence bounds (ratioInterval; paired by
+// round when they were measured in turns, paired_interval.go), widened by
 // the headroom the two sides had left (goal_headroom.go).
-func (l RatioLimit) decide(x, base schema.Metric, room headroom) limitVerdict {
-	r, err := newRatioInterval(x.Reps, base.Reps, goalAlpha)
+func (l RatioLimit) decide(x, base schema.Metric, room headroom, paired bool) limitVerdict {
+	interval := newRatioInterval
+	if paired {
+		interval = newPairedRatioInterval
+	}
+	r, err := interval(x.Reps, base.Reps, goalAlpha)
 	if err != nil {
 		ratio := x.Median / base.Median
 		return limitVerdict{decision: NotDecided, text: func(Decision) string {

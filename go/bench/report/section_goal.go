@@ -201,7 +201,7 @@ func (s Goal) judgeLimit(l RatioLimit, base, r Row, bothOK bool) limitVerdict {
 		return limitVerdict{decision: NotDecided, why: "no " + MetricLabel(l.Metric)}
 	}
 	room, why := s.headroom(l, base, r)
-	v := l.decide(xm, bm, room)
+	v := l.decide(xm, bm, room, pairedByRound(base, r, bm, xm))
 	if why != "" {
 		// The ratio is shown; without the servers' headroom it bounds nothing.
 		v.decision, v.why, v.tested = NotDecided, why, false
@@ -249,4 +249,12 @@ func goalCell(d Decision) string {
 		return "**met**"
 	}
 	return d.String()
+}
+
+// pairedByRound reports whether two cells' repetitions pair by index: one
+// file that says its servers took turns a round at a time, and as many
+// repetitions on each side.
+func pairedByRound(base, r Row, bm, xm schema.Metric) bool {
+	return base.Env != nil && base.Env == r.Env && base.Env.Extra[schema.ExtraRepsPaired] == schema.PairedByRound &&
+		len(bm.Reps) == len(xm.Reps)
 }

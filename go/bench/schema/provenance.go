@@ -60,6 +60,12 @@ const (
 	// that carry one run ID were measured in turns in one run, so in one
 	// build action, and only such results are compared (go/bench/report).
 	ExtraRunID = "run_id"
+	// ExtraRepsPaired, set to PairedByRound, says that the servers of each
+	// scenario were measured in turns, one repetition each per round
+	// (harness.InTurns): the i-th repetitions of two servers' cells of one
+	// scenario come from one round, and pair.
+	ExtraRepsPaired = "reps_paired"
+	PairedByRound   = "round"
 )
 
 // NewRunID is a random identifier for one measuring run: 128 bits, so
