@@ -5,9 +5,26 @@
 # goal between results whose lines differ. Memory is rounded to whole GiB and the CPU model is
 # taken as the kernel names it, so the line is stable across boots of one machine.
 #
-#   cpu=Intel(R) Xeon(R) Processor (family 6, model 207, stepping 2);cpus=2;threads_per_core=1;sockets=1;smt=off;kernel=6.18.44;governor=none;mem_gib=24;virt=kvm
+# Two machines of one kind still differ (a virtual machine's host, its neighbours), and one machine
+# booted with other kernel parameters (mitigations, isolcpus, nohz) runs differently: so the line
+# also names the machine, by a digest of /etc/machine-id (the identifier itself is not written
+# anywhere, as machine-id(5) asks), and the boot, by a digest of /proc/cmdline.
+#
+#   cpu=Intel(R) Xeon(R) Processor (family 6, model 207, stepping 2);cpus=2;threads_per_core=1;sockets=1;smt=off;kernel=6.18.44;governor=none;mem_gib=24;virt=kvm;machine=3f9c0a1b2c3d4e5f;cmdline=0123456789abcdef
 set -u
 export LC_ALL=C
+
+# digest FILE [SALT]: the first 16 hex digits of the SHA-256 of SALT and FILE's content, or
+# "unknown" when FILE cannot be read.
+digest() {
+  local content
+  content=$(cat "$1" 2>/dev/null) || content=""
+  if [ -z "$content" ]; then
+    echo unknown
+    return
+  fi
+  printf '%s%s' "${2:-}" "$content" | sha256sum | cut -c1-16
+}
 
 cpu_model() {
   local m
@@ -42,4 +59,7 @@ virt=$(systemd-detect-virt --vm 2>/dev/null) || virt=""
 if [ -z "$virt" ] || [ "$virt" = none ]; then
   if grep -qw hypervisor /proc/cpuinfo 2>/dev/null; then virt=vm; else virt=none; fi
 fi
-echo "cpu=$(cpu_model);cpus=$cpus;threads_per_core=${threads:-0};sockets=${sockets:-0};smt=$smt;kernel=$(uname -r);governor=$governor;mem_gib=${mem_gib:-0};virt=$virt"
+# Salted with the project's name, so that the digest is of use to nothing else.
+machine=$(digest /etc/machine-id grpcbench-host-key:)
+cmdline=$(digest /proc/cmdline)
+echo "cpu=$(cpu_model);cpus=$cpus;threads_per_core=${threads:-0};sockets=${sockets:-0};smt=$smt;kernel=$(uname -r);governor=$governor;mem_gib=${mem_gib:-0};virt=$virt;machine=$machine;cmdline=$cmdline"

@@ -88,9 +88,13 @@ func (f *Flags) check() error {
 	return errors.Join(errs...)
 }
 
+// runID is this process's run: every results file it writes carries it,
+// and only files of one run are compared (schema.ExtraRunID).
+var runID = schema.NewRunID()
+
 // Environment fingerprints this machine and records the build facts given
-// by the flags, the time, and what identifies the measuring binary and its
-// runtime settings: its SHA-256 and its GOGC.
+// by the flags, the time, the run, and what identifies the measuring binary
+// and its runtime settings: its SHA-256 and its GOGC.
 func (f *Flags) Environment() schema.Environment {
 	env := schema.Fingerprint()
 	if f.Platform != "" {
@@ -104,6 +108,7 @@ func (f *Flags) Environment() schema.Environment {
 		env.Extra = map[string]string{}
 	}
 	env.Extra[schema.ExtraGOGC] = schema.GOGC()
+	env.Extra[schema.ExtraRunID] = runID
 	if exe, err := os.Executable(); err == nil {
 		env.Extra[schema.ExtraBinarySHA256] = schema.FileSHA256(exe)
 	}

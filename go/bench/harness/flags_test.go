@@ -41,6 +41,10 @@ func TestFlagsParse(t *testing.T) {
 	if env.Platform != "linux_arm64" || env.BuildConfig != "opt" || env.Revision != "abc" {
 		t.Errorf("environment = %+v", env)
 	}
+	// Every file of one run carries its run, so that only they are compared.
+	if run := env.Extra[schema.ExtraRunID]; len(run) < 20 || (&Flags{}).Environment().Extra[schema.ExtraRunID] != run {
+		t.Errorf("run %q, not one of at least 20 characters for every file of the run", run)
+	}
 }
 
 func TestFlagsDefaults(t *testing.T) {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -9,10 +8,22 @@ import (
 )
 
 func measuredAt(host string, at time.Time) *schema.Environment {
-	return &schema.Environment{Host: host, CPUModel: "cpu", CPUCount: 2, Kernel: "Linux 6",
-		MeasuredAt: at.UTC().Format(time.RFC3339)}
+	return inRun(host, "", at)
 }
 
+// inRun is an environment of a run (schema.ExtraRunID) on a host.
+func inRun(host, run string, at time.Time) *schema.Environment {
+	env := &schema.Environment{Host: host, CPUModel: "cpu", CPUCount: 2, Kernel: "Linux 6",
+		MeasuredAt: at.UTC().Format(time.RFC3339)}
+	if run != "" {
+		env.Extra = map[string]string{schema.ExtraRunID: run}
+	}
+	return env
+}
+
+// Results are related only when measured in turns in one run on one host:
+// separate runs are refused however close in time, and results of a run
+// that does not say which are refused too.
 func TestIncomparable(t *testing.T) {
 	noon := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	here, there := "cpu=A;cpus=2", "cpu=B;cpus=2"
@@ -23,25 +34,25 @@ func TestIncomparable(t *testing.T) {
 		want string
 	}{
 		{"one file", same, same, ""},
-		{"one host, 10 min apart", measuredAt(here, noon), measuredAt(here, noon.Add(10*time.Minute)), ""},
-		{"one host, 45 min apart", measuredAt(here, noon), measuredAt(here, noon.Add(45*time.Minute)), "measured 45 min apart, over 30 min"},
-		{"one host, 3 days apart", measuredAt(here, noon), measuredAt(here, noon.Add(-72*time.Hour)), "measured 3 d apart"},
-		{"two hosts", measuredAt(here, noon), measuredAt(there, noon), "measured on different hosts"},
+		{"one run, two files", inRun(here, "r1", noon), inRun(here, "r1", noon.Add(10*time.Minute)), ""},
+		{"two runs, a minute apart", inRun(here, "r1", noon), inRun(here, "r2", noon.Add(time.Minute)), "measured in separate actions"},
+		{"two runs, 3 days apart", inRun(here, "r1", noon), inRun(here, "r2", noon.Add(-72*time.Hour)), "measured in separate actions"},
+		{"no run recorded", measuredAt(here, noon), measuredAt(here, noon), "measured in separate actions"},
+		{"two hosts", inRun(here, "r1", noon), inRun(there, "r1", noon), "measured on different hosts"},
+		{"one host key missing", inRun(here, "r1", noon), inRun("", "r1", noon), "measured on different hosts"},
 		// Files without a host key: their fingerprints decide.
-		{"unkeyed, same fingerprint", measuredAt("", noon), measuredAt("", noon), ""},
-		{"unkeyed, other kernel", measuredAt("", noon), &schema.Environment{CPUModel: "cpu", CPUCount: 2, Kernel: "Linux 7",
-			MeasuredAt: noon.Format(time.RFC3339)}, "measured on different hosts"},
-		{"no time recorded", measuredAt(here, noon), &schema.Environment{Host: here}, ""},
+		{"unkeyed, same fingerprint", inRun("", "r1", noon), inRun("", "r1", noon), ""},
+		{"unkeyed, other kernel", inRun("", "r1", noon), &schema.Environment{CPUModel: "cpu", CPUCount: 2, Kernel: "Linux 7",
+			Extra: map[string]string{schema.ExtraRunID: "r1"}}, "measured on different hosts"},
 	} {
-		got := Incomparable(Row{Env: c.a}, Row{Env: c.b})
-		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+		if got := Incomparable(Row{Env: c.a}, Row{Env: c.b}); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }
 
-// A pivot's ratio between results of different hosts is refused, and says why; within one host
-// and window it carries its test.
+// A pivot's ratio between results of different hosts is refused, and says why; within one run
+// it carries its test.
 func TestPivotRefusesARatioAcrossHosts(t *testing.T) {
 	noon := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	row := func(impl string, clients int, v float64, env *schema.Environment) Row {
@@ -50,7 +61,7 @@ func TestPivotRefusesARatioAcrossHosts(t *testing.T) {
 			Metrics:    []schema.Metric{schema.NewMetric(schema.MetricReqPerSec, schema.UnitReqPerSec, schema.HigherIsBetter, around(v))}},
 			Env: env}
 	}
-	goEnv, lispEnv, elsewhere := measuredAt("h1", noon), measuredAt("h1", noon.Add(5*time.Minute)), measuredAt("h2", noon)
+	goEnv, lispEnv, elsewhere := inRun("h1", "r1", noon), inRun("h1", "r1", noon.Add(5*time.Minute)), inRun("h2", "r1", noon)
 	d := &Dataset{Rows: []Row{
 		row("go", 1, 100, goEnv), row("lisp", 1, 80, lispEnv),
 		row("go", 10, 100, goEnv), row("lisp", 10, 80, elsewhere),
@@ -62,8 +73,8 @@ func TestPivotRefusesARatioAcrossHosts(t *testing.T) {
 	wantAll(t, md, "| 1 | 100 ±1.0% | 80 ±1.0% | 0.80x (p=", "| 10 | 100 ±1.0% | 80 ±1.0% | — (measured on different hosts) |")
 }
 
-// A goal judges no cell whose baseline comes from another host, or from too long before.
-func TestGoalRefusesCellsOfAnotherHostOrTime(t *testing.T) {
+// A goal judges no cell whose baseline comes from another host, or from another run.
+func TestGoalRefusesCellsOfAnotherHostOrRun(t *testing.T) {
 	noon := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
 		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}}
@@ -72,12 +83,12 @@ func TestGoalRefusesCellsOfAnotherHostOrTime(t *testing.T) {
 		return r
 	}
 	md := renderGoal(g,
-		at(goalRow("list", 0, around(100), around(1)), 32, measuredAt("h1", noon)),
-		at(goalRow("stream", 0, around(50), around(1)), 32, measuredAt("h2", noon)),
-		at(goalRow("list", 0, around(100), around(1)), 64, measuredAt("h1", noon)),
-		at(goalRow("stream", 0, around(50), around(1)), 64, measuredAt("h1", noon.Add(2*time.Hour))))
+		at(goalRow("list", 0, around(100), around(1)), 32, inRun("h1", "r1", noon)),
+		at(goalRow("stream", 0, around(50), around(1)), 32, inRun("h2", "r1", noon)),
+		at(goalRow("list", 0, around(100), around(1)), 64, inRun("h1", "r1", noon)),
+		at(goalRow("stream", 0, around(50), around(1)), 64, inRun("h1", "r2", noon.Add(time.Minute))))
 	wantAll(t, md, "| containers=32 | stream | — | not judged (measured on different hosts) |",
-		"| containers=64 | stream | — | not judged (measured 2 h apart, over 30 min) |", "**Goal not decided**")
+		"| containers=64 | stream | — | not judged (measured in separate actions) |", "**Goal not decided (0 of 2 judged)**")
 }
 
 // A scenario table's ratio column and a comparison table's change refuse

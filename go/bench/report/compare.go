@@ -143,7 +143,9 @@ type Comparison struct {
 
 // Compare tests every metric present in both runs for a significant
 // change, as benchstat does: medians with 95% confidence intervals, and a
-// Mann-Whitney U test at alpha 0.05 on the repetitions.
+// Mann-Whitney U test at alpha 0.05 on the repetitions. It refuses, with a
+// *CompareRefusal, results it cannot judge: those of different hosts, or
+// of separate runs (build actions) on one host.
 func Compare(old, new []*schema.File) (*Comparison, error) {
 	oldSets, err := datasets(old)
 	if err != nil {
@@ -165,6 +167,13 @@ func Compare(old, new []*schema.File) (*Comparison, error) {
 	oldBySuite := map[string]*Dataset{}
 	for _, d := range oldSets {
 		oldBySuite[d.Suite] = d
+	}
+	for _, nd := range newSets {
+		if od := oldBySuite[nd.Suite]; od != nil {
+			if r := refuseComparison(nd.Suite, od.Measurements, nd.Measurements); r != nil {
+				return nil, r
+			}
+		}
 	}
 	for _, nd := range newSets {
 		od := oldBySuite[nd.Suite]

@@ -52,7 +52,8 @@ var cappedLayout = Layout{
 				"CPU quota, the Lisp server reaches at least 0.5x the Go server's req/s for every RPC "+
 				"kind at 1, 10 and 100 clients. A cell is judged when both servers were its bottleneck "+
 				"(at least 85% of their quota busy, the load generator less), or when the verdict "+
-				"holds anyway.",
+				"holds anyway, over the headroom each server had left (its figure over its share of "+
+				"the quota busy).",
 			RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
 			Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
 				schema.MetricServerThrottled, schema.MetricServerCPUPerOp)),

@@ -158,7 +158,9 @@ var BuiltinLayouts = map[string]Layout{
 					"the load generator less), or when the verdict holds anyway (a Lisp server at its "+
 					"capacity below the goal, or a Go server at its capacity that the Lisp figure "+
 					"already meets). A figure that a saturated load generator set, or one that neither "+
-					"side was pushed to (one client's round trips), says nothing about the servers' capacity.",
+					"side was pushed to (one client's round trips), says nothing about the servers' capacity. "+
+					"The bound must hold over the headroom each server had left (its figure over its share "+
+					"of CPU busy).",
 				RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
 				Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
 					schema.MetricServerCPUPerOp, schema.MetricCPUPressure)),
@@ -260,9 +262,10 @@ var BuiltinLayouts = map[string]Layout{
 			Goal{
 				Title: "Goal: throughput and latency",
 				Statement: "At every connection count, the Lisp server reaches at least the Go server's " +
-					"req/s and a p99 latency no higher than Go's. A cell is judged when both servers " +
-					"were its bottleneck (at least 85% of their CPUs busy), or when the verdict holds " +
-					"anyway.",
+					"req/s and a p99 latency no higher than Go's. Req/s is judged when both servers " +
+					"were its bottleneck (at least 85% of their CPUs busy, the load generator less), or when the verdict holds " +
+					"anyway, over the headroom each server had left. Latency is judged only in an open loop " +
+					"below both servers' capacity: in this closed loop it is shown, not decided.",
 				GroupBy:  []string{"rpc", "clients", "total_conns"},
 				Cells:    map[string][]string{"total_conns": {"100", "1000", "10000"}},
 				Vary:     []string{"impl"},
@@ -357,7 +360,9 @@ var BuiltinLayouts = map[string]Layout{
 					"their cores busy, their client less), or when the verdict holds anyway: the Lisp " +
 					"server at its capacity below a Go figure that can only understate Go's, or a Go " +
 					"server at its capacity that the Lisp figure already matches. A figure a saturated " +
-					"client set, or one neither side was pushed to, says nothing else about the server.",
+					"client set, or one neither side was pushed to, says nothing else about the server. " +
+					"The bound must hold over the headroom each server had left (its figure over its share " +
+					"of CPU busy).",
 				GroupBy:    []string{"scenario", "payload", "client"},
 				Vary:       []string{"server"},
 				Baseline:   "go",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -27,6 +28,17 @@ type ratioInterval struct {
 	Lo, Hi   float64
 	N, M     int  // repetitions of x and of base
 	Bounded  bool // false: too few repetitions for any bound at alpha
+	// Paired: the repetitions were paired by round (paired_interval.go),
+	// and the candidates are the Walsh averages of the rounds' log ratios.
+	Paired bool
+	// logRatios are the candidate log ratios, sorted: the N*M pairwise log
+	// ratios, or the Walsh averages when paired. The estimate is their
+	// median, the bounds two of them, and the p-values of a claim (pBelow,
+	// pAbove) count them.
+	logRatios []float64
+	// cdf is P(S <= k) for the rank statistic S that counts candidates
+	// above the true log ratio: Mann-Whitney's U, or the signed-rank T+.
+	cdf func(k int) float64
 }
 
 // newRatioInterval estimates x/base from positive repetitions. It returns
@@ -46,7 +58,8 @@ func newRatioInterval(x, base []float64, alpha float64) (ratioInterval, error) {
 		}
 	}
 	slices.Sort(diffs)
-	r := ratioInterval{Estimate: math.Exp(schema.Median(diffs)), N: n, M: m, Lo: 0, Hi: math.Inf(1)}
+	r := ratioInterval{Estimate: math.Exp(schema.Median(diffs)), N: n, M: m, Lo: 0, Hi: math.Inf(1), logRatios: diffs,
+		cdf: func(k int) float64 { return cumulative(uProbs(n, m), k) }}
 	if c := mannWhitneyLowerCount(n, m, alpha); c > 0 {
 		r.Bounded = true
 		r.Lo = math.Exp(diffs[c-1])
@@ -70,16 +83,7 @@ func mannWhitneyLowerCount(n, m int, alpha float64) int {
 	if c, ok := lowerCounts.Load(key); ok {
 		return c.(int)
 	}
-	c := 0
-	cum := 0.0
-	for u, p := range uProbs(n, m) {
-		cum += p
-		// A tolerance for rounding: P(U = 0) at 3+3 is 1/20 exactly.
-		if cum > alpha*(1+1e-9) {
-			c = u
-			break
-		}
-	}
+	c := lowerCount(uProbs(n, m), alpha)
 	lowerCounts.Store(key, c)
 	return c
 }
@@ -127,11 +131,15 @@ func uProbs(n, m int) []float64 {
 // and the other when it is not; both otherwise, for a verdict not decided or
 // a claim with two sides.
 func (r ratioInterval) bounds(d Decision, upper, lower bool) string {
+	reps := fmt.Sprintf("%d+%d", r.N, r.M)
+	if r.Paired {
+		reps = fmt.Sprintf("%d paired", r.N)
+	}
 	if !r.Bounded {
-		return fmt.Sprintf("no bound at %d+%d reps", r.N, r.M)
+		return fmt.Sprintf("no bound at %s reps", reps)
 	}
 	conf := fmt.Sprintf("%g%%", 100*(1-goalAlpha))
-	n := fmt.Sprintf("n=%d+%d", r.N, r.M)
+	n := "n=" + reps
 	if upper != lower && d != NotDecided {
 		// "At most" is met by the upper bound and missed by the lower one;
 		// "at least" the other way round.
@@ -154,4 +162,53 @@ func (r ratioInterval) decide(bound float64, upper bool) Decision {
 		return NotMet
 	}
 	return NotDecided
+}
+
+// pBelow is the one-sided p-value of "the ratio is below bound": the
+// probability, were the ratio bound, of as few candidate ratios at or above
+// it as were seen. It is at most alpha exactly when Hi < bound at alpha,
+// so a verdict that rests on Hi has this p-value, and a correction for
+// several verdicts (goal_holm.go) can be applied to it.
+func (r ratioInterval) pBelow(bound float64) float64 {
+	k := len(r.logRatios) - sort.SearchFloat64s(r.logRatios, math.Log(bound))
+	return r.cdf(k)
+}
+
+// pAbove is the p-value of "the ratio is above bound", as pBelow mirrored:
+// at most alpha exactly when Lo > bound at alpha.
+func (r ratioInterval) pAbove(bound float64) float64 {
+	lb := math.Log(bound)
+	k := sort.Search(len(r.logRatios), func(i int) bool { return r.logRatios[i] > lb })
+	return r.cdf(k)
+}
+
+// cumulative is P(S <= k) from the probabilities of S = 0, 1, ...
+func cumulative(probs []float64, k int) float64 {
+	p := 0.0
+	for s, q := range probs {
+		if s > k {
+			break
+		}
+		p += q
+	}
+	return min(p, 1)
+}
+
+// lowerCount is the largest c with P(S <= c-1) <= alpha, from the
+// probabilities of S = 0, 1, ...: the c-th smallest candidate is then a
+// lower (1-alpha) confidence bound, and the c-th largest an upper one. 0:
+// no bound at alpha.
+func lowerCount(probs []float64, alpha float64) int {
+	if alpha <= 0 || alpha >= 0.5 {
+		return 0
+	}
+	cum := 0.0
+	for s, p := range probs {
+		cum += p
+		// A tolerance for rounding: P(U = 0) at 3+3 is 1/20 exactly.
+		if cum > alpha*(1+1e-9) {
+			return s
+		}
+	}
+	return 0
 }

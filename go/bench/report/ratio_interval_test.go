@@ -70,3 +70,25 @@ func TestRatioInterval(t *testing.T) {
 		t.Error("a zero figure gave a ratio")
 	}
 }
+
+// The p-values of a claim agree with the bounds: "below b" has p at most
+// alpha exactly when Hi < b, "above b" exactly when Lo > b.
+func TestRatioIntervalPValuesAgreeWithBounds(t *testing.T) {
+	base := []float64{100, 103, 97, 101, 99, 102}
+	x := []float64{74, 76, 77, 78, 79, 80}
+	r, err := newRatioInterval(x, base, goalAlpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := 0.70; b < 0.85; b += 0.0025 {
+		if got, want := r.pBelow(b) <= goalAlpha*(1+1e-9), r.Hi < b; got != want {
+			t.Errorf("below %.4f: p=%.4f, Hi=%.4f", b, r.pBelow(b), r.Hi)
+		}
+		if got, want := r.pAbove(b) <= goalAlpha*(1+1e-9), r.Lo > b; got != want {
+			t.Errorf("above %.4f: p=%.4f, Lo=%.4f", b, r.pAbove(b), r.Lo)
+		}
+	}
+	if p := r.pAbove(0.5); math.Abs(p-1.0/924) > 1e-12 { // every pair above: the least U of C(12, 6)
+		t.Errorf("pAbove(0.5) = %g, want 1/924", p)
+	}
+}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -23,7 +22,9 @@ import (
 // one-sided 95% confidence bound (Hodges-Lehmann, ratio_interval.go) must
 // lie on the claimed side of the limit for "met", and its other bound on
 // the far side for "not met"; otherwise it is "not decided", which is what
-// too few repetitions, or a figure at the bound, give.
+// too few repetitions, or a figure at the bound, give. Several cells, or
+// limits, that each seem not met make the goal not met only when they stay
+// so after Holm's correction for their number (goal_holm.go).
 type Goal struct {
 	Title     string
 	Statement string              // the goal in words, printed above the table
@@ -43,12 +44,13 @@ type Goal struct {
 	// configuration of every group must meet the goal.
 	Config map[string]string
 	// Bottleneck, when set, names the parameter in which a suite records
-	// what limited each cell ("server", "client", "neither"). A goal about
-	// servers' capacity judges a cell only when the servers limited it and
-	// its baseline, or when the verdict holds anyway (see markUnjudged): a
-	// figure that a saturated client set, or one that no side was pushed
-	// to, says nothing about the server. Other cells are shown with their
-	// ratios and marked "not judged", with what limited them.
+	// what limited each cell ("server", "client", "both", "neither"), and
+	// makes the goal one about servers under load (goal_bottleneck.go): a
+	// limit on a capacity is judged only where the servers alone limited
+	// the cell and its baseline, or where the verdict holds anyway, and
+	// over the headroom the servers had left (goal_headroom.go); a limit
+	// on latency only in an open loop below both servers' capacity. Other
+	// cells are shown with their ratios and what kept them from a verdict.
 	Bottleneck string
 	// Cells, when set, are the cells the goal names in advance, as values
 	// of GroupBy parameters ("every RPC kind at 1, 10 and 100 clients"):
@@ -59,58 +61,41 @@ type Goal struct {
 	Cells map[string][]string
 }
 
-// The Bottleneck parameter's values for a cell whose server was at its
-// capacity: alone, or with its client saturated too (go/bench/harness).
-const (
-	bottleneckServer = "server"
-	bottleneckBoth   = "both"
-)
-
-// RatioLimit bounds one metric of a configuration relative to the
-// baseline's: at most Max times it, or at least Min times it (0: no bound).
-type RatioLimit struct {
-	Metric   string
-	Max, Min float64
-}
-
-func (l RatioLimit) String() string {
-	bound := ""
-	switch {
-	case l.Max > 0 && l.Min > 0:
-		bound = fmt.Sprintf("between %gx and %gx", l.Min, l.Max)
-	case l.Max > 0:
-		bound = fmt.Sprintf("at most %gx", l.Max)
-	case l.Min > 0:
-		bound = fmt.Sprintf("at least %gx", l.Min)
-	}
-	return MetricLabel(l.Metric) + " " + bound
-}
-
-// decide judges the limit on the repetitions of a configuration (x) and of
-// the baseline by the ratio's confidence bounds (ratioInterval), returning
-// the verdict and the cell that shows the ratio and the bounds it rests on.
-func (l RatioLimit) decide(x, base schema.Metric) (Decision, string) {
-	r, err := newRatioInterval(x.Reps, base.Reps, goalAlpha)
-	if err != nil {
-		return NotDecided, fmt.Sprintf("%.2fx (not decided: %v)", x.Median/base.Median, err)
-	}
-	verdict := Met
-	if l.Max > 0 {
-		verdict = verdict.and(r.decide(l.Max, true))
-	}
-	if l.Min > 0 {
-		verdict = verdict.and(r.decide(l.Min, false))
-	}
-	return verdict, fmt.Sprintf("%.2fx (%s; %s)", r.Estimate, verdict, r.bounds(verdict, l.Max > 0, l.Min > 0))
-}
-
-// goalVerdict is one configuration's row: its ratios and its verdict. A
-// configuration without a figure (a failed run) does not meet the goal.
+// goalVerdict is one configuration's row: a verdict per limit, the context
+// cells, and the row's verdict. A configuration without a figure (a failed
+// run) does not meet the goal.
 type goalVerdict struct {
 	group, config string
-	cells         []string
+	limits        []limitVerdict
+	context       []string
 	decision      Decision
-	why           string // what kept a cell from being judged
+	why           string // what kept the row from a verdict
+	unmeasured    bool   // a cell the goal names that has no figures
+}
+
+// decide combines the verdicts of the row's limits: not met when one is;
+// else not judged when one is (the cell is then no evidence either way);
+// else met only when all are. Each limit's reason joins the row's.
+func (v *goalVerdict) decide() {
+	v.decision = Met
+	unjudged := false
+	var whys []string
+	for _, l := range v.limits {
+		if l.why != "" && !slices.Contains(whys, l.why) {
+			whys = append(whys, l.why)
+		}
+		if l.decision == NotJudged {
+			unjudged = true
+			continue
+		}
+		v.decision = v.decision.and(l.decision)
+	}
+	if unjudged && v.decision != NotMet {
+		v.decision = NotJudged
+	}
+	if v.why == "" {
+		v.why = strings.Join(whys, "; ")
+	}
 }
 
 func (s Goal) Render(d *Dataset, p *Page) {
@@ -143,21 +128,16 @@ func (s Goal) Render(d *Dataset, p *Page) {
 			}
 			v := s.verdict(*cols[0].Row, *c.Row)
 			v.group, v.config = g.Label, c.Name
-			s.markUnjudged(&v, *cols[0].Row, *c.Row)
-			bothOK := cols[0].Row.Status == schema.StatusOK && c.Row.Status == schema.StatusOK
-			if why := Incomparable(*cols[0].Row, *c.Row); why != "" && bothOK {
-				// No ratio between them either: their difference could be the machine's.
-				for i := range s.Limits {
-					v.cells[i] = missing
-				}
-				v.decision, v.why = NotJudged, why
-			}
 			rows = append(rows, v)
 		}
 	}
 	if len(rows) == 0 {
 		// Nothing here is what the goal compares.
 		return
+	}
+	holm(rows)
+	for i := range rows {
+		rows[i].decide()
 	}
 	rows = append(rows, s.unmeasured(rows)...)
 	titled(p, s.Title)
@@ -166,91 +146,6 @@ func (s Goal) Render(d *Dataset, p *Page) {
 	}
 	p.Table(s.table(rows))
 	p.Text(s.summary(rows))
-}
-
-// markUnjudged sets a verdict to NotJudged when Bottleneck says that the
-// server did not limit the cell or its baseline, and records why. A verdict
-// that holds whatever the bottleneck stays: a failed cell is not met; a
-// configuration at its capacity that already misses a bound is not met,
-// however much the baseline, short of its own capacity, understates; and a
-// baseline at its capacity that a figure understating the configuration
-// already meets is met. (So Bottleneck suits limits on a capacity, such as
-// qps per server core, where a side short of its bottleneck only shows
-// less than it can do.)
-func (s Goal) markUnjudged(v *goalVerdict, base, r Row) {
-	if s.Bottleneck == "" || base.Status != schema.StatusOK || r.Status != schema.StatusOK {
-		return
-	}
-	b, x := base.Param(s.Bottleneck), r.Param(s.Bottleneck)
-	if b == "" || x == "" {
-		// Results that predate the parameter, or a side whose CPU set was unknown.
-		v.decision = NotJudged
-		v.why = "bottleneck not recorded"
-		return
-	}
-	// A server at its capacity: the server alone was saturated, or both sides were.
-	atCapacity := func(side string) bool { return side == bottleneckServer || side == bottleneckBoth }
-	switch {
-	case atCapacity(b) && atCapacity(x),
-		atCapacity(x) && v.decision == NotMet,
-		atCapacity(b) && v.decision == Met:
-		return
-	}
-	v.decision = NotJudged
-	v.why = fmt.Sprintf("%s: %s-bound, %s: %s-bound", displayName(s.Names, s.Baseline), b, v.config, x)
-}
-
-// unmeasured is a row for each cell that Cells names and that has no row
-// among those judged: its baseline or its configuration was not measured.
-func (s Goal) unmeasured(rows []goalVerdict) []goalVerdict {
-	var keys []string
-	for _, k := range s.GroupBy {
-		if len(s.Cells[k]) > 0 {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	config := "—"
-	if len(s.Config) > 0 {
-		config = displayName(s.Names, s.Config[s.Vary[0]])
-	}
-	labels := []string{""}
-	for _, k := range keys {
-		var next []string
-		for _, l := range labels {
-			for _, v := range s.Cells[k] {
-				next = append(next, strings.TrimPrefix(l+", "+k+"="+v, ", "))
-			}
-		}
-		labels = next
-	}
-	var out []goalVerdict
-	for _, label := range labels {
-		if slices.ContainsFunc(rows, func(v goalVerdict) bool { return sameCell(v.group, label) }) {
-			continue
-		}
-		v := goalVerdict{group: label, config: config, decision: NotDecided, why: "not measured"}
-		for range len(s.Limits) + len(s.Context) {
-			v.cells = append(v.cells, missing)
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// sameCell reports whether a group's label (every GroupBy parameter) names
-// the cell of label (the parameters Cells names): each k=v of the cell is
-// among the group's.
-func sameCell(group, cell string) bool {
-	have := strings.Split(group, ", ")
-	for _, kv := range strings.Split(cell, ", ") {
-		if !slices.Contains(have, kv) {
-			return false
-		}
-	}
-	return true
 }
 
 // judges reports whether the goal judges a configuration: Config's, or
@@ -264,34 +159,52 @@ func (s Goal) judges(r Row) bool {
 	return true
 }
 
+// verdict judges one configuration against its baseline, limit by limit.
 func (s Goal) verdict(base, r Row) goalVerdict {
-	v := goalVerdict{decision: Met}
+	v := goalVerdict{}
+	bothOK := base.Status == schema.StatusOK && r.Status == schema.StatusOK
 	for _, l := range s.Limits {
-		bm, okb := base.Metric(l.Metric)
-		xm, okx := r.Metric(l.Metric)
-		if base.Status != schema.StatusOK || r.Status != schema.StatusOK {
-			v.cells = append(v.cells, missing)
-			v.decision = NotMet
-			continue
-		}
-		if !okb || !okx || bm.Median == 0 {
-			// Both ran, and the figure was not recorded (a suite leaves out
-			// what it could not read): nothing to decide on.
-			v.cells = append(v.cells, missing)
-			v.decision = v.decision.and(NotDecided)
-			v.why = "no " + MetricLabel(l.Metric)
-			continue
-		}
-		d, cell := l.decide(xm, bm)
-		v.cells = append(v.cells, cell)
-		v.decision = v.decision.and(d)
+		v.limits = append(v.limits, s.judgeLimit(l, base, r, bothOK))
 	}
 	for _, mv := range s.Context {
 		cell := missing
 		if m, ok := r.Metric(mv.Name); ok {
 			cell = FormatMetric(mv.Name, m.Median, m.Unit)
 		}
-		v.cells = append(v.cells, cell)
+		v.context = append(v.context, cell)
+	}
+	if why := Incomparable(base, r); why != "" && bothOK {
+		// No ratio between them either: their difference could be the machine's.
+		for i := range v.limits {
+			v.limits[i] = limitVerdict{decision: NotJudged}
+		}
+		v.why = why
+		return v
+	}
+	if s.Bottleneck != "" && bothOK {
+		s.applyBottleneck(&v, base, r)
+	}
+	return v
+}
+
+// judgeLimit decides one limit on one cell, before the bottleneck's rules.
+func (s Goal) judgeLimit(l RatioLimit, base, r Row, bothOK bool) limitVerdict {
+	if !bothOK {
+		// A failed run misses the goal for certain.
+		return limitVerdict{decision: NotMet, tested: true, pNotMet: 0}
+	}
+	bm, okb := base.Metric(l.Metric)
+	xm, okx := r.Metric(l.Metric)
+	if !okb || !okx || bm.Median == 0 {
+		// Both ran, and the figure was not recorded (a suite leaves out
+		// what it could not read): nothing to decide on.
+		return limitVerdict{decision: NotDecided, why: "no " + MetricLabel(l.Metric)}
+	}
+	room, why := s.headroom(l, base, r)
+	v := l.decide(xm, bm, room, pairedByRound(base, r, bm, xm))
+	if why != "" {
+		// The ratio is shown; without the servers' headroom it bounds nothing.
+		v.decision, v.why, v.tested = NotDecided, why, false
 	}
 	return v
 }
@@ -317,7 +230,10 @@ func (s Goal) table(rows []goalVerdict) Table {
 			row = append(row, v.group)
 		}
 		row = append(row, v.config)
-		row = append(row, v.cells...)
+		for _, l := range v.limits {
+			row = append(row, l.cell())
+		}
+		row = append(row, v.context...)
 		cell := goalCell(v.decision)
 		if v.why != "" {
 			cell += " (" + v.why + ")"
@@ -335,50 +251,10 @@ func goalCell(d Decision) string {
 	return d.String()
 }
 
-// summary is the closing line: the limits, the verdict, and the cells that
-// miss or are not decided.
-func (s Goal) summary(rows []goalVerdict) string {
-	limits := make([]string, len(s.Limits))
-	for i, l := range s.Limits {
-		limits[i] = l.String()
-	}
-	goal := "of " + displayName(s.Names, s.Baseline) + "'s: " + strings.Join(limits, ", ")
-	overall, judged := Met, 0
-	byDecision := map[Decision][]string{}
-	for _, v := range rows {
-		name := strings.TrimPrefix(v.group+": "+v.config, ": ")
-		byDecision[v.decision] = append(byDecision[v.decision], name)
-		if v.decision == NotJudged {
-			continue
-		}
-		overall = overall.and(v.decision)
-		judged++
-	}
-	if judged == 0 {
-		overall = NotDecided // nothing the goal is about was measured
-	}
-	line := fmt.Sprintf("**Goal %s** (%s)", overall, goal)
-	unjudged := ""
-	if names := byDecision[NotJudged]; len(names) > 0 {
-		unjudged = fmt.Sprintf(" %d of %d cells not judged (the table says why): %s.",
-			len(names), len(rows), strings.Join(names, "; "))
-	}
-	switch {
-	case overall == Met && judged == 1:
-		return line + " by " + byDecision[Met][0] + "." + unjudged
-	case overall == Met && unjudged == "":
-		return fmt.Sprintf("%s in all %d cells.", line, judged)
-	case overall == Met:
-		return fmt.Sprintf("%s in all %d judged cells.%s", line, judged, unjudged)
-	}
-	var parts []string
-	for _, d := range []Decision{NotMet, NotDecided} {
-		if names := byDecision[d]; len(names) > 0 {
-			parts = append(parts, fmt.Sprintf("%s in %d of %d cells: %s", d, len(names), len(rows), strings.Join(names, "; ")))
-		}
-	}
-	if len(parts) == 0 {
-		parts = append(parts, "no cell could be judged")
-	}
-	return line + ": " + strings.Join(parts, "; ") + "." + unjudged
+// pairedByRound reports whether two cells' repetitions pair by index: one
+// file that says its servers took turns a round at a time, and as many
+// repetitions on each side.
+func pairedByRound(base, r Row, bm, xm schema.Metric) bool {
+	return base.Env != nil && base.Env == r.Env && base.Env.Extra[schema.ExtraRepsPaired] == schema.PairedByRound &&
+		len(bm.Reps) == len(xm.Reps)
 }

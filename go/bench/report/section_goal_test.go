@@ -22,6 +22,38 @@ func goalRow(method string, perChunk int, latency, cpu []float64) Row {
 	return r
 }
 
+// serverRow is a cell of a goal about servers: its req/s, the servers'
+// utilisation and, unless empty, the side that limited it.
+func serverRow(impl string, containers int, reqps []float64, util float64, bottleneck string) Row {
+	r := goalRow(impl, 0, around(1), around(1))
+	utils := make([]float64, len(reqps))
+	for i := range utils {
+		utils[i] = util
+	}
+	r.Metrics = []schema.Metric{
+		schema.NewMetric(schema.MetricReqPerSec, schema.UnitReqPerSec, schema.HigherIsBetter, reqps),
+		schema.NewMetric(schema.MetricServerUtilisation, schema.UnitRatio, schema.HigherIsBetter, utils),
+	}
+	r.Parameters["containers"] = containers
+	if bottleneck != "" {
+		r.Parameters["bottleneck"] = bottleneck
+	}
+	return r
+}
+
+// serverGoal is a goal about servers (Bottleneck) on one limit, a
+// configuration per containers count against "list".
+func serverGoal(l RatioLimit) Goal {
+	return Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Limits: []RatioLimit{l}, Bottleneck: "bottleneck"}
+}
+
+// busyRow is serverRow with the servers fully busy, its repetitions
+// around reqps.
+func busyRow(impl string, containers int, reqps float64, bottleneck string) Row {
+	return serverRow(impl, containers, around(reqps), 1, bottleneck)
+}
+
 var criGoal = Goal{
 	Vary: []string{"method", "per_chunk"}, Baseline: "list", Names: map[string]string{"list": "List"},
 	Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}, {Metric: "total_cpu", Max: 1.1}},
@@ -108,45 +140,57 @@ func TestGoalIn(t *testing.T) {
 
 // With Bottleneck, a cell is judged only when the server limited it and its
 // baseline: a cell a saturated client set shows its ratio, "not judged" and
-// why, and takes no part in the verdict, even when its ratio would miss.
+// why, and its ratio is no verdict even when it would miss; but the goal it
+// is a cell of is then not decided, never met by the cells that were judged.
 func TestGoalJudgesOnlyServerBoundCells(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}, Bottleneck: "bottleneck"}
-	row := func(method string, containers int, latency float64, bottleneck string) Row {
-		r := goalRow(method, 0, around(latency), around(1))
-		r.Parameters["containers"], r.Parameters["bottleneck"] = containers, bottleneck
-		return r
-	}
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Max: 0.75})
 	md := renderGoal(g,
-		row("list", 1024, 100, "server"), row("stream", 1024, 60, "server"),
-		row("list", 32, 100, "server"), row("stream", 32, 200, "client"))
+		busyRow("list", 1024, 100, "server"), busyRow("stream", 1024, 60, "server"),
+		busyRow("list", 32, 100, "server"), busyRow("stream", 32, 200, "client"))
 	wantAll(t, md, "| containers=1024 | stream | 0.60x (met; 95%: ≤ 0.6",
 		"| containers=32 | stream | 2.00x (not met; 95%: ≥ 1.9", "| not judged (list: server-bound, stream: client-bound) |",
-		"**Goal met** (", "1 of 2 cells not judged (the table says why): containers=32: stream.")
-	md = renderGoal(g, row("list", 32, 100, "neither"), row("stream", 32, 60, "server"))
-	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided**", "no cell could be judged")
+		"**Goal not decided (1 of 2 judged)** (", "1 of 2 cells not judged (the table says why): containers=32: stream.")
+	md = renderGoal(g, busyRow("list", 32, 100, "neither"), busyRow("stream", 32, 60, "server"))
+	wantAll(t, md, "| not judged (list: neither-bound, stream: server-bound) |", "**Goal not decided (0 of 1 judged)**")
+}
+
+// A goal over N cells is met only when all N were judged and met: met in
+// the cells judged, with one left unjudged, it reads "not decided (k of N
+// judged)"; a judged cell that misses still makes it not met.
+func TestGoalIsNotMetByFewerCellsThanItJudges(t *testing.T) {
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Max: 0.75})
+	md := renderGoal(g,
+		busyRow("list", 1024, 100, "server"), busyRow("stream", 1024, 60, "server"),
+		busyRow("list", 64, 100, "server"), busyRow("stream", 64, 60, "server"),
+		busyRow("list", 32, 100, "client"), busyRow("stream", 32, 60, "client"))
+	wantAll(t, md, "**Goal not decided (2 of 3 judged)** (of list's: req/s at most 0.75x).",
+		"1 of 3 cells not judged (the table says why): containers=32: stream.")
+	for _, wrong := range []string{"**Goal met**", "judged cells"} {
+		if strings.Contains(md, wrong) {
+			t.Errorf("met by fewer cells than judged (%q):\n%s", wrong, md)
+		}
+	}
+	md = renderGoal(g,
+		busyRow("list", 1024, 100, "server"), busyRow("stream", 1024, 60, "server"),
+		busyRow("list", 32, 100, "client"), busyRow("stream", 32, 60, "client"))
+	wantAll(t, md, "**Goal not decided (1 of 2 judged)**")
+	md = renderGoal(g,
+		busyRow("list", 1024, 100, "server"), busyRow("stream", 1024, 60, "server"),
+		busyRow("list", 64, 100, "server"), busyRow("stream", 64, 60, "server"))
+	wantAll(t, md, "**Goal met** (of list's: req/s at most 0.75x) in all 2 cells.")
 }
 
 // Bottleneck never hides a failure, and keeps verdicts that hold whatever
 // limited the cell: a configuration at capacity below the bound, or a
 // baseline at capacity already matched.
 func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "latency_p50", Min: 1}}, Bottleneck: "bottleneck"}
-	row := func(method string, containers int, v float64, bottleneck string) Row {
-		r := goalRow(method, 0, around(v), around(1))
-		r.Parameters["containers"] = containers
-		if bottleneck != "" {
-			r.Parameters["bottleneck"] = bottleneck
-		}
-		return r
-	}
-	failed := row("stream", 32, 1, "")
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Min: 1})
+	failed := busyRow("stream", 32, 1, "")
 	failed.Status = schema.StatusError
 	md := renderGoal(g,
-		row("list", 1024, 100, "client"), row("stream", 1024, 50, "server"), // at capacity, below: not met
-		row("list", 64, 100, "server"), row("stream", 64, 150, "client"), // baseline at capacity, matched: met
-		row("list", 32, 100, "server"), failed) // a failure is not met
+		busyRow("list", 1024, 100, "client"), busyRow("stream", 1024, 50, "server"), // at capacity, below: not met
+		busyRow("list", 64, 100, "server"), busyRow("stream", 64, 150, "client"), // baseline at capacity, matched: met
+		busyRow("list", 32, 100, "server"), failed) // a failure is not met
 	wantAll(t, md, "| containers=1024 | stream | 0.50x (not met; 95%: ≤ 0.5", "| containers=64 | stream | 1.50x (met; 95%: ≥ 1.4",
 		"| containers=32 | stream | — | not met |", "**Goal not met**")
 	if strings.Contains(md, "not judged") {
@@ -154,15 +198,28 @@ func TestGoalBottleneckKeepsCertainVerdicts(t *testing.T) {
 	}
 }
 
+// A "both" bottleneck, the server saturated and its load generator too, is
+// not the server's capacity: the load generator could have held the server
+// back as much as the server held it, so such a cell is not judged.
+func TestGoalDoesNotCountBothSaturatedAsServerCapacity(t *testing.T) {
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Min: 1})
+	for _, c := range [][2]string{{"both", "both"}, {"both", "server"}} {
+		md := renderGoal(g, busyRow("list", 32, 100, c[0]), busyRow("stream", 32, 150, c[1]))
+		wantAll(t, md, "| not judged (list: "+c[0]+"-bound, stream: "+c[1]+"-bound) |", "**Goal not decided (0 of 1 judged)**")
+	}
+	// A server saturated alone is at its capacity; so a configuration whose
+	// figure can only understate it (its load generator saturated too)
+	// that already exceeds such a baseline is met.
+	wantAll(t, renderGoal(g, busyRow("list", 32, 100, "server"), busyRow("stream", 32, 150, "server")), "**Goal met**")
+	wantAll(t, renderGoal(g, busyRow("list", 32, 100, "server"), busyRow("stream", 32, 150, "both")), "**Goal met**")
+}
+
 // A cell whose bottleneck was not recorded (results from before it was, or a
 // side whose CPU set was unknown) is not judged, and says why.
 func TestGoalWithoutARecordedBottleneckIsNotJudged(t *testing.T) {
-	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
-		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}, Bottleneck: "bottleneck"}
-	base, r := goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(50), around(1))
-	base.Parameters["containers"], r.Parameters["containers"] = 32, 32
-	base.Parameters["bottleneck"] = "server"
-	wantAll(t, renderGoal(g, base, r), "| not judged (bottleneck not recorded) |", "**Goal not decided**")
+	g := serverGoal(RatioLimit{Metric: "req_per_s", Max: 0.75})
+	base, r := serverRow("list", 32, around(100), 1, "server"), serverRow("stream", 32, around(50), 1, "")
+	wantAll(t, renderGoal(g, base, r), "| not judged (bottleneck not recorded) |", "**Goal not decided (0 of 1 judged)**")
 }
 
 // A cell the goal names and nobody measured makes the goal not decided: it
@@ -176,9 +233,9 @@ func TestGoalNamesItsCells(t *testing.T) {
 	base32.Parameters["containers"] = 32 // its stream run is missing
 	md := renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)), base32)
 	wantAll(t, md, "| containers=1024 | stream | 0.60x (met;", "| containers=32 | stream | — | not decided (not measured) |",
-		"**Goal not decided**", "not decided in 1 of 2 cells: containers=32: stream.")
+		"**Goal not decided (1 of 2 judged)**", "not decided in 1 of 2 cells: containers=32: stream.")
 	md = renderGoal(g, goalRow("list", 0, around(100), around(1)), goalRow("stream", 0, around(60), around(1)))
-	wantAll(t, md, "| containers=32 | stream | — | not decided (not measured) |", "**Goal not decided**")
+	wantAll(t, md, "| containers=32 | stream | — | not decided (not measured) |", "**Goal not decided (1 of 2 judged)**")
 }
 
 // Two runs that both succeeded without recording the goal's metric leave

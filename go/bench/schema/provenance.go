@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -55,7 +56,23 @@ const (
 	// ExtraOrderSeed is the seed of a run whose cells ran in a random
 	// order, which gives that order again.
 	ExtraOrderSeed = "order_seed"
+	// ExtraRunID identifies the measuring process (NewRunID): results
+	// that carry one run ID were measured in turns in one run, so in one
+	// build action, and only such results are compared (go/bench/report).
+	ExtraRunID = "run_id"
+	// ExtraRepsPaired, set to PairedByRound, says that the servers of each
+	// scenario were measured in turns, one repetition each per round
+	// (harness.InTurns): the i-th repetitions of two servers' cells of one
+	// scenario come from one round, and pair.
+	ExtraRepsPaired = "reps_paired"
+	PairedByRound   = "round"
 )
+
+// NewRunID is a random identifier for one measuring run: 128 bits, so
+// that two runs never share one.
+func NewRunID() string {
+	return rand.Text()
+}
 
 // FileSHA256 is the hex SHA-256 of the file at path, so that results name
 // the exact binaries they measured; "" if it cannot be read.

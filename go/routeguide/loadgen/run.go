@@ -55,6 +55,10 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 			env.Extra[prefix+schema.ExtraServerArgs] = strings.Join(srv.args, " ")
 		}
 	}
+	if len(cfg.servers()) > 1 {
+		// Each scenario's servers take turns (interleave), a repetition each per round.
+		env.Extra[schema.ExtraRepsPaired] = schema.PairedByRound
+	}
 	if cfg.serverPath != "" {
 		env.Extra[schema.ExtraServerRuntime] = serverRuntime()
 	}

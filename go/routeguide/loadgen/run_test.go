@@ -349,6 +349,8 @@ func TestRivalTakesTurns(t *testing.T) {
 		schema.ExtraServer:                               "go server server",
 		schema.ExtraRivalPrefix + schema.ExtraServer:     "lisp server rival",
 		schema.ExtraRivalPrefix + schema.ExtraServerArgs: "-unary_inline",
+		// The two servers took turns: their repetitions pair by round.
+		schema.ExtraRepsPaired: schema.PairedByRound,
 	} {
 		if extra[key] != want {
 			t.Errorf("environment %s = %q, want %q", key, extra[key], want)

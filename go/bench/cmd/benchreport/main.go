@@ -17,8 +17,17 @@
 // compared, naming each one on stderr: a regression check between
 // revisions for CI or a reviewer.
 //
+// --compare judges only results measured in turns in one run, so in one
+// build action, on one host (both revisions started by one load generator,
+// -server and -rival, its results split by revision): a change between
+// separate runs could be the machine's as much as the code's. Given
+// anything else it prints why on stderr and gives no verdict.
+//
 // Exit status: 0 on success, 1 on invalid input, 2 on a usage error, 3 when
-// --compare finds a regression beyond the threshold.
+// --compare finds a regression beyond the threshold, 4 when --compare
+// refuses results of different hosts (their host keys differ, or one has
+// none), 5 when it refuses results of one host measured in separate runs
+// (or of a run that does not record which).
 package main
 
 import (
@@ -34,6 +43,12 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// The exit statuses of a comparison refused: no verdict either way.
+const (
+	exitDifferentHosts  = 4
+	exitSeparateActions = 5
 )
 
 func main() {
@@ -72,6 +87,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case *compare:
 		var worse []report.MetricChange
 		worse, err = runCompare(flags.Arg(0), flags.Arg(1), *maxRegression, stdout)
+		if refused := (*report.CompareRefusal)(nil); errors.As(err, &refused) {
+			fmt.Fprintf(stderr, "benchreport: %v\n", refused)
+			if refused.Reason == report.DifferentHosts {
+				return exitDifferentHosts
+			}
+			return exitSeparateActions
+		}
 		if err == nil && len(worse) > 0 {
 			fmt.Fprintf(stderr, "benchreport: metrics significantly worse by more than %g%% (%d):\n", *maxRegression, len(worse))
 			for _, r := range worse {

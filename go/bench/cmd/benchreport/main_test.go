@@ -11,10 +11,18 @@ import (
 )
 
 // writeRun writes a routeguide results file with the given unary req/s per
-// repetition for 1 and 10 clients.
+// repetition for 1 and 10 clients, as one half of a run measured in turns
+// on one host (compare judges only such halves).
 func writeRun(t *testing.T, path string, rps1, rps10 []float64) {
 	t.Helper()
-	env := schema.Environment{CPUModel: "test CPU", CPUCount: 2, Kernel: "Linux 6.1", GoVersion: "go1.26", Platform: "linux_amd64", BuildConfig: "opt"}
+	writeRunOf(t, path, "host=test", "run-1", rps1, rps10)
+}
+
+// writeRunOf is writeRun on a host key and in a run of one's choice.
+func writeRunOf(t *testing.T, path, host, run string, rps1, rps10 []float64) {
+	t.Helper()
+	env := schema.Environment{CPUModel: "test CPU", CPUCount: 2, Kernel: "Linux 6.1", GoVersion: "go1.26", Platform: "linux_amd64", BuildConfig: "opt",
+		Host: host, Extra: map[string]string{schema.ExtraRunID: run}}
 	f := schema.NewFile("routeguide", env)
 	for _, c := range []struct {
 		clients int
@@ -114,6 +122,45 @@ func TestCompareFailsOnRegression(t *testing.T) {
 	stderr.Reset()
 	if status := run([]string{"--compare", "--max_regression", "12", old, cur}, &stdout, &stderr); status != 0 {
 		t.Fatalf("with a 12%% threshold: status %d, want 0; stderr:\n%s", status, stderr.String())
+	}
+}
+
+// Compare refuses, with a status of its own and no verdict, results of two
+// hosts (4) and results of two runs on one host (5), even when they show a
+// regression: a change between them could be the machine's.
+func TestCompareRefusesWhatItCannotJudge(t *testing.T) {
+	worse := []float64{8910, 8919, 8901, 8914, 8905}
+	base := []float64{9900, 9910, 9890, 9905, 9895}
+	for _, c := range []struct {
+		name             string
+		newHost, newRun  string
+		status           int
+		wantErr, notWant string
+	}{
+		{"two hosts", "host=other", "run-1", 4, "old and new were measured on different hosts (host keys host=test and host=other)", ""},
+		{"two runs", "host=test", "run-2", 5, "old and new were measured in separate actions (runs run-1 and run-2)", ""},
+		{"no run recorded", "host=test", "", 5, "measured in separate actions (runs run-1 and —)", ""},
+		{"two hosts and two runs", "host=other", "run-2", 4, "measured on different hosts", "separate actions"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			old, cur := filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")
+			writeRunOf(t, old, "host=test", "run-1", base, base)
+			writeRunOf(t, cur, c.newHost, c.newRun, worse, base)
+			var stdout, stderr bytes.Buffer
+			if status := run([]string{"--compare", old, cur}, &stdout, &stderr); status != c.status {
+				t.Errorf("status %d, want %d; stderr:\n%s", status, c.status, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.wantErr) || !strings.Contains(stderr.String(), "refused, no verdict") {
+				t.Errorf("stderr lacks %q:\n%s", c.wantErr, stderr.String())
+			}
+			if c.notWant != "" && strings.Contains(stderr.String(), c.notWant) {
+				t.Errorf("stderr has %q:\n%s", c.notWant, stderr.String())
+			}
+			if stdout.Len() != 0 || strings.Contains(stderr.String(), "worse") {
+				t.Errorf("a verdict despite the refusal:\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+			}
+		})
 	}
 }
 

@@ -5,6 +5,14 @@
 //
 // Paths are relative to the workspace when run by Bazel. It exits 1 when a
 // document differs from its artifacts (without -fix), 2 on a usage error.
+//
+// With -servers, the current build's server binaries (NAME=PATH, space
+// separated), it also checks that each artifact measured those servers: an
+// artifact whose recorded server digests are none of theirs is stale, and
+// fails the check (exit 1), unless -awaiting lists it (ARTIFACT=TARGET,
+// the artifact relative to the workspace and the results target that
+// measures it again), when it is reported with the commands to re-measure
+// it and does not fail.
 package main
 
 import (
@@ -12,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/grpcbench/grpcbench/go/bench/docsync"
 )
@@ -30,8 +39,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("docsync", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fix := fs.Bool("fix", false, "rewrite the parts that differ instead of reporting them")
+	servers := fs.String("servers", "", "check staleness against the current server binaries: space-separated `NAME=PATH`s")
+	awaitingList := fs.String("awaiting", "", "with -servers, artifacts known to be stale: space-separated `ARTIFACT=TARGET`s, each with the results target that re-measures it")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: docsync [-fix] DOCUMENT.md...")
+		fmt.Fprintln(stderr, "usage: docsync [-fix] [-servers 'NAME=PATH...' [-awaiting 'ARTIFACT=TARGET...']] DOCUMENT.md...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -39,6 +50,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
+		return 2
+	}
+	wait, err := parseAwaiting(*awaitingList)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	status := 0
@@ -66,5 +82,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if status != 0 && !*fix {
 		fmt.Fprintln(stderr, "regenerate with: tools/bazel run //go/bench/cmd/docsync -- -fix", fs.Args())
 	}
+	if *servers != "" {
+		current, err := docsync.ServerDigests(strings.Fields(*servers))
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		names := map[string]string{}
+		for _, doc := range fs.Args() {
+			names[doc] = workspaceRelative(doc)
+		}
+		if !checkStaleness(fs.Args(), names, current, wait, stdout, stderr) {
+			status = 1
+		}
+	}
 	return status
+}
+
+// workspaceRelative is a document's path as a command in the workspace
+// names it: a path in a test's runfiles loses everything up to the main
+// repository's directory there.
+func workspaceRelative(doc string) string {
+	if i := strings.LastIndex(doc, "/_main/"); i >= 0 {
+		return doc[i+len("/_main/"):]
+	}
+	return doc
 }

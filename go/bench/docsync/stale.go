@@ -1,0 +1,127 @@
+package docsync
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// A document's figures are of the servers its artifacts measured, and each
+// artifact records their binaries' SHA-256 (schema.ExtraServerSHA256, and
+// the same key after the rival's and each variant's prefix). When the
+// current build makes none of those binaries any more, the figures are of
+// code that no longer exists: the artifact is stale, however well the
+// document matches it.
+
+// Servers are the server binaries the current build makes: name and the
+// hex SHA-256 of each.
+type Servers map[string]string
+
+// ServerDigests computes Servers from the binaries' paths, given as
+// NAME=PATH.
+func ServerDigests(namedPaths []string) (Servers, error) {
+	s := Servers{}
+	for _, np := range namedPaths {
+		name, path, ok := strings.Cut(np, "=")
+		if !ok || name == "" || path == "" {
+			return nil, fmt.Errorf("%q: want NAME=PATH", np)
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil, err
+		}
+		if s[name] = schema.FileSHA256(path); s[name] == "" {
+			return nil, fmt.Errorf("%s: cannot read %s", name, path)
+		}
+	}
+	return s, nil
+}
+
+// StaleServer is a server an artifact measured whose binary the current
+// build no longer makes.
+type StaleServer struct {
+	Key    string // the digest's key in the artifact's environment.extra
+	Server string // its description there ("lisp server server")
+	Digest string
+}
+
+// Staleness is what an artifact's recorded servers say of it.
+type Staleness struct {
+	Artifact string
+	Stale    []StaleServer
+	// Unchecked: the artifact records no server digest at all, so its
+	// staleness cannot be told from it.
+	Unchecked bool
+}
+
+// Current reports whether the artifact was checked and found current.
+func (s Staleness) Current() bool { return !s.Unchecked && len(s.Stale) == 0 }
+
+// Message says why the artifact is stale, naming it, each server it
+// measured that the build no longer makes, and the servers it makes.
+func (s Staleness) Message(current Servers) string {
+	if s.Unchecked {
+		return s.Artifact + ": records no server digest; its staleness cannot be checked"
+	}
+	var parts []string
+	for _, st := range s.Stale {
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", st.Server, short(st.Digest), st.Key))
+	}
+	var now []string
+	for _, name := range slices.Sorted(maps.Keys(current)) {
+		now = append(now, name+" "+short(current[name]))
+	}
+	return fmt.Sprintf("%s is stale: it measured %s, which the current build no longer makes (it makes %s); "+
+		"its figures are of servers since changed",
+		s.Artifact, strings.Join(parts, ", "), strings.Join(now, ", "))
+}
+
+// Stale checks the artifact at path against the current build's servers:
+// every server digest it recorded must be one of theirs.
+func Stale(path string, current Servers) (Staleness, error) {
+	f, err := schema.ReadFile(path)
+	if err != nil {
+		return Staleness{}, err
+	}
+	made := map[string]bool{}
+	for _, d := range current {
+		made[d] = true
+	}
+	st := Staleness{Artifact: path, Unchecked: true}
+	extra := f.Environment.Extra
+	for _, key := range slices.Sorted(maps.Keys(extra)) {
+		if !strings.HasSuffix(key, schema.ExtraServerSHA256) || extra[key] == "" {
+			continue
+		}
+		st.Unchecked = false
+		if !made[extra[key]] {
+			server := extra[strings.TrimSuffix(key, schema.ExtraServerSHA256)+schema.ExtraServer]
+			st.Stale = append(st.Stale, StaleServer{Key: key, Server: server, Digest: extra[key]})
+		}
+	}
+	return st, nil
+}
+
+// Artifacts are the artifacts the document at path shows, each once, as
+// paths joined to the document's directory.
+func Artifacts(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := beginPattern.FindStringSubmatch(l); m != nil {
+			if a := filepath.Join(filepath.Dir(path), m[1]); !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out, nil
+}
+
+func short(digest string) string { return digest[:min(12, len(digest))] }

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// summary is the closing line: the limits, the verdict, and the cells that
+// miss or are not decided. A goal over N cells is met only when all N were
+// judged and met: a cell left unjudged could be the one that misses, so
+// with k of N judged the goal reads "not decided (k of N judged)".
+func (s Goal) summary(rows []goalVerdict) string {
+	limits := make([]string, len(s.Limits))
+	for i, l := range s.Limits {
+		limits[i] = l.String()
+	}
+	goal := "of " + displayName(s.Names, s.Baseline) + "'s: " + strings.Join(limits, ", ")
+	overall, judged := Met, 0
+	byDecision := map[Decision][]string{}
+	for _, v := range rows {
+		name := strings.TrimPrefix(v.group+": "+v.config, ": ")
+		byDecision[v.decision] = append(byDecision[v.decision], name)
+		if v.decision == NotJudged {
+			continue
+		}
+		overall = overall.and(v.decision)
+		if !v.unmeasured {
+			judged++
+		}
+	}
+	headline := "Goal " + overall.String()
+	if judged < len(rows) && overall != NotMet {
+		overall = NotDecided
+		headline = fmt.Sprintf("Goal %s (%d of %d judged)", overall, judged, len(rows))
+	}
+	line := fmt.Sprintf("**%s** (%s)", headline, goal)
+	unjudged := ""
+	if names := byDecision[NotJudged]; len(names) > 0 {
+		unjudged = fmt.Sprintf(" %d of %d cells not judged (the table says why): %s.",
+			len(names), len(rows), strings.Join(names, "; "))
+	}
+	switch {
+	case overall == Met && len(rows) == 1:
+		return line + " by " + byDecision[Met][0] + "."
+	case overall == Met:
+		return fmt.Sprintf("%s in all %d cells.", line, len(rows))
+	}
+	var parts []string
+	for _, d := range []Decision{NotMet, NotDecided} {
+		if names := byDecision[d]; len(names) > 0 {
+			parts = append(parts, fmt.Sprintf("%s in %d of %d cells: %s", d, len(names), len(rows), strings.Join(names, "; ")))
+		}
+	}
+	if len(parts) == 0 {
+		return line + "." + unjudged
+	}
+	return line + ": " + strings.Join(parts, "; ") + "." + unjudged
+}
