@@ -306,3 +306,14 @@ open until one is), and the channels opened on the way, to close."
                "~D workers still alive 4 s after the burst"
                (clgrpc.util::executor-threads executor)))
       (clgrpc.util:shutdown-executor executor))))
+
+(test idle-workers-wait-without-spinning
+  ;; Workers the executor keeps (MIN-THREADS) wait for work past their idle
+  ;; timeout without using the CPU.
+  (let ((executor (clgrpc.util:make-executor :name "idle test" :min-threads 2 :idle-timeout 0.2)))
+    (unwind-protect
+         (let ((before (/ (clgrpc.util::process-cpu-us) 1d6)))
+           (sleep 1.5)
+           (let ((used (- (/ (clgrpc.util::process-cpu-us) 1d6) before)))
+             (is (< used 0.3) "the idle executor used ~,2F s of CPU in 1.5 s" used)))
+      (clgrpc.util:shutdown-executor executor))))

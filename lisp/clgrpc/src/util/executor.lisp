@@ -262,8 +262,9 @@ parked too) while more than MIN-THREADS are alive."
         ;; brings it no task (another worker took it, or a collection's
         ;; stop signal interrupted the wait): under steady load such
         ;; wake-ups come more often than any timeout, and no surplus worker
-        ;; would ever retire.
-        (parked nil))
+        ;; would ever retire.  Reset by a timeout that does not retire it
+        ;; (it is one of MIN-THREADS), which then waits a timeout again.
+        (since nil))
     (sb-thread:with-mutex (lock)
       (loop
         (when (%queued-p executor)
@@ -276,7 +277,7 @@ parked too) while more than MIN-THREADS are alive."
         (when (%queued-p executor)
           (decf (executor-idle executor))
           (return t))
-        (let* ((parked (or parked (setf parked (now-us))))
+        (let* ((parked (or since (setf since (now-us))))
                (surplus (> (executor-idle executor) (executor-keep-idle executor)))
                (woken (wait-on (executor-park-cv executor) lock
                                (+ parked (if surplus
@@ -288,9 +289,11 @@ parked too) while more than MIN-THREADS are alive."
             ;; have saved the wake-up.
             (setf (executor-spin-credit executor)
                   (min +spin-credit-max+ (1+ (executor-spin-credit executor)))))
-          (when (and (not woken) (not (%queued-p executor))
-                     (> (executor-threads executor) (executor-min-threads executor)))
-            (return nil)))))))
+          (unless woken
+            (when (and (not (%queued-p executor))
+                       (> (executor-threads executor) (executor-min-threads executor)))
+              (return nil))
+            (setf since nil)))))))
 
 (defun %wake-another (executor)
   "This worker took a task and left others queued: wake a parked worker for
