@@ -134,6 +134,8 @@ no channel is on that reactor."
                                                           fn :kind kind
                                                              :inline (member name inline :test #'string=))))
     (reg "Echo" :unary (lambda (req call) (declare (ignore call)) req))
+    (reg "Sized" :unary                 ; 10,000 x (aref req 0) octets
+         (lambda (req call) (declare (ignore call)) (filled (* 10000 (aref req 0)) 7)))
     (reg "Where" :unary                 ; where its handler ran (WHERE-OCTETS)
          (lambda (req call) (declare (ignore req)) (where-octets call)))
     (reg "OpenGateThenWait" :unary      ; signals *GATE*, then as Gate on *SECOND-GATE*

@@ -95,12 +95,15 @@
 
 (defun %call-over (call)
   "Lock held: CALL has its status.  Its timers go, so they no longer keep
-it, and so does any message it was assembling."
+it, and so does any message it was assembling, and its charge."
   (when (call-timer call)
     (cancel-timer (call-timer call)))
   (when (call-stall-timer call)
     (cancel-timer (shiftf (call-stall-timer call) nil)))
-  (setf (call-asm-buf call) nil))
+  (let ((buf (shiftf (call-asm-buf call) nil)))
+    (when (and buf (call-stream call))
+      (clgrpc.http2:stream-discharge (call-conn call) (call-stream call)
+                                     (length (obuf-data buf))))))
 
 ;;; Public accessors under exported names.
 (defun call-metadata (call)

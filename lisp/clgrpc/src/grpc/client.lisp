@@ -34,8 +34,10 @@ deadline: grpc-go's minimum connect timeout.  The kernel would otherwise
 retry an unanswered SYN for about two minutes.")
 
 (defvar *client-limits*
-  (clgrpc.http2:make-connection-limits :handshake-timeout nil :keepalive-time nil)
-  "A client connection sends no keepalive pings (grpc-go's default).")
+  (clgrpc.http2:make-connection-limits :handshake-timeout nil :keepalive-time nil
+                                       :receive-stall-timeout nil)
+  "A client connection sends no keepalive pings (grpc-go's default) and
+waits for a server's message as long as its call may.")
 
 (defun make-channel (host port &key (max-receive-message-size 4194304)
                                     (max-send-message-size most-positive-fixnum)

@@ -74,10 +74,16 @@ handler."
 
 (defun %run-server-call (call)
   (when (clgrpc.http2:with-connection-lock ((call-conn call))
-          (when (call-status call)
-            ;; Reset (or timed out) before its handler started: never run it.
-            (%give-back-turn call)
-            t))
+          (if (call-status call)
+              ;; Reset (or timed out) before its handler started: never run it.
+              (progn (%give-back-turn call) t)
+              (progn
+                ;; The request's octets become garbage once decoded, below:
+                ;; what the handler keeps of it is the application's memory.
+                (when (member (call-kind call) '(:unary :server-streaming))
+                  (clgrpc.http2:stream-discharge (call-conn call) (call-stream call)
+                                                 (call-request-length call)))
+                nil)))
     (return-from %run-server-call nil))
   (let* ((entry (call-handler call))
          (handler (method-entry-handler entry))

@@ -238,7 +238,7 @@ and the result is NIL."
   (declare (type call call) (type fixnum octets))
   (or (clgrpc.http2:stream-charge (call-conn call) (call-stream call) octets)
       (progn
-        (setf (call-asm-buf call) nil)
+        ;; Failing the call drops its assembly buffer and that charge.
         (%fail-call call +resource-exhausted+
                     (format nil "~D more octets exceed the memory budget for received messages"
                             octets))
@@ -318,7 +318,7 @@ DECLARED.  NIL if the budget has no room for the growth."
                    (incf immediate (%hold-or-return call n))
                    (when (= n need)
                      (setf (call-asm-prefix call) 0)
-                     (if (> (length (obuf-data buf)) 65536)
+                     (if (> (length (obuf-data buf)) +assembly-start+)
                          ;; A large message keeps its buffer, and its charge
                          ;; (the buffer is exactly the message): no copy,
                          ;; and the rest of a long stream does not keep it.

@@ -107,6 +107,22 @@ parked rest), which writes them too."
     (unless (call-status call)
       (%send-trailers call code message metadata))))
 
+(defun %send-over-budget (call buf code message metadata)
+  "Lock held: the response in BUF cannot wait parked within the memory
+budget.  A worker sends it as a streaming sender does, waiting for window
+(no longer than the send-stall timeout without progress), and then the
+trailers; a reactor, which must not wait, fails the call."
+  (let ((conn (call-conn call)))
+    (if (clgrpc.http2:reader-thread-p conn)
+        (%send-trailers call +resource-exhausted+
+                        (format nil "a response of ~D octets exceeds the connection's memory budget"
+                                (- (obuf-fill buf) 5))
+                        nil)
+        (case (clgrpc.http2:stream-write-data conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf))
+          ((t) (unless (call-status call)
+                 (%send-trailers call code message metadata)))
+          (:stalled (%call-stalled call))))))
+
 (defun server-finish (call code message response metadata)
   "A handler returned (or failed): send RESPONSE, if any, and the trailers,
 and give the call's handler slot back."
@@ -124,12 +140,7 @@ and give the call's handler slot back."
                        conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf)
                        (%trailers-after-park call code message metadata))
                       :over-budget)
-              ;; The peer reads too slowly for a response this large to
-              ;; wait in memory beside the others.
-              (%send-trailers call +resource-exhausted+
-                              (format nil "a response of ~D octets exceeds the connection's memory budget"
-                                      (- (obuf-fill buf) 5))
-                              nil))
+              (%send-over-budget call buf code message metadata))
             (unless (call-status call)
               (%send-trailers call code message metadata))))
       ;; In the same hold of the lock as the trailers, not another one after.

@@ -107,12 +107,14 @@ stream is reset.  RECEIVE-STALL-TIMEOUT bounds how long a request message
 that stopped arriving midway is waited for (the call then fails), and how
 long a connection holding streams may send nothing before it is pinged.
 
-Memory (octets): a connection's streams may hold MAX-CONNECTION-MEMORY of
-messages being assembled, requests whose handler runs, messages queued for
-a handler and responses parked for a window, and all connections together
-MAX-PROCESS-MEMORY (a quarter of the heap); at most MAX-CALLS handlers are
-in flight.  Past a limit, the call that needs more fails with
-RESOURCE_EXHAUSTED and new streams are refused (REFUSED_STREAM)."
+Memory (octets): a connection's streams may hold MAX-CONNECTION-MEMORY
+(at least twice MAX-RECEIVE-MESSAGE-SIZE) of messages being assembled,
+requests waiting for their handler, messages queued for a handler,
+responses parked for a window and decoded headers, and all connections
+together MAX-PROCESS-MEMORY (a quarter of the heap); at most MAX-CALLS
+handlers are in flight.  Past a limit, a message that needs more fails its
+call with RESOURCE_EXHAUSTED, a response waits for window on its worker
+instead of parked, and new streams are refused (REFUSED_STREAM)."
   (when tls
     (check-type tls clgrpc.tls:tls-context)
     (unless (eq (clgrpc.tls:tls-context-role tls) :server)
@@ -130,7 +132,10 @@ RESOURCE_EXHAUSTED and new streams are refused (REFUSED_STREAM)."
                              :max-header-list-size max-header-list-size
                              :send-stall-timeout send-stall-timeout
                              :budget (clgrpc.http2:make-memory-budget
-                                      :connection-octets max-connection-memory
+                                      ;; Room for two messages of the
+                                      ;; largest size a call may receive.
+                                      :connection-octets (max max-connection-memory
+                                                              (* 2 max-receive-message-size))
                                       :process-octets max-process-memory
                                       :calls max-calls)
                              :limits (clgrpc.http2:make-connection-limits
@@ -149,8 +154,8 @@ RESOURCE_EXHAUSTED and new streams are refused (REFUSED_STREAM)."
                                       (seconds-to-us receive-stall-timeout)))))
 
 (defun server-memory-held (server)
-  "Octets SERVER's connections hold for their streams, counted in the
-budget's grains (MAKE-SERVER's MAX-PROCESS-MEMORY)."
+  "Octets SERVER's connections hold for their streams (what
+MAKE-SERVER's MAX-PROCESS-MEMORY bounds)."
   (clgrpc.http2:memory-budget-held (getf (server-connection-options server) :budget)))
 
 (defun register-method (server path handler &key (kind :unary)

@@ -24,7 +24,7 @@
 (declaim (optimize (speed 3) (safety 1) (debug 0)))
 
 ;;; Memory budgets (budget.lisp, after the connection it reads).
-(declaim (ftype function stream-discharge-all %count-call default-memory-budget))
+(declaim (ftype function stream-discharge-all %count-call))
 
 (defconstant +recent-closed-count+ 64
   "How many closed stream identifiers we remember, to answer late frames on
@@ -209,11 +209,10 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; ---- limits, keepalive and flood accounting (times in microseconds)
   (limits *default-limits* :type connection-limits)
   ;; What the application holds for this connection's streams, against a
-  ;; MEMORY-BUDGET shared with other connections (budget.lisp): octets held,
-  ;; and octets taken from the process's share (whole grains).
+  ;; MEMORY-BUDGET shared with other connections (budget.lisp), or NIL for
+  ;; no budget.
   (budget nil)
   (budget-held 0 :type fixnum)
-  (budget-reserved 0 :type fixnum)
   (created-us 0 :type fixnum)
   (last-read-us 0 :type fixnum)
   (idle-since-us 0 :type fixnum)        ; when the last stream closed
@@ -265,8 +264,8 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   "A connection over the connected SOCKET as ROLE (:CLIENT or :SERVER).
 Nothing is sent or read until CONNECTION-START.  LIMITS (a
 CONNECTION-LIMITS) bounds what the peer may do, and BUDGET (a
-MEMORY-BUDGET, by default the process's) what the application may hold for
-its streams.  EXECUTOR (clgrpc.util) runs
+MEMORY-BUDGET, or NIL for none) what the application may hold for its
+streams.  EXECUTOR (clgrpc.util) runs
 the work the callbacks hand off (HAND-OFF).  SEND-STALL-TIMEOUT is how many
 seconds a sender waits for window or for the output to drain, with no
 progress, before its stream is reset.  TLS, a clgrpc.tls session
@@ -284,7 +283,7 @@ out once it is complete."
                     :next-stream-id (if (eq role :client) 1 2)
                     :on-headers on-headers :on-data on-data :on-reset on-reset
                     :on-close on-close :user user :limits limits :executor executor
-                    :budget (or budget (default-memory-budget))
+                    :budget budget
                     :send-stall-timeout (round (* send-stall-timeout 1000000))
                     :local-max-concurrent max-concurrent-streams
                     :local-initial-window initial-window-size

@@ -144,7 +144,9 @@ decoded to HEADER-OCTETS (as SETTINGS_MAX_HEADER_LIST_SIZE counts them)."
   (check-field-block headers :request id)
   (let ((stream (%new-stream conn id (if end-stream :half-closed-remote :open) nil)))
     ;; Its decoded headers live as long as it does.
-    (stream-charge conn stream header-octets)
+    (unless (stream-charge conn stream header-octets)
+      (stream-error* id +refused-stream+ "memory budget full: no room for ~D octets of headers"
+                     header-octets))
     (setf (h2-stream-header-blocks stream) 1
           (h2-stream-content-length stream) (parse-content-length headers id))
     (when (and end-stream (h2-stream-content-length stream)

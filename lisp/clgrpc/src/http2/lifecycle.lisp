@@ -72,7 +72,6 @@ first time."
         (when (h2-stream-user stream)
           (funcall (the function (conn-on-reset conn)) conn stream
                    (or code +no-error+) :connection))))
-    (release-connection-budget conn)
     (sb-thread:condition-broadcast (conn-window-cv conn))
     (sb-thread:condition-broadcast (conn-send-cv conn))
     (sb-thread:condition-broadcast (conn-drain-cv conn))

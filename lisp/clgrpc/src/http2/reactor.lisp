@@ -578,6 +578,10 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
            ((and (null ping) (eq (conn-role conn) :server) (conn-peer-settings-seen conn)
                  (limits-receive-stall-timeout limits)
                  (plusp (hash-table-count (conn-streams conn)))
+                 ;; A peer busy reading what we send is there: a PING would
+                 ;; only queue behind that output.
+                 (not (conn-write-blocked conn))
+                 (zerop (obuf-fill (conn-out conn)))
                  (> (- now (conn-last-read-us conn))
                     (the fixnum (limits-receive-stall-timeout limits))))
             ;; A peer that holds streams open and sends nothing: is it
