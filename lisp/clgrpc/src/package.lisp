@@ -206,6 +206,7 @@ drives without blocking.")
    #:open-stream #:defer-to-reader #:hand-off #:with-stream-output
    #:claim-handler-slot #:release-handler-slot
    #:stream-charge #:stream-discharge #:connection-receive-stall-timeout
+   #:claim-sender-over-budget #:release-sender-over-budget
    ;; memory budgets (budget.lisp)
    #:memory-budget #:make-memory-budget #:memory-budget-held
    #:memory-budget-connection-octets #:memory-budget-process-octets

@@ -111,17 +111,23 @@ parked rest), which writes them too."
   "Lock held: the response in BUF cannot wait parked within the memory
 budget.  A worker sends it as a streaming sender does, waiting for window
 (no longer than the send-stall timeout without progress), and then the
-trailers; a reactor, which must not wait, fails the call."
+trailers, if few of its connection's workers do already
+(CLAIM-SENDER-OVER-BUDGET); otherwise, and on a reactor, which must not
+wait, the call fails."
   (let ((conn (call-conn call)))
-    (if (clgrpc.http2:reader-thread-p conn)
+    (if (or (clgrpc.http2:reader-thread-p conn)
+            (not (clgrpc.http2:claim-sender-over-budget conn)))
         (%send-trailers call +resource-exhausted+
                         (format nil "a response of ~D octets exceeds the connection's memory budget"
                                 (- (obuf-fill buf) 5))
                         nil)
-        (case (clgrpc.http2:stream-write-data conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf))
-          ((t) (unless (call-status call)
-                 (%send-trailers call code message metadata)))
-          (:stalled (%call-stalled call))))))
+        (unwind-protect
+             (case (clgrpc.http2:stream-write-data conn (call-stream call)
+                                                   (obuf-data buf) 0 (obuf-fill buf))
+               ((t) (unless (call-status call)
+                      (%send-trailers call code message metadata)))
+               (:stalled (%call-stalled call)))
+          (clgrpc.http2:release-sender-over-budget conn)))))
 
 (defun server-finish (call code message response metadata)
   "A handler returned (or failed): send RESPONSE, if any, and the trailers,

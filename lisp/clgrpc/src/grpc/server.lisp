@@ -114,7 +114,8 @@ responses parked for a window and decoded headers, and all connections
 together MAX-PROCESS-MEMORY (a quarter of the heap); at most MAX-CALLS
 handlers are in flight.  Past a limit, a message that needs more fails its
 call with RESOURCE_EXHAUSTED, a response waits for window on its worker
-instead of parked, and new streams are refused (REFUSED_STREAM)."
+instead of parked (four at a time per connection; beyond them it fails
+with RESOURCE_EXHAUSTED), and new streams are refused (REFUSED_STREAM)."
   (when tls
     (check-type tls clgrpc.tls:tls-context)
     (unless (eq (clgrpc.tls:tls-context-role tls) :server)

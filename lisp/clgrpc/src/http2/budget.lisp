@@ -115,3 +115,25 @@ flight."
       (if (plusp delta)
           (sb-ext:atomic-incf (memory-budget-calls (the memory-budget budget)) 1)
           (sb-ext:atomic-decf (memory-budget-calls (the memory-budget budget)) 1)))))
+
+;;; Responses that do not fit parked.  A worker may send one as a streaming
+;;; sender does, waiting for window while it holds the response: a client
+;;; that reads is served, as grpc-go serves it.  But each such worker holds
+;;; its response outside any budget, so a connection may have only a few;
+;;; beyond them the call fails (a peer that reads nothing gets nothing for
+;;; its extra calls but RESOURCE_EXHAUSTED).
+
+(defconstant +senders-over-budget+ 4
+  "Workers per connection that may wait to send a response the budget had
+no room to park.")
+
+(defun claim-sender-over-budget (conn)
+  "Lock held: true if one more worker of CONN may wait to send a response
+that did not fit parked; RELEASE-SENDER-OVER-BUDGET when it is done."
+  (when (< (conn-senders-over-budget conn) +senders-over-budget+)
+    (incf (conn-senders-over-budget conn))
+    t))
+
+(defun release-sender-over-budget (conn)
+  "Lock held."
+  (decf (conn-senders-over-budget conn)))

@@ -213,6 +213,7 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; no budget.
   (budget nil)
   (budget-held 0 :type fixnum)
+  (senders-over-budget 0 :type fixnum)  ; CLAIM-SENDER-OVER-BUDGET
   (created-us 0 :type fixnum)
   (last-read-us 0 :type fixnum)
   (idle-since-us 0 :type fixnum)        ; when the last stream closed
