@@ -24,6 +24,19 @@
     (is (equal "INTERNAL" (gzip-status (lambda () (clgrpc.grpc::gunzip-octets (bytes 1 2 3 4 5 6 7 8 9 10)
                                                                              0 10 100)))))))
 
+(test gzip-malformed-streams-are-internal
+  ;; Streams on which chipz signals errors of its own rather than a
+  ;; CHIPZ-ERROR (an unsupported FEXTRA field, codes past its tables, failed
+  ;; assertions); fuzz/crashes/gzip holds these and more.
+  (dolist (input '("1f8b081e040061620200" "1f8b0800000000d283029c15f2cb528b"
+                   "1f8bcecb7f90dc25e9080000000500faff0002" "1f8b0800000000000403537d78fffbc9e363f6"
+                   "1f8b080000f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f453"
+                   "1f8bd7c863ecdc25e92000000000000400000000000403bf48cdcdc98d029c15f61a"))
+    (let ((octets (hex input)))
+      (is (equal "INTERNAL"
+                 (gzip-status (lambda () (clgrpc.grpc::gunzip-octets octets 0 (length octets) 65536))))
+          "~A" input))))
+
 (test accept-encoding-lists
   (is (clgrpc.grpc::accepts-gzip-p "gzip"))
   (is (clgrpc.grpc::accepts-gzip-p "identity, deflate,gzip"))

@@ -36,7 +36,7 @@
 (defun gunzip-octets (octets start end limit)
   "The gzip data OCTETS[START,END) decompressed, at most LIMIT octets.
 Signals GRPC-ERROR: RESOURCE_EXHAUSTED past LIMIT, INTERNAL for data that
-is not gzip or ends early."
+is not gzip, is malformed or ends early."
   (declare (type octets octets) (type index start end limit))
   (let ((state (handler-case (chipz:make-dstate 'chipz:gzip)
                  (error (e) (raise-grpc-error +internal+ "gzip: ~A" e))))
@@ -56,6 +56,10 @@ is not gzip or ends early."
               (return))
             (when (and (zerop consumed) (zerop produced))
               (raise-grpc-error +internal+ "gzip: compressed message ends early"))))
-      (chipz:chipz-error (e)
+      (grpc-error (e) (error e))
+      ;; Besides CHIPZ-ERROR, chipz signals plain errors on some malformed
+      ;; streams (an unsupported header field, a distance code past the
+      ;; table, a failed assertion): all of them mean bad data.
+      (error (e)
         (raise-grpc-error +internal+ "gzip: ~A" e)))
     (subseq (obuf-data out) 0 (obuf-fill out))))
