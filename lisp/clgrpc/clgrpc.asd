@@ -168,3 +168,32 @@ test credentials (//tools/testcerts), and the dynamic linker must find libssl.so
                (:file "codegen-tests")
                (:file "run"))
   :perform (test-op (o c) (uiop:symbol-call '#:clgrpc.tests '#:run-tests-or-fail)))
+
+(defsystem "clgrpc/fuzz"
+  :description "Coverage-guided fuzzing of clgrpc's decoders (sb-cover marks for
+feedback); fuzz/README.md says how to run it."
+  :depends-on ("clgrpc" (:require "sb-cover"))
+  :serial t
+  :pathname "fuzz/"
+  :components ((:file "package")
+               (:file "coverage")
+               (:file "mutate")
+               (:file "target")
+               (:file "corpus")
+               (:file "deadline")
+               (:file "execute")
+               (:file "minimize")
+               (:file "engine")
+               (:file "invariant")
+               (:static-file "../tests/data/test_types.pb")
+               (:file "messages")
+               (:module "targets"
+                :serial t
+                :components ((:file "http2-frame")
+                             (:file "hpack")
+                             (:file "protobuf")
+                             (:file "gzip")
+                             (:file "grpc-framing")
+                             (:file "tls")))
+               (:file "seeds")
+               (:file "main")))
