@@ -38,7 +38,7 @@
 
 (defun top-level-form-code-p (code)
   "Code that ran once, at load: its marks never change, so it is left out."
-  (let ((name (sb-c::compiled-debug-info-name (sb-kernel:%code-debug-info code))))
+  (let ((name (code-name code)))
     (and (consp name) (eq (car name) 'sb-c::top-level-form))))
 
 (defun instrument (path)
@@ -108,6 +108,20 @@
                               (progn (incf bt) (when set (incf bc)))
                               (progn (incf ft) (when set (incf fc))))))))
     (values fc ft bc bt)))
+
+(defun code-name (code)
+  (sb-c::compiled-debug-info-name (sb-kernel:%code-debug-info code)))
+
+(defun print-uncovered (codes stream)
+  "A line per function of CODES that a run reached but did not cover
+entirely: where the fuzzer, or its seeds, fall short."
+  (loop for code across codes
+        do (sb-sys:with-pinned-objects (code)
+             (let* ((sap (sb-cover::code-coverage-marks code))
+                    (size (length (sb-cover::%find-coverage-map code)))
+                    (set (loop for i below size count (/= 0 (sb-sys:sap-ref-8 sap i)))))
+               (when (< 0 set size)
+                 (format stream "~&  ~D/~D ~A~%" set size (code-name code)))))))
 
 (defun reset-marks ()
   "Clear every mark, so that a target's coverage is its own."

@@ -73,12 +73,13 @@
 
 (defun fuzz-target (target &key (seconds 600) seed-directory regression-directory
                                 findings-directory save-directory (report-every 10)
-                                (stream *standard-output*))
+                                uncovered (stream *standard-output*))
   "Fuzz TARGET for SECONDS (0: only replay), starting from the inputs in
 SEED-DIRECTORY, REGRESSION-DIRECTORY (earlier findings, which must pass now)
 and SAVE-DIRECTORY (a corpus kept by earlier runs, where this run adds what
-it keeps).  Findings are written to FINDINGS-DIRECTORY.  Returns a plist of
-figures, :findings being their count."
+it keeps).  Findings are written to FINDINGS-DIRECTORY.  With UNCOVERED,
+the functions reached but not fully covered are listed at the end.  Returns
+a plist of figures, :findings being their count."
   (let* ((codes (coverage-codes (target-paths target)))
          (state (make-run-state :target target :codes codes
                                 :run (funcall (target-runner target))
@@ -111,4 +112,6 @@ figures, :findings being their count."
                (when (> (get-internal-real-time) next-report)
                  (incf next-report (* report-every internal-time-units-per-second))
                  (report state stream "fuzzing"))))
-    (report state stream "done")))
+    (prog1 (report state stream "done")
+      (when uncovered
+        (print-uncovered codes stream)))))

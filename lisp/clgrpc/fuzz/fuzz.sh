@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs clgrpc's fuzzing executable (clgrpc_fuzz_tests, defs.bzl) from Bazel's runfiles.
 #
-#   fuzz.sh PACKAGE BINARY CHIPZ_FILE CA_FILE LIBSSL SECONDS TARGET... -- [--seconds N] [TARGET...]
+#   fuzz.sh PACKAGE BINARY CHIPZ_FILE CA_FILE LIBSSL SECONDS TARGET... -- [--seconds N] [--uncovered] [TARGET...]
 #
 # PACKAGE is clgrpc's path in the workspace; BINARY, CHIPZ_FILE (a file of chipz's sources),
 # CA_FILE (of //tools/testcerts) and LIBSSL are runfiles paths. Each target (those after `--`, or
-# every TARGET) runs for SECONDS (or --seconds, or $FUZZ_SECONDS), one after the other.
+# every TARGET) runs for SECONDS (or --seconds, or $FUZZ_SECONDS), one after the other;
+# --uncovered lists the functions each reached but did not cover entirely.
 #
 # As a test, the engine reads the sources, seeds and recorded findings from the runfiles, and a
 # new finding is printed and kept in the test's outputs (outputs.zip), ready to check in as
@@ -31,10 +32,12 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
 done
 [ $# -gt 0 ] && shift
 asked=()
+extra=()
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --seconds=*) seconds=${1#*=}; shift ;;
+    --uncovered) extra+=("$1"); shift ;;
     -*) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
     *) asked+=("$1"); shift ;;
   esac
@@ -49,4 +52,5 @@ else
   where=(--findings "${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}/fuzz/crashes")
 fi
 
-exec "$binary" --sources "$sources" --chipz "$chipz" --seconds "$seconds" "${where[@]}" "${targets[@]}"
+exec "$binary" --sources "$sources" --chipz "$chipz" --seconds "$seconds" "${where[@]}" ${extra[@]+"${extra[@]}"} \
+  "${targets[@]}"

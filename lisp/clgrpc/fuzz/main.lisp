@@ -2,7 +2,7 @@
 ;;;;
 ;;;;   clgrpc-fuzz [--seconds N] [--seed N] [--corpus DIR] [--regressions DIR]
 ;;;;               [--findings DIR] [--save-corpus DIR] [--sources DIR] [--chipz DIR]
-;;;;               [--write-seeds] [TARGET...]
+;;;;               [--uncovered] [--write-seeds] [TARGET...]
 ;;;;
 ;;;; Fuzzes each TARGET (default: all) for N seconds ($FUZZ_SECONDS, else
 ;;;; 600), one after the other.  Directories are roots holding one directory
@@ -10,16 +10,19 @@
 ;;;; findings (replayed first; each must pass), --findings where new ones
 ;;;; are written, --save-corpus a corpus kept across runs.  --sources is the
 ;;;; directory of clgrpc.asd and --chipz that of chipz's sources, whose files
-;;;; are compiled with coverage marks.  Exits 1 if there was a finding.
+;;;; are compiled with coverage marks.  --uncovered lists, after each target,
+;;;; the functions it reached but did not cover entirely.  Exits 1 if there
+;;;; was a finding.
 
 (in-package #:clgrpc.fuzz)
 
 (defun parse-arguments (arguments)
-  "(values options targets) from ARGUMENTS; OPTIONS is a plist."
-  (let ((options '()) (targets '()))
+  "(values keyword-arguments targets) for FUZZ, from the command line."
+  (let ((keys '()) (targets '()))
     (loop while arguments
           do (let ((arg (pop arguments)))
-               (cond ((string= arg "--write-seeds") (setf (getf options :write-seeds) t))
+               (cond ((member arg '("--write-seeds" "--uncovered") :test #'string=)
+                      (setf (getf keys (intern (string-upcase (subseq arg 2)) :keyword)) t))
                      ((and (> (length arg) 2) (string= "--" arg :end2 2))
                       (let ((key (intern (string-upcase (subseq arg 2)) :keyword)))
                         (unless (member key '(:seconds :seed :corpus :regressions :findings
@@ -27,9 +30,11 @@
                           (error "unknown option ~A" arg))
                         (unless arguments
                           (error "~A needs a value" arg))
-                        (setf (getf options key) (pop arguments))))
+                        (let ((value (pop arguments)))
+                          (setf (getf keys key)
+                                (if (member key '(:seconds :seed)) (parse-integer value) value)))))
                      (t (push arg targets)))))
-    (values options (nreverse targets))))
+    (values keys (nreverse targets))))
 
 (defun default-sources ()
   "Where ASDF found clgrpc and chipz, when it is loaded."
@@ -40,24 +45,26 @@
         (remove nil (list (let ((d (dir "clgrpc"))) (and d (cons :clgrpc d)))
                           (let ((d (dir "chipz"))) (and d (cons :chipz d)))))))))
 
-(defun fuzz (options target-names)
-  (let* ((*sources* (append (remove nil (list (let ((d (getf options :sources))) (and d (cons :clgrpc d)))
-                                              (let ((d (getf options :chipz))) (and d (cons :chipz d)))))
+(defun fuzz (target-names &key seconds seed corpus regressions findings save-corpus sources chipz
+                               uncovered write-seeds)
+  "Fuzz the targets named (all for ()) as the command line says, the
+options being its own; SECONDS defaults to $FUZZ_SECONDS, else 600, and the
+directories to those of clgrpc's sources.  Returns the exit status: 1 if
+there was a finding."
+  (let* ((*sources* (append (and sources (list (cons :clgrpc sources)))
+                            (and chipz (list (cons :chipz chipz)))
                             (default-sources)))
          (clgrpc (cdr (assoc :clgrpc *sources*)))
-         (in-clgrpc (lambda (relative) (and clgrpc (namestring (merge-pathnames relative (uiop-style-directory clgrpc))))))
-         (corpus (or (getf options :corpus) (funcall in-clgrpc "fuzz/corpus/")))
-         (regressions (or (getf options :regressions) (funcall in-clgrpc "fuzz/crashes/")))
-         (findings (or (getf options :findings) regressions))
+         (corpus (or corpus (and clgrpc (merge-pathnames "fuzz/corpus/" (uiop-style-directory clgrpc)))))
+         (regressions (or regressions
+                          (and clgrpc (merge-pathnames "fuzz/crashes/" (uiop-style-directory clgrpc)))))
+         (findings (or findings regressions))
          (targets (mapcar #'find-target (or target-names (target-names)))))
-    (if (getf options :write-seeds)
+    (if write-seeds
         (dolist (target targets 0)
           (format t "~&~A: ~D seeds written~%" (target-name target) (write-seeds target corpus)))
-        (let* ((seconds (parse-integer (or (getf options :seconds) (sb-ext:posix-getenv "FUZZ_SECONDS")
-                                           "600")))
-               (seed (if (getf options :seed)
-                         (parse-integer (getf options :seed))
-                         (ldb (byte 31 0) (+ (get-universal-time) (get-internal-real-time)))))
+        (let* ((seconds (or seconds (parse-integer (or (sb-ext:posix-getenv "FUZZ_SECONDS") "600"))))
+               (seed (or seed (ldb (byte 31 0) (+ (get-universal-time) (get-internal-real-time)))))
                (*random* (sb-ext:seed-random-state seed))
                (found 0))
           (format t "~&== fuzzing ~{~A~^, ~} for ~D s each, random seed ~D~%"
@@ -68,15 +75,16 @@
                                            :seed-directory (target-directory corpus target)
                                            :regression-directory (target-directory regressions target)
                                            :findings-directory (target-directory findings target)
-                                           :save-directory (target-directory (getf options :save-corpus) target))
+                                           :save-directory (target-directory save-corpus target)
+                                           :uncovered uncovered)
                               :findings)))
           (if (zerop found) 0 1)))))
 
 (defun main ()
   "The executable's entry point: the exit status."
   (handler-case
-      (multiple-value-bind (options targets) (parse-arguments (rest sb-ext:*posix-argv*))
-        (fuzz options targets))
+      (multiple-value-bind (keys targets) (parse-arguments (rest sb-ext:*posix-argv*))
+        (apply #'fuzz targets keys))
     (error (e)
       (format *error-output* "~&clgrpc-fuzz: ~A~%" e)
       2)))

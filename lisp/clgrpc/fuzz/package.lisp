@@ -3,8 +3,8 @@
 
 (defpackage #:clgrpc.fuzz
   (:use #:cl #:clgrpc.octets)
-  (:export #:main #:fuzz-target #:replay-target #:write-seeds
-           #:find-target #:target-names #:*sources*))
+  (:export #:main #:fuzz #:fuzz-target #:find-target #:target-names #:write-seeds
+           #:*sources*))
 
 (defpackage #:clgrpc.fuzz.pb
   (:use #:cl)
