@@ -26,7 +26,9 @@
   (when (plusp (length octets))
     (let* ((config (aref octets 0))
            (size (aref *hpack-table-sizes* (ldb (byte 2 0) config)))
-           (decoder (clgrpc.hpack:make-decoder :max-table-size size :max-list-size 65536))
+           ;; A list size limit that inputs of a few kilobytes can pass,
+           ;; indexing a large entry over and over.
+           (decoder (clgrpc.hpack:make-decoder :max-table-size size :max-list-size 8192))
            (pos 1))
       (loop for n from 0
             while (< pos (length octets))
