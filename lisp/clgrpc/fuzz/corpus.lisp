@@ -27,7 +27,7 @@
 (defun target-directory (root target)
   "ROOT/<target name>/, or NIL without ROOT."
   (and root (merge-pathnames (concatenate 'string (target-name target) "/")
-                             (uiop-style-directory root))))
+                             (as-directory root))))
 
 (defun read-corpus (directory)
   "Every input in DIRECTORY, as (name . octets), sorted by name; () if the

@@ -55,9 +55,9 @@ there was a finding."
                             (and chipz (list (cons :chipz chipz)))
                             (default-sources)))
          (clgrpc (cdr (assoc :clgrpc *sources*)))
-         (corpus (or corpus (and clgrpc (merge-pathnames "fuzz/corpus/" (uiop-style-directory clgrpc)))))
+         (corpus (or corpus (and clgrpc (merge-pathnames "fuzz/corpus/" (as-directory clgrpc)))))
          (regressions (or regressions
-                          (and clgrpc (merge-pathnames "fuzz/crashes/" (uiop-style-directory clgrpc)))))
+                          (and clgrpc (merge-pathnames "fuzz/crashes/" (as-directory clgrpc)))))
          (findings (or findings regressions))
          (targets (mapcar #'find-target (or target-names (target-names)))))
     (if write-seeds

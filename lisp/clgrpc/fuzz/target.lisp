@@ -54,9 +54,9 @@ input runner of a target without state, instead of :RUNNER."
 (defun source-path (root relative)
   (let ((dir (or (cdr (assoc root *sources*))
                  (error "the source directory of ~(~A~) is not known (--sources, --chipz)" root))))
-    (merge-pathnames relative (uiop-style-directory dir))))
+    (merge-pathnames relative (as-directory dir))))
 
-(defun uiop-style-directory (dir)
+(defun as-directory (dir)
   "DIR as a directory pathname, whether or not it ends in a slash."
   (let ((s (namestring dir)))
     (pathname (if (char= (char s (1- (length s))) #\/) s (concatenate 'string s "/")))))
