@@ -15,9 +15,20 @@
 (defparameter *receive-limits* #(65536 16384 100 0)
   "Small, so that a compressed message inflates to the limit quickly.")
 
-(defun framing-call (config)
+(defun framing-connection ()
+  "A connection that never connects, for what the assembler asks of one:
+its memory budget (none, so every charge fits) and its receive-stall
+timeout (none, so no timers)."
+  (clgrpc.http2::%make-connection
+   :role :client
+   :limits (clgrpc.http2:make-connection-limits :receive-stall-timeout nil)))
+
+(defun framing-call (config conn)
   (clgrpc.grpc::%make-call
-   :role :client :kind :bidi
+   :role :client :kind :bidi :conn conn
+   ;; Id 0, a stream whose HEADERS are not written yet: failing the call
+   ;; writes no RST_STREAM, so the connection keeps no state across calls.
+   :stream (clgrpc.http2::make-h2-stream 0 :open 65535 65535 nil)
    :decoder (let ((type (first *message-types*)))
               (lambda (octets start end) (clgrpc.protobuf:decode-message type octets start end)))
    :recv-gzip (logbitp 0 config)
@@ -34,15 +45,15 @@ sizes up to a bound CHUNKING's low bits choose (1 octet to 16 KiB)."
           (progn (setf state (ldb (byte 32 0) (+ (* state 1103515245) 12345)))
                  (1+ (mod (ash state -8) bound)))))))
 
-(defun assemble (config chunking octets start)
-  "Feed OCTETS[START,) to a fresh call in chunks.  Returns the call and its
-delivered messages, each (octets length window compressed)."
-  (let ((call (framing-call config))
+(defun assemble (conn config chunking octets start)
+  "Feed OCTETS[START,) to a fresh call on CONN in chunks.  Returns the call
+and its delivered messages, each (octets length window compressed)."
+  (let ((call (framing-call config conn))
         (next-size (chunk-sizes chunking))
         (pos start))
     (loop while (< pos (length octets))
           do (let ((end (min (length octets) (+ pos (funcall next-size (- (length octets) pos))))))
-               (clgrpc.grpc::%feed call nil nil octets pos end)
+               (clgrpc.grpc::%feed call conn (clgrpc.grpc::call-stream call) octets pos end)
                (setf pos end)))
     (values call
             (let ((inbox (clgrpc.grpc::call-inbox call)))
@@ -54,11 +65,11 @@ delivered messages, each (octets length window compressed)."
     (declare (ignore rest))
     (subseq octets 0 length)))
 
-(defun run-framing (octets)
+(defun run-framing (conn octets)
   (when (>= (length octets) 2)
     (let ((config (aref octets 0)) (chunking (aref octets 1)))
-      (multiple-value-bind (call messages) (assemble config chunking octets 2)
-        (multiple-value-bind (whole whole-messages) (assemble config 0 octets 2)
+      (multiple-value-bind (call messages) (assemble conn config chunking octets 2)
+        (multiple-value-bind (whole whole-messages) (assemble conn config 0 octets 2)
           (check (eql (clgrpc.grpc::call-status call) (clgrpc.grpc::call-status whole))
                  "status ~A in chunks, ~A whole" (clgrpc.grpc::call-status call)
                  (clgrpc.grpc::call-status whole))
@@ -99,7 +110,9 @@ delivered messages, each (octets length window compressed)."
 (define-target "grpc-framing"
   :files '((:clgrpc . "src/grpc/framing.lisp")
            (:clgrpc . "src/grpc/compression.lisp"))
-  :run #'run-framing
+  :runner (lambda ()
+            (let ((conn (framing-connection)))
+              (lambda (octets) (run-framing conn octets))))
   :expected '(clgrpc.grpc:grpc-error)
   :seeds #'framing-seeds
   :max-length 20000
