@@ -17,19 +17,14 @@
 (defvar *instrumented* (make-hash-table :test 'equal)
   "Source namestring -> the vector of its instrumented code objects.")
 
-(defvar *fasl-directory* nil
-  "Where instrumented fasls go: a fresh temporary directory per process.")
-
 (defun fasl-directory ()
-  (or *fasl-directory*
-      (setf *fasl-directory*
-            (let ((dir (format nil "~A/clgrpc-fuzz-~D/"
-                               (string-right-trim "/" (or (sb-ext:posix-getenv "TEST_TMPDIR")
-                                                          (sb-ext:posix-getenv "TMPDIR")
-                                                          "/tmp"))
-                               (sb-unix:unix-getpid))))
-              (ensure-directories-exist dir)
-              dir))))
+  "Where instrumented fasls go, each for the moment it takes to load it."
+  (let ((dir (format nil "~A/clgrpc-fuzz/"
+                     (string-right-trim "/" (or (sb-ext:posix-getenv "TEST_TMPDIR")
+                                                (sb-ext:posix-getenv "TMPDIR")
+                                                "/tmp")))))
+    (ensure-directories-exist dir)
+    dir))
 
 (defun code-source (code)
   (let ((info (sb-kernel:%code-debug-info code)))
@@ -45,8 +40,8 @@
   "Compile the source file PATH with coverage marks and load it, once."
   (let ((key (namestring (truename path))))
     (or (gethash key *instrumented*)
-        (let ((fasl (format nil "~A~D-~A.fasl" (fasl-directory) (hash-table-count *instrumented*)
-                            (pathname-name path))))
+        (let ((fasl (format nil "~A~D-~D-~A.fasl" (fasl-directory) (sb-unix:unix-getpid)
+                            (hash-table-count *instrumented*) (pathname-name path))))
           (with-compilation-unit (:override t)
             (let ((*compile-verbose* nil) (*compile-print* nil) (*load-verbose* nil)
                   (sb-ext:*evaluator-mode* :compile))
@@ -61,7 +56,10 @@
                        (declare (ignore warnings-p))
                        (when failure-p
                          (error "~A did not compile with coverage marks" key))
-                       (load output)))
+                       (load output)
+                       ;; Loaded, it is of no further use: runs outside a test's
+                       ;; temporary directory would otherwise pile fasls up.
+                       (delete-file output)))
                 (proclaim '(optimize (sb-cover:store-coverage-data 0))))))
           (setf (gethash key *instrumented*)
                 (coerce (loop for wp in (cdr sb-c:*code-coverage-info*)
