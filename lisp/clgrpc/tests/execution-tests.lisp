@@ -222,6 +222,33 @@ handler's way catches it."))
                                                               20)))))))
         (raw-close peer)))))
 
+(test replies-wait-for-a-handler-only-a-moment
+  ;; A PING in the same write as a request whose handler waits 30 ms: the
+  ;; reactor holds its ACK for the handler's response to carry, but not
+  ;; for as long as the handler takes.
+  (with-execution-server (port)
+    (let ((peer (raw-connect-port port))
+          (b (make-obuf 256)))
+      (unwind-protect
+           (progn
+             (clgrpc.http2:write-ping-frame b 7)
+             (clgrpc.http2:write-headers-frame
+              b 1 (raw-header-block peer (grpc-request-headers "/test.Svc/Pause")))
+             (clgrpc.http2:write-data-frame b 1 (grpc-frame (bytes 1)) :end-stream t)
+             (raw-send peer (obuf-contents b))
+             (let ((first (raw-expect peer (lambda (f)
+                                             (or (= (clgrpc.http2:frame-type f)
+                                                    clgrpc.http2:+frame-data+)
+                                                 (and (= (clgrpc.http2:frame-type f)
+                                                         clgrpc.http2:+frame-ping+)
+                                                      (clgrpc.http2:frame-ack-p f))))
+                                      5)))
+               (is (not (symbolp first)))
+               (is (= clgrpc.http2:+frame-ping+ (clgrpc.http2:frame-type first))
+                   "the PING ACK waited for the handler's response"))
+             (is (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+ 1) 5)))))
+        (raw-close peer)))))
+
 ;;; A stream whose writes block until released: standard error that nobody
 ;;; reads.
 (defclass blocking-output (sb-gray:fundamental-character-output-stream)

@@ -123,6 +123,9 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (flushing nil)                        ; the thread writing SPARE to the socket, if any
   (write-blocked nil)                   ; the socket is full: the reactor waits for EPOLLOUT
   (reader-flush nil)                    ; the reactor queued frames it will write itself
+  ;; Reactor: until when the replies of a turn that handed off a handler may
+  ;; wait for that handler's response to carry them (reactor.lisp).
+  (replies-held-until nil :type (or null fixnum))
   (control-queued 0 :type fixnum)       ; ACKs and resets queued since the socket last drained
   ;; The peer does not read what it asks for: the reactor stops reading it
   ;; until the output drains (output.lisp, %CHECK-READ-PAUSE).

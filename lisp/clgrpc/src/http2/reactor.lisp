@@ -10,7 +10,9 @@
 ;;;; the rest of the epoll round's, before the reactor waits again), runs
 ;;;; the little work they deferred to it (waking receivers, and the handlers
 ;;;; an application declared inline), and writes the replies without
-;;;; blocking.
+;;;; blocking.  When the turn's work all went to handlers elsewhere, its
+;;;; replies (a PING ACK, a WINDOW_UPDATE) wait up to +HOLD-REPLIES-US+ for
+;;;; a handler's response, which carries them in the same send(2).
 ;;;;
 ;;;; Budgets.  A turn processes at most +TURN-FRAMES+ frames and
 ;;;; +TURN-OCTETS+ octets of input; the rest stays in the connection's CARRY,
@@ -57,6 +59,9 @@ buffered to a peer that reads slowly.")
   "Frames one turn of a connection processes at most.")
 (defconstant +turn-octets+ (* 256 1024)
   "Input octets one turn of a connection processes at most.")
+(defconstant +hold-replies-us+ 1000
+  "How long the replies of a turn that handed off a handler (a PING ACK, a
+WINDOW_UPDATE) may wait for that handler's response to carry them.")
 (defconstant +client-tls-handshake-timeout-us+ 20000000
   "How long a client waits for a server to complete the TLS handshake:
 grpc-go's minimum connect timeout, which covers its handshake too.")
@@ -81,7 +86,9 @@ grpc-go's minimum connect timeout, which covers its handshake too.")
   (backlog '() :type list)
   ;; (connection . tasks) its turns handed off since it last waited in
   ;; epoll, newest first (SUBMIT-HANDOFFS).
-  (handoffs '() :type list))
+  (handoffs '() :type list)
+  ;; Connections whose replies wait for a handler's response (HOLD-REPLIES).
+  (held '() :type list))
 
 (defvar *reactor-thread-wrapper* nil
   "NIL or a function of a thunk that each reactor thread runs its loop
@@ -452,24 +459,60 @@ calls fail."
   "Reactor thread serving CONN, lock released: hand the turn's handed-off
 work to the executor in one batch, then run the work deferred to this
 thread, each in the order it came (and again for what that work handed
-off or deferred in turn)."
-  (loop while (or (conn-handoff conn) (conn-deferred conn))
-        do (let ((handoff (shiftf (conn-handoff conn) '())))
-             (when handoff
-               (%submit-handoff conn (nreverse handoff))))
-           (let ((tasks (nreverse (shiftf (conn-deferred conn) '()))))
-             (loop for (argument function) on tasks by #'cddr
-                   do (funcall (the function function) argument)))))
+off or deferred in turn).  Returns :HANDED-OFF if the turn handed work off
+and ran none here."
+  (let ((handed-off nil) (ran nil))
+    (loop while (or (conn-handoff conn) (conn-deferred conn))
+          do (let ((handoff (shiftf (conn-handoff conn) '())))
+               (when handoff
+                 (setf handed-off t)
+                 (%submit-handoff conn (nreverse handoff))))
+             (let ((tasks (nreverse (shiftf (conn-deferred conn) '()))))
+               (when tasks
+                 (setf ran t))
+               (loop for (argument function) on tasks by #'cddr
+                     do (funcall (the function function) argument))))
+    (and handed-off (not ran) :handed-off)))
+
+(defun %hold-replies (reactor conn)
+  "Reactor: the turn's replies wait, up to +HOLD-REPLIES-US+, for the
+response of the handler the turn handed off, whose flush writes them with
+it: one send(2) a call, as when handlers ran here, where a PING ACK written
+now would cost a second one.  RELEASE-HELD writes them if it has not."
+  (setf (conn-reader-flush conn) nil)
+  (unless (conn-replies-held-until conn)
+    (setf (conn-replies-held-until conn) (+ (clgrpc.util:now-us) +hold-replies-us+))
+    (push conn (reactor-held reactor))))
+
+(defun release-held (reactor timed-out)
+  "Reactor: write the held replies that have waited their time (all of
+them if epoll TIMED-OUT, which it does after that time)."
+  (let ((now (clgrpc.util:now-us))
+        (keep '()))
+    (dolist (conn (shiftf (reactor-held reactor) '()))
+      (let ((until (conn-replies-held-until conn)))
+        (if (and until (not timed-out) (< now (the fixnum until)))
+            (push conn keep)
+            (progn
+              (setf (conn-replies-held-until conn) nil)
+              (serving (conn)
+                (with-connection-guard (conn)
+                  (%write-out conn nil)
+                  (%after-write conn)))))))
+    (setf (reactor-held reactor) (nconc keep (reactor-held reactor)))))
 
 (defun %end-turn (reactor conn)
   "Reactor: what follows the frames of a turn: the work they produced, the
 replies, and the checks that depend on them."
   (when (conn-input-pending conn)
     (push conn (reactor-backlog reactor)))
-  (run-deferred conn)
   ;; Replies to what was just read, and responses of the work above,
-  ;; leave before the next connection is served.
-  (%write-replies conn)
+  ;; leave before the next connection is served; unless all the work went
+  ;; to handlers elsewhere, whose responses will carry them.
+  (if (and (eq (run-deferred conn) :handed-off) (conn-reader-flush conn)
+           (not (conn-write-blocked conn)))
+      (%hold-replies reactor conn)
+      (%write-replies conn))
   ;; A peer that asks for more than it reads stops being read.  Only a
   ;; write-blocked connection can be paused: the lock is taken for those
   ;; alone (a stale read of the flag is caught at the next read).
@@ -655,10 +698,10 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
       (let* ((wait-ms (max 0 (min +sweep-interval-us+
                                   (floor (- (reactor-next-sweep-us reactor) (clgrpc.util:now-us))
                                          1000))))
-             (n (clgrpc.net:epoll-wait epfd events (if (or (reactor-posted reactor)
-                                                           (reactor-backlog reactor))
-                                                       0
-                                                       wait-ms))))
+             (timeout (cond ((or (reactor-posted reactor) (reactor-backlog reactor)) 0)
+                            ((reactor-held reactor) (min wait-ms 1))
+                            (t wait-ms)))
+             (n (clgrpc.net:epoll-wait epfd events timeout)))
         (declare (type fixnum n))
         (dotimes (i n)
           (let ((fd (clgrpc.net:epoll-event-fd events i))
@@ -686,6 +729,8 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
                                    (conn-registered conn))
                           (on-readable reactor conn)))))))))
         (run-backlog reactor)
+        (when (reactor-held reactor)
+          (release-held reactor (and (zerop n) (plusp timeout))))
         (when (>= (clgrpc.util:now-us) (reactor-next-sweep-us reactor))
           (sweep reactor))))))
 

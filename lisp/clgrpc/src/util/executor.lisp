@@ -8,8 +8,8 @@
 ;;;; from the others; if it leaves tasks behind and a worker is parked, it
 ;;;; wakes that one, so a batch fans out over the workers without the reactor
 ;;;; paying a wake-up per task.  A worker that runs out of work spins
-;;;; briefly (one at a time) before it parks, so under load the next batch
-;;;; usually finds a worker awake.
+;;;; briefly (one at a time, and only with more than one CPU) before it
+;;;; parks, so under load the next batch usually finds a worker awake.
 ;;;;
 ;;;; The pool grows as handlers block, as goroutines would: a MONITOR thread
 ;;;; looks every +TICK-US+ while tasks wait and no worker is free.  When the
@@ -38,7 +38,7 @@
 (declaim (optimize (speed 3) (safety 1) (debug 0)))
 
 (defconstant +tick-us+ 1000 "How often the monitor looks while tasks wait.")
-(defconstant +monitor-idle-ticks+ 200
+(defconstant +monitor-idle-ticks+ 10
   "Ticks with nothing waiting after which the monitor sleeps until woken.")
 (defconstant +spin-us+ 50
   "How long a worker that ran out of work looks for more before it parks,
@@ -235,8 +235,10 @@ LANE-INDEX in one hold of its lock, waking at most one worker.  Returns NIL
 (defun %spin-for-work (executor)
   "Look for work for a while if no other worker is spinning: +SPIN-US+
 while recent spins found work, +SHORT-SPIN-US+ otherwise.  True if some
-was seen."
-  (when (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1))
+was seen.  Never with one CPU: the spin would only keep the thread that
+submits work off it."
+  (when (and (> (executor-cpus executor) 1)
+             (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1)))
     (let* ((credit (executor-spin-credit executor))
            (until (+ (now-us) (if (plusp credit) +spin-us+ +short-spin-us+)))
            (found nil))
