@@ -142,7 +142,9 @@ of the turn's work on the reactor, else at once."
   (let ((conn (call-conn call)))
     (setf (call-dispatched call) t)
     (if (clgrpc.http2:reader-thread-p conn)
-        (clgrpc.http2:hand-off conn #'run-server-call call)
+        (clgrpc.http2:hand-off conn #'run-server-call call
+                               ;; Its request is whole: it answers once it has run.
+                               :responds (member (call-kind call) '(:unary :server-streaming)))
         (unless (executor-submit (server-executor (clgrpc.http2:connection-user conn))
                                  (clgrpc.http2:connection-lane conn) #'run-server-call call)
           (setf (call-dispatched call) nil)

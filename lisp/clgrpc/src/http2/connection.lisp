@@ -136,6 +136,7 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; Only the reactor thread touches them.
   (deferred '() :type list)
   (handoff '() :type list)
+  (handoff-responds nil)                ; HANDOFF has work that answers at once
   ;; Where handed-off work runs (a clgrpc.util executor; a server's), and
   ;; the executor lane this connection's reactor fills.
   (executor nil)
@@ -343,12 +344,16 @@ microseconds: the reactor serves no other connection meanwhile."
   (push function (conn-deferred conn))
   nil)
 
-(defun hand-off (conn function argument)
+(defun hand-off (conn function argument &key responds)
   "Reactor thread, lock held: run (FUNCTION ARGUMENT) on CONN's executor.
 Everything one turn of the reactor hands off goes to the executor in one
-batch, in order, once the turn's frames are processed."
+batch, in order, once the turn's frames are processed.  RESPONDS: the work
+writes to CONN as soon as it has run (a complete request's handler), so the
+turn's replies may wait for it (reactor.lisp)."
   (push function (conn-handoff conn))
   (push argument (conn-handoff conn))
+  (when responds
+    (setf (conn-handoff-responds conn) t))
   nil)
 
 ;;; ------------------------------------------------------------------

@@ -10,9 +10,10 @@
 ;;;; the rest of the epoll round's, before the reactor waits again), runs
 ;;;; the little work they deferred to it (waking receivers, and the handlers
 ;;;; an application declared inline), and writes the replies without
-;;;; blocking.  When the turn's work all went to handlers elsewhere, its
-;;;; replies (a PING ACK, a WINDOW_UPDATE) wait up to +HOLD-REPLIES-US+ for
-;;;; a handler's response, which carries them in the same send(2).
+;;;; blocking.  When the turn's work all went to handlers that answer at
+;;;; once and its replies are a few ACKs or WINDOW_UPDATEs, they wait up to
+;;;; +HOLD-REPLIES-US+ (checked between turns) for a handler's response,
+;;;; which carries them in the same send(2).
 ;;;;
 ;;;; Budgets.  A turn processes at most +TURN-FRAMES+ frames and
 ;;;; +TURN-OCTETS+ octets of input; the rest stays in the connection's CARRY,
@@ -62,6 +63,9 @@ buffered to a peer that reads slowly.")
 (defconstant +hold-replies-us+ 1000
   "How long the replies of a turn that handed off a handler (a PING ACK, a
 WINDOW_UPDATE) may wait for that handler's response to carry them.")
+(defconstant +hold-max-octets+ 64
+  "Output a turn may hold: a few ACKs and WINDOW_UPDATEs (a PING ACK is 17
+octets), not responses.")
 (defconstant +client-tls-handshake-timeout-us+ 20000000
   "How long a client waits for a server to complete the TLS handshake:
 grpc-go's minimum connect timeout, which covers its handshake too.")
@@ -87,8 +91,9 @@ grpc-go's minimum connect timeout, which covers its handshake too.")
   ;; (connection . tasks) its turns handed off since it last waited in
   ;; epoll, newest first (SUBMIT-HANDOFFS).
   (handoffs '() :type list)
-  ;; Connections whose replies wait for a handler's response (HOLD-REPLIES).
-  (held '() :type list))
+  ;; Connections whose replies wait for a handler's response, in the order
+  ;; they began to (%HOLD-REPLIES): so also in the order they are due.
+  (held (clgrpc.util:make-fifo 16) :type clgrpc.util:fifo))
 
 (defvar *reactor-thread-wrapper* nil
   "NIL or a function of a thunk that each reactor thread runs its loop
@@ -459,20 +464,28 @@ calls fail."
   "Reactor thread serving CONN, lock released: hand the turn's handed-off
 work to the executor in one batch, then run the work deferred to this
 thread, each in the order it came (and again for what that work handed
-off or deferred in turn).  Returns :HANDED-OFF if the turn handed work off
-and ran none here."
-  (let ((handed-off nil) (ran nil))
+off or deferred in turn).  Returns :HANDED-OFF if the turn handed off work
+that will answer at once (HAND-OFF's RESPONDS) and ran none here."
+  (let ((ran nil))
     (loop while (or (conn-handoff conn) (conn-deferred conn))
           do (let ((handoff (shiftf (conn-handoff conn) '())))
                (when handoff
-                 (setf handed-off t)
                  (%submit-handoff conn (nreverse handoff))))
              (let ((tasks (nreverse (shiftf (conn-deferred conn) '()))))
                (when tasks
                  (setf ran t))
                (loop for (argument function) on tasks by #'cddr
                      do (funcall (the function function) argument))))
-    (and handed-off (not ran) :handed-off)))
+    (and (shiftf (conn-handoff-responds conn) nil) (not ran) :handed-off)))
+
+(defun %replies-only-p (conn)
+  "Whether all CONN has to write is a few replies: no parked response (a
+WINDOW_UPDATE asks for a flush to resume those), nothing large."
+  (with-connection-lock (conn)
+    (and (conn-reader-flush conn)
+         (not (conn-write-blocked conn))
+         (null (conn-parked conn))
+         (<= (%buffered conn) +hold-max-octets+))))
 
 (defun %hold-replies (reactor conn)
   "Reactor: the turn's replies wait, up to +HOLD-REPLIES-US+, for the
@@ -482,24 +495,28 @@ now would cost a second one.  RELEASE-HELD writes them if it has not."
   (setf (conn-reader-flush conn) nil)
   (unless (conn-replies-held-until conn)
     (setf (conn-replies-held-until conn) (+ (clgrpc.util:now-us) +hold-replies-us+))
-    (push conn (reactor-held reactor))))
+    (clgrpc.util:fifo-push (reactor-held reactor) conn)))
 
-(defun release-held (reactor timed-out)
-  "Reactor: write the held replies that have waited their time (all of
-them if epoll TIMED-OUT, which it does after that time)."
-  (let ((now (clgrpc.util:now-us))
-        (keep '()))
-    (dolist (conn (shiftf (reactor-held reactor) '()))
-      (let ((until (conn-replies-held-until conn)))
-        (if (and until (not timed-out) (< now (the fixnum until)))
-            (push conn keep)
-            (progn
-              (setf (conn-replies-held-until conn) nil)
-              (serving (conn)
-                (with-connection-guard (conn)
-                  (%write-out conn nil)
-                  (%after-write conn)))))))
-    (setf (reactor-held reactor) (nconc keep (reactor-held reactor)))))
+(defun release-held (reactor)
+  "Reactor: write the held replies that have waited their time, oldest
+first.  Returns how many microseconds the next one has left, or NIL if
+none is held."
+  (let ((held (reactor-held reactor))
+        (now (clgrpc.util:now-us)))
+    (loop
+      (when (clgrpc.util:fifo-empty-p held)
+        (return nil))
+      (let* ((conn (clgrpc.util:fifo-peek held))
+             (left (- (the fixnum (conn-replies-held-until conn)) now)))
+        (declare (type fixnum left))
+        (when (plusp left)
+          (return left))
+        (clgrpc.util:fifo-pop held)
+        (setf (conn-replies-held-until conn) nil)
+        (serving (conn)
+          (with-connection-guard (conn)
+            (%write-out conn nil)
+            (%after-write conn)))))))
 
 (defun %end-turn (reactor conn)
   "Reactor: what follows the frames of a turn: the work they produced, the
@@ -509,8 +526,7 @@ replies, and the checks that depend on them."
   ;; Replies to what was just read, and responses of the work above,
   ;; leave before the next connection is served; unless all the work went
   ;; to handlers elsewhere, whose responses will carry them.
-  (if (and (eq (run-deferred conn) :handed-off) (conn-reader-flush conn)
-           (not (conn-write-blocked conn)))
+  (if (and (eq (run-deferred conn) :handed-off) (%replies-only-p conn))
       (%hold-replies reactor conn)
       (%write-replies conn))
   ;; A peer that asks for more than it reads stops being read.  Only a
@@ -698,8 +714,9 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
       (let* ((wait-ms (max 0 (min +sweep-interval-us+
                                   (floor (- (reactor-next-sweep-us reactor) (clgrpc.util:now-us))
                                          1000))))
+             (held-us (release-held reactor))
              (timeout (cond ((or (reactor-posted reactor) (reactor-backlog reactor)) 0)
-                            ((reactor-held reactor) (min wait-ms 1))
+                            (held-us (min wait-ms (ceiling (the fixnum held-us) 1000)))
                             (t wait-ms)))
              (n (clgrpc.net:epoll-wait epfd events timeout)))
         (declare (type fixnum n))
@@ -719,6 +736,8 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
                   (sb-thread:with-mutex ((reactor-lock reactor))
                     (setf (reactor-wake-pending reactor) nil)))
                 (let ((conn (gethash fd table)))
+                  ;; Held replies are due within the round, not after it.
+                  (release-held reactor)
                   (when conn
                     (serving (conn)
                       (with-connection-guard (conn)
@@ -729,8 +748,7 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
                                    (conn-registered conn))
                           (on-readable reactor conn)))))))))
         (run-backlog reactor)
-        (when (reactor-held reactor)
-          (release-held reactor (and (zerop n) (plusp timeout))))
+        (release-held reactor)
         (when (>= (clgrpc.util:now-us) (reactor-next-sweep-us reactor))
           (sweep reactor))))))
 

@@ -104,7 +104,7 @@ through the gaps between them, short enough that it shrinks soon after.")
 
 (defun make-executor (&key (name "clgrpc worker") (lanes 1) (min-threads 2)
                            (max-threads 4096) (keep-idle 16) (idle-timeout 30)
-                           (grow-after 0.001) (cpus 1) wrapper)
+                           (grow-after 0.001) (cpus (usable-cpu-count)) wrapper)
   "An executor with LANES lanes (one per thread that submits batches).
 WRAPPER, if given, is called with a thunk in each worker thread and must
 call it: the place to bind per-thread specials such as scratch buffers.
