@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,17 +12,43 @@ func NewFile(suite string, env Environment) *File {
 	return &File{Schema: Version, Suite: suite, Environment: env}
 }
 
-// Marshal encodes f as indented JSON after validating it, so that no tool
-// of this repository ever writes a file its own validator would reject.
+// Marshal encodes f as JSON after validating it, so that no tool of this
+// repository ever writes a file its own validator would reject. Each result
+// is one line, and the environment another: a file measured again differs
+// from the last by a line a scenario, not by every indented field of it.
 func (f *File) Marshal() ([]byte, error) {
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	for _, field := range []struct {
+		name  string
+		value any
+	}{{"schema", f.Schema}, {"suite", f.Suite}, {"environment", f.Environment}} {
+		line, err := json.Marshal(field.value)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "  %q: %s,\n", field.name, line)
+	}
+	b.WriteString(`  "results": [`)
+	for i, r := range f.Results {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		b.Write(line)
+	}
+	if len(f.Results) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("]\n}\n")
+	if err := Validate(b.Bytes()); err != nil {
 		return nil, err
 	}
-	if err := Validate(data); err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // WriteFile validates f and writes it to path.

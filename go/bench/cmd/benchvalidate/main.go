@@ -3,10 +3,13 @@
 //
 // Usage:
 //
-//	benchvalidate FILE...
+//	benchvalidate [-rewrite] FILE...
 //
-// It exits 0 when all files are valid, 1 when any is invalid or unreadable,
-// and 2 on a usage error.
+// With -rewrite it also writes each valid file back in the form every tool
+// here writes (a line a result), for files written before that form (under
+// `bazel run`, give absolute paths). It exits 0 when all files
+// are valid, 1 when any is invalid, unreadable or cannot be rewritten, and 2
+// on a usage error.
 package main
 
 import (
@@ -26,8 +29,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchvalidate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	rewrite := fs.Bool("rewrite", false, "also write each valid file back in the canonical form (a line a result)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: benchvalidate FILE...\n\nChecks grpcbench results files against schema %s.\n", schema.Version)
+		fmt.Fprintf(stderr, "usage: benchvalidate [-rewrite] FILE...\n\nChecks grpcbench results files against schema %s.\n", schema.Version)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -49,6 +53,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "FAIL %v\n", err)
 			status = 1
 			continue
+		}
+		if *rewrite {
+			if err := f.WriteFile(path); err != nil {
+				fmt.Fprintf(stderr, "FAIL %v\n", err)
+				status = 1
+				continue
+			}
 		}
 		fmt.Fprintf(stdout, "ok   %s (suite %s, %d scenarios)\n", path, f.Suite, len(f.Results))
 	}

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 func TestRun(t *testing.T) {
@@ -39,5 +43,33 @@ func TestRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// -rewrite leaves a valid file in the canonical form, with the same results.
+func TestRewrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "valid.json")
+	data, err := os.ReadFile("testdata/valid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if got := run([]string{"-rewrite", path}, &stdout, &stderr); got != 0 {
+		t.Fatalf("status %d\n%s", got, stderr.String())
+	}
+	before, err := schema.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := before.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if !bytes.Equal(got, want) {
+		t.Errorf("rewritten file:\n%s\nwant:\n%s", got, want)
 	}
 }
