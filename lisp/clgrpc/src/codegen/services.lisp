@@ -75,11 +75,13 @@
                                      :compress compress)))))
       (defun ,(sym gen "REGISTER-" base) (server &key ,@(loop for m in methods
                                                                collect (sym gen (lisp-name (method-descriptor-name m))))
-                                                  ,(sym gen "INLINE"))
+                                                  ,(sym gen "INLINE") ,(sym gen "EACH-MESSAGE"))
         ,(format nil "Register handlers for ~A on SERVER; a method given no handler stays
 UNIMPLEMENTED.  INLINE lists the methods, by keyword (~{:~(~A~)~^, ~}), whose
-handlers never block and take microseconds, to run on the reactor.  See
-CLGRPC.GRPC:REGISTER-METHOD for the handler signatures and :INLINE."
+handlers never block and take microseconds, to run on the reactor;
+EACH-MESSAGE the bidi methods whose handlers are called per message.  See
+CLGRPC.GRPC:REGISTER-METHOD for the handler signatures, :INLINE and
+:EACH-MESSAGE."
                  (service-descriptor-full-name service)
                  (loop for m in methods collect (lisp-name (method-descriptor-name m))))
         ,@(loop for m in methods
@@ -91,6 +93,11 @@ CLGRPC.GRPC:REGISTER-METHOD for the handler signatures and :INLINE."
                             :inline (and (member ,(intern (lisp-name (method-descriptor-name m)) :keyword)
                                                  ,(sym gen "INLINE"))
                                          t)
+                            ,@(when (eq (method-kind m) :bidi)
+                                `(:each-message
+                                  (and (member ,(intern (lisp-name (method-descriptor-name m)) :keyword)
+                                               ,(sym gen "EACH-MESSAGE"))
+                                       t)))
                             :request-decoder #',(decoder-symbol gen (method-descriptor-input-type m))
                             :response-encoder #',(encoder-symbol gen (method-descriptor-output-type m)))))
         (clgrpc.grpc:register-service-descriptors server ,(service-descriptor-full-name service)

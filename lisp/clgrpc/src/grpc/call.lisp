@@ -91,11 +91,19 @@
   ;; The handler is over and its call finished (server): set once, under
   ;; the connection lock, by the thread that ran it.
   (handler-finished nil)
+  ;; A drain of its messages is queued or running (each-message.lisp).
+  (drain-pending nil)
   (user nil))
+
+(declaim (ftype function each-message-call-p schedule-drain))
 
 (defun %call-over (call)
   "Lock held: CALL has its status.  Its timers go, so they no longer keep
-it, and so does any message it was assembling, and its charge."
+it, and so does any message it was assembling, and its charge.  A call
+whose handler runs per message has no thread to notice: a drain gives its
+handler slot back."
+  (when (each-message-call-p call)
+    (schedule-drain call))
   (when (call-timer call)
     (cancel-timer (call-timer call)))
   (when (call-stall-timer call)

@@ -262,5 +262,6 @@ waiting call, if any, takes its place."
 turn is over, once (a unary call has none)."
   (unless (call-handler-finished call)
     (setf (call-handler-finished call) t)
-    (unless (eq (call-kind call) :unary)
+    ;; A handler run per message held no streaming turn.
+    (unless (or (eq (call-kind call) :unary) (each-message-call-p call))
       (%streaming-handler-done call))))

@@ -99,15 +99,17 @@ application takes it."
           (fifo-push inbox length)
           (fifo-push inbox window)
           (fifo-push inbox compressed)
-          (if (and (plusp (call-waiters call))
-                   (clgrpc.http2:reader-thread-p (call-conn call)))
-              ;; Woken under the lock, the receiver would only block on it
-              ;; again until the reactor lets go: wake it once the reactor
-              ;; has, and once for all the messages of this read.
-              (unless (call-wake-deferred call)
-                (setf (call-wake-deferred call) t)
-                (clgrpc.http2:defer-to-reader (call-conn call) #'%wake-receiver call))
-              (broadcast-if-waiting (call-waiters call) (call-cv call)))))))
+          (cond
+            ((each-message-call-p call) (schedule-drain call))
+            ((and (plusp (call-waiters call))
+                  (clgrpc.http2:reader-thread-p (call-conn call)))
+             ;; Woken under the lock, the receiver would only block on it
+             ;; again until the reactor lets go: wake it once the reactor
+             ;; has, and once for all the messages of this read.
+             (unless (call-wake-deferred call)
+               (setf (call-wake-deferred call) t)
+               (clgrpc.http2:defer-to-reader (call-conn call) #'%wake-receiver call)))
+            (t (broadcast-if-waiting (call-waiters call) (call-cv call))))))))
 
 (defun %take-message (call)
   "Lock held: the oldest queued message as (values octets length
@@ -130,7 +132,8 @@ otherwise a thread must be waiting with no other message queued."
   (declare (type call call))
   (or (and (eq (call-role call) :server)
            (member (call-kind call) '(:unary :server-streaming)))
-      (and (plusp (call-waiters call))
+      ;; A handler run per message reads whenever none waits for it.
+      (and (or (plusp (call-waiters call)) (each-message-call-p call))
            (let ((inbox (call-inbox call)))
              (or (null inbox) (fifo-empty-p inbox))))))
 

@@ -34,7 +34,9 @@ decodes it."
                   (clgrpc.http2:defer-to-reader (call-conn call) #'run-inline-server-call call))
                  (t (%run-on-executor call)))
            (%server-fail call +internal+ "no request message")))
-      (t (broadcast-if-waiting (call-waiters call) (call-cv call))))))
+      (t (if (each-message-call-p call)
+             (schedule-drain call)
+             (broadcast-if-waiting (call-waiters call) (call-cv call)))))))
 
 (defun server-deadline-expired (call)
   "Scheduler thread: the client's deadline passed."
@@ -93,7 +95,9 @@ decodes it."
                          (call-timer call) (schedule-timer #'server-deadline-expired call
                                                            deadline))))
                (case (call-kind call)
-                 (:bidi (%admit-streaming call server))
+                 ;; A handler run per message starts with the first one.
+                 (:bidi (unless (method-entry-each-message entry)
+                          (%admit-streaming call server)))
                  (:client-streaming
                   (if (and (clgrpc.http2:reader-thread-p conn) (method-entry-inline entry))
                       (clgrpc.http2:defer-to-reader conn #'%start-client-stream call)

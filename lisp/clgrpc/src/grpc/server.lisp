@@ -8,7 +8,8 @@
 
 (in-package #:clgrpc.grpc)
 
-(defstruct (method-entry (:constructor make-method-entry (path kind handler encoder decoder inline)))
+(defstruct (method-entry (:constructor make-method-entry
+                             (path kind handler encoder decoder inline each-message)))
   (path "" :type string)
   (kind :unary :type method-kind)
   (handler nil :type function)
@@ -17,6 +18,8 @@
   ;; Declared inline: its handlers run on the reactor that read the call
   ;; (dispatch.lisp), until they prove slow and the method is demoted.
   (inline nil)
+  ;; A bidi handler called per message, holding no thread (each-message.lisp).
+  (each-message nil)
   ;; Inline calls run, and those over +INLINE-SLOW-US+, in the window at hand.
   (inline-calls 0 :type fixnum)
   (inline-slow 0 :type fixnum))
@@ -162,7 +165,7 @@ MAKE-SERVER's MAX-PROCESS-MEMORY bounds)."
 (defun register-method (server path handler &key (kind :unary)
                                                  (request-decoder #'raw-decoder)
                                                  (response-encoder #'raw-encoder)
-                                                 inline)
+                                                 inline each-message)
   "Serve PATH (\"/package.Service/Method\") with HANDLER:
   :UNARY             (handler request call) => response
   :SERVER-STREAMING  (handler request call), sending with CALL-SEND
@@ -176,15 +179,24 @@ blocks and takes microseconds: it then runs on the reactor that read its
 request, with no hand-off to a worker, and the responses to one read leave
 in one write.  The reactor serves none of its other connections meanwhile,
 so a handler declared inline that proves slow (dispatch.lisp) is demoted
-to the executor for good, with one log line."
+to the executor for good, with one log line.
+
+EACH-MESSAGE true, for a :BIDI method, has HANDLER called as (handler
+message call) for each request message, in order, and as (handler NIL call)
+once the client has finished sending, on the executor and holding no
+thread between messages (each-message.lisp); it answers with CALL-SEND and
+never calls CALL-RECV."
   (check-type kind method-kind)
+  (when (and each-message (not (eq kind :bidi)))
+    (error "~A: :each-message is for :bidi methods, not ~S" path kind))
   (let ((slash (position #\/ path :start 1)))
     (unless (and (> (length path) 1) (char= (char path 0) #\/) slash)
       (error "method path ~S is not /service/method" path))
     (setf (gethash (subseq path 1 slash) (server-services server)) t))
   (setf (gethash path (server-methods server))
         (make-method-entry path kind handler response-encoder request-decoder
-                           (and inline (member kind '(:unary :client-streaming)) t)))
+                           (and inline (member kind '(:unary :client-streaming)) t)
+                           (and each-message t)))
   path)
 
 (defun register-service-descriptors (server service files)

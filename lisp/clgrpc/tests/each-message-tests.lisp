@@ -1,0 +1,106 @@
+;;;; Bidi handlers called per message (REGISTER-METHOD's :EACH-MESSAGE):
+;;;; order, the end of the client's messages, errors, cancellation giving
+;;;; the handler slot back, and many streams served without a thread each.
+
+(in-package #:clgrpc.tests)
+
+(def-suite :clgrpc.each-message :in :clgrpc)
+(in-suite :clgrpc.each-message)
+
+(defun register-each-message-methods (server)
+  (flet ((reg (name fn)
+           (clgrpc.grpc:register-method server (concatenate 'string "/t.T/" name) fn
+                                        :kind :bidi :each-message t)))
+    (reg "Echo"                         ; each message back; at the end, a last one of 0
+         (lambda (message call)
+           (clgrpc.grpc:call-send call (or message (bytes 0)))))
+    (reg "FailOnThree"                  ; as Echo, but a message (3) fails the call
+         (lambda (message call)
+           (when (and message (= 3 (aref message 0)))
+             (error 'clgrpc.grpc:grpc-error :code clgrpc.grpc:+failed-precondition+
+                                            :message "three"))
+           (when message
+             (clgrpc.grpc:call-send call message))))))
+
+(defmacro with-each-message-server ((port &rest server-args) &body body)
+  (let ((server (gensym "SERVER")))
+    `(let* ((,server (clgrpc.grpc:make-server ,@server-args))
+            (,port (progn (register-each-message-methods ,server)
+                          (clgrpc.grpc:server-start ,server))))
+       (unwind-protect (progn ,@body)
+         (clgrpc.grpc:server-stop ,server :grace 1)))))
+
+(test each-message-handlers-answer-in-order-and-see-the-end
+  (with-each-message-server (port)
+    (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+      (unwind-protect
+           (let ((call (clgrpc.grpc:bidi-streaming-call ch "/t.T/Echo" :timeout 10)))
+             (loop for i from 1 to 50 do (clgrpc.grpc:call-send call (bytes i)))
+             (clgrpc.grpc:call-close-send call)
+             (is (equalp (append (loop for i from 1 to 50 collect (bytes i)) (list (bytes 0)))
+                         (loop for m = (clgrpc.grpc:call-recv call) while m collect m)))
+             (is (eql clgrpc.grpc:+ok+ (clgrpc.grpc:call-status-code call))))
+        (clgrpc.grpc:channel-close ch)))))
+
+(test an-each-message-handler-that-signals-ends-its-call
+  (with-each-message-server (port)
+    (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+      (unwind-protect
+           (let ((call (clgrpc.grpc:bidi-streaming-call ch "/t.T/FailOnThree" :timeout 10))
+                 (got '()))
+             (dolist (i '(1 2 3 4)) (clgrpc.grpc:call-send call (bytes i)))
+             (handler-case (loop for m = (clgrpc.grpc:call-recv call) while m do (push m got))
+               (clgrpc.grpc:grpc-error (e)
+                 (is (eql clgrpc.grpc:+failed-precondition+ (clgrpc.grpc:grpc-error-code e)))
+                 (is (equal "three" (clgrpc.grpc:grpc-error-message e)))))
+             (is (equalp (list (bytes 1) (bytes 2)) (reverse got))))
+        (clgrpc.grpc:channel-close ch)))))
+
+(test cancelled-each-message-calls-give-their-slots-back
+  ;; Two calls cancelled by the peer, one before any message and one after
+  ;; a message: a connection allowed two streams can open two more.
+  (with-each-message-server (port :max-concurrent-streams 2 :max-early-resets-per-second 100)
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (raw-headers peer 1 :headers (grpc-request-headers "/t.T/Echo"))
+             (raw-grpc-request peer 3 "/t.T/Echo" (bytes 3) :end-stream nil)
+             (is (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+ 3)))))
+             (dolist (id '(1 3))
+               (raw-send-obuf peer (lambda (b) (clgrpc.http2:write-rst-stream-frame
+                                                b id clgrpc.http2:+cancel+))))
+             (sleep 0.3)
+             (dolist (id '(5 7))
+               (raw-grpc-request peer id "/t.T/Echo" (bytes id) :end-stream nil))
+             (dolist (id '(5 7))
+               (let ((f (raw-expect peer (lambda (f)
+                                           (and (= id (clgrpc.http2:frame-stream-id f))
+                                                (member (clgrpc.http2:frame-type f)
+                                                        (list clgrpc.http2:+frame-data+
+                                                              clgrpc.http2:+frame-rst-stream+))))
+                                    5)))
+                 (is (and (not (symbolp f)) (= clgrpc.http2:+frame-data+ (clgrpc.http2:frame-type f)))
+                     "stream ~D was not answered" id))))
+        (raw-close peer)))))
+
+(defun handler-thread-count ()
+  (count "grpc handler" (sb-thread:list-all-threads) :key #'sb-thread:thread-name :test #'equal))
+
+(test many-each-message-streams-need-no-thread-each
+  ;; 200 streams on one connection, each with a message outstanding: all
+  ;; are answered, and the executor does not grow a thread per stream.
+  (with-each-message-server (port)
+    (let ((peer (raw-connect-port port))
+          (b (make-obuf 65536)))
+      (unwind-protect
+           (let ((ids (loop for id from 1 by 2 repeat 200 collect id)))
+             (dolist (id ids)
+               (clgrpc.http2:write-headers-frame
+                b id (raw-header-block peer (grpc-request-headers "/t.T/Echo")))
+               (clgrpc.http2:write-data-frame b id (grpc-frame (bytes 1))))
+             (raw-send peer (obuf-contents b))
+             (is (= 200 (loop repeat 200
+                              count (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+)
+                                                              10))))))
+             (is (< (handler-thread-count) 64) "~D handler threads" (handler-thread-count)))
+        (raw-close peer)))))
