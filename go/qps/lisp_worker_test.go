@@ -59,7 +59,8 @@ func TestWorkersServeEachOther(t *testing.T) {
 }
 
 // The Lisp worker's client and server together: the RPC types that
-// grpc-go's benchmark server does not implement, and Poisson load.
+// grpc-go's benchmark server does not implement, a synchronous server,
+// and Poisson load.
 func TestLispWorkerClientModes(t *testing.T) {
 	_, serverAddr := startKind(t, "lisp server worker", lispKind)
 	_, clientAddr := startKind(t, "lisp client worker", lispKind)
@@ -70,6 +71,14 @@ func TestLispWorkerClientModes(t *testing.T) {
 			checkResult(t, run, serverAddr, 1)
 		})
 	}
+	t.Run("sync_server_streaming", func(t *testing.T) {
+		// SYNC_SERVER: a thread per streaming call, where the standard
+		// scenarios' ASYNC_SERVER has handlers called per message.
+		sc := strings.Replace(scenario("sync_server", "STREAMING", 2, 4, 32, 1),
+			`"server_type": "ASYNC_SERVER"`, `"server_type": "SYNC_SERVER"`, 1)
+		run := runDriver(t, time.Minute, []string{serverAddr, clientAddr}, "--scenarios_json="+sc)
+		checkResult(t, run, serverAddr, 1)
+	})
 	t.Run("poisson", func(t *testing.T) {
 		// 400 calls a second offered over 4 calls in flight: the client
 		// must pace itself to about that, far below what it could do.

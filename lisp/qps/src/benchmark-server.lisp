@@ -24,7 +24,7 @@ whole worker process is bound to those CPUs until the server stops."
     (let ((started nil))
       (unwind-protect
            (let ((server (clgrpc.grpc:make-server)))
-             (register-benchmark-handlers server)
+             (register-benchmark-handlers server :each-message (getf plan :each-message))
              (prog1 (%make-benchmark-server
                      :server server
                      :port (handler-case (clgrpc.grpc:server-start server :host host :port port)

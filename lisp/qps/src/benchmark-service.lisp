@@ -48,6 +48,11 @@ response_size zero octets."
         while request
         do (clgrpc.grpc:call-send call (response-for request))))
 
+(defun ping-pong-each (request call)
+  "PING-PONG called per message (:EACH-MESSAGE): NIL is the end."
+  (when request
+    (clgrpc.grpc:call-send call (response-for request))))
+
 (defun streaming-from-client (call)
   (let ((last nil))
     (loop for request = (clgrpc.grpc:call-recv call)
@@ -63,11 +68,15 @@ makes CALL-SEND signal, which ends the handler."
   (let ((response (response-for request)))
     (loop (clgrpc.grpc:call-send call response))))
 
-(defun register-benchmark-handlers (server)
-  "Serve grpc.testing.BenchmarkService on the clgrpc SERVER."
-  (register-benchmark-service server
-                              :unary-call #'unary-call
-                              :streaming-call #'ping-pong
-                              :streaming-from-client #'streaming-from-client
-                              :streaming-from-server #'streaming-from-server
-                              :streaming-both-ways #'ping-pong))
+(defun register-benchmark-handlers (server &key each-message)
+  "Serve grpc.testing.BenchmarkService on the clgrpc SERVER; with
+EACH-MESSAGE, the ping-pong methods' handlers are called per message."
+  (let ((ping-pong (if each-message #'ping-pong-each #'ping-pong)))
+    (register-benchmark-service server
+                                :unary-call #'unary-call
+                                :streaming-call ping-pong
+                                :streaming-from-client #'streaming-from-client
+                                :streaming-from-server #'streaming-from-server
+                                :streaming-both-ways ping-pong
+                                :each-message (and each-message
+                                                   '(:streaming-call :streaming-both-ways)))))

@@ -6,12 +6,16 @@
 ;;;; Honoured: the RPC type (all but STREAMING_BOTH_WAYS, for which gRPC's
 ;;;; clients define no measurement), outstanding_rpcs_per_channel,
 ;;;; client_channels, closed-loop and Poisson load, simple payload sizes,
-;;;; messages_per_stream, core_limit and core_list, histogram_params, and a
-;;;; server's port.
+;;;; messages_per_stream, core_limit and core_list, histogram_params, a
+;;;; server's port, and its server_type: SYNC_SERVER runs each streaming
+;;;; call's handler on a thread that waits for its messages (gRPC C++'s
+;;;; synchronous API); ASYNC_SERVER and CALLBACK_SERVER call the ping-pong
+;;;; handlers per message, holding no thread between messages (clgrpc's
+;;;; :EACH-MESSAGE, the counterpart of their event-driven APIs).
 ;;;;
-;;;; Accepted without effect, and logged: client_type and server_type
-;;;; (SYNC, ASYNC and CALLBACK name gRPC C++'s APIs; clgrpc has one way to
-;;;; run calls), async_client_threads, async_server_threads and
+;;;; Accepted without effect, and logged: client_type (SYNC, ASYNC and
+;;;; CALLBACK name gRPC C++'s APIs; clgrpc has one way to make calls),
+;;;; async_client_threads, async_server_threads and
 ;;;; threads_per_cq (gRPC C++'s completion-queue threads; clgrpc has none),
 ;;;; and the channel argument grpc.optimization_target (a C-core hint).
 ;;;;
@@ -122,12 +126,12 @@ scenarios set grpc.optimization_target); clgrpc has nothing to tune by them.")
     (format *error-output* "qps worker: ~A ~A has no meaning for clgrpc; ignored~%" what value)))
 
 (defun check-server-config (config usable-cpus)
-  "A plist of what the server is to be: :port, :cpus (NIL: all), or an
+  "A plist of what the server is to be: :port, :cpus (NIL: all),
+:each-message (the ping-pong handlers run per message), or an
 INVALID_ARGUMENT for what this worker does not support."
   (let ((type (server-config-server-type config)))
     (case type
-      ((:sync-server :async-server :callback-server)
-       (note-inapplicable "server_type" (enum-name type)))
+      ((:sync-server :async-server :callback-server))
       (:async-generic-server
        (invalid "server_config.server_type" "ASYNC_GENERIC_SERVER needs byte-buffer payloads, which are not supported"))
       (t (invalid "server_config.server_type" "~A is not supported" (enum-name type)))))
@@ -145,6 +149,7 @@ INVALID_ARGUMENT for what this worker does not support."
     (note-inapplicable "async_server_threads" (server-config-async-server-threads config))
     (note-inapplicable "threads_per_cq" (server-config-threads-per-cq config))
     (list :port port
+          :each-message (member (server-config-server-type config) '(:async-server :callback-server))
           :cpus (check-cores "server_config" (server-config-core-list config)
                              (server-config-core-limit config) usable-cpus))))
 

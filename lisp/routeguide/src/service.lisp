@@ -101,13 +101,15 @@
                   (append (rest notes) (list note))))
         notes))))
 
-(defun route-chat (service call)
-  (loop for note = (clgrpc.grpc:call-recv call)
-        while note
-        do (multiple-value-bind (latitude longitude)
-               (check-point "note.location" (route-note-location note))
-             (dolist (earlier (add-note service latitude longitude note))
-               (clgrpc.grpc:call-send call earlier)))))
+(defun route-chat (service note call)
+  "RouteChat, called per note (clgrpc's :EACH-MESSAGE, so no thread waits
+between notes; NIL when the client is done): every earlier note at its
+location goes back."
+  (when note
+    (multiple-value-bind (latitude longitude)
+        (check-point "note.location" (route-note-location note))
+      (dolist (earlier (add-note service latitude longitude note))
+        (clgrpc.grpc:call-send call earlier)))))
 
 (defun register-service (server &key (service (make-service)) inline)
   "Serve SERVICE's four methods on the clgrpc SERVER.  INLINE declares
@@ -117,5 +119,6 @@ runs on the reactor that read its request."
                         :get-feature (lambda (p call) (get-feature service p call))
                         :list-features (lambda (r call) (list-features service r call))
                         :record-route (lambda (call) (record-route service call))
-                        :route-chat (lambda (call) (route-chat service call))
-                        :inline (and inline '(:get-feature))))
+                        :route-chat (lambda (note call) (route-chat service note call))
+                        :inline (and inline '(:get-feature))
+                        :each-message '(:route-chat)))
