@@ -7,6 +7,8 @@
 (def-suite :clgrpc.each-message :in :clgrpc)
 (in-suite :clgrpc.each-message)
 
+(defvar *each-gate* (sb-thread:make-semaphore) "What Block handlers wait for.")
+
 (defun register-each-message-methods (server)
   (flet ((reg (name fn)
            (clgrpc.grpc:register-method server (concatenate 'string "/t.T/" name) fn
@@ -20,7 +22,21 @@
              (error 'clgrpc.grpc:grpc-error :code clgrpc.grpc:+failed-precondition+
                                             :message "three"))
            (when message
-             (clgrpc.grpc:call-send call message))))))
+             (clgrpc.grpc:call-send call message))))
+    (reg "Interrupt"                    ; signals a condition that is not an error
+         (lambda (message call)
+           (declare (ignore call))
+           (when message
+             (error 'test-interrupt))))
+    (reg "Block"                        ; waits for *EACH-GATE*, then as Echo
+         (lambda (message call)
+           (when message
+             (sb-thread:wait-on-semaphore *each-gate* :timeout 20)
+             (clgrpc.grpc:call-send call message))))
+    (reg "Recv"                         ; calls CALL-RECV, which it must not
+         (lambda (message call)
+           (when message
+             (clgrpc.grpc:call-recv call))))))
 
 (defmacro with-each-message-server ((port &rest server-args) &body body)
   (let ((server (gensym "SERVER")))
@@ -104,3 +120,65 @@
                                                               10))))))
              (is (< (handler-thread-count) 64) "~D handler threads" (handler-thread-count)))
         (raw-close peer)))))
+
+(test a-drain-left-by-a-non-error-fails-its-call-and-frees-its-slot
+  ;; The handler unwinds with a serious condition that is not an error (as
+  ;; a timeout or an interrupt would): the call fails INTERNAL, and the
+  ;; connection's one stream slot is free for the next call.
+  (with-each-message-server (port :max-concurrent-streams 1)
+    (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+      (unwind-protect
+           (let ((call (clgrpc.grpc:bidi-streaming-call ch "/t.T/Interrupt" :timeout 10)))
+             (clgrpc.grpc:call-send call (bytes 1))
+             (handler-case (progn (clgrpc.grpc:call-recv call)
+                                  (is nil "the call did not fail"))
+               (clgrpc.grpc:grpc-error (e)
+                 (is (eql clgrpc.grpc:+internal+ (clgrpc.grpc:grpc-error-code e)))))
+             (let ((next (clgrpc.grpc:bidi-streaming-call ch "/t.T/Echo" :timeout 5)))
+               (clgrpc.grpc:call-send next (bytes 2))
+               (is (equalp (bytes 2) (clgrpc.grpc:call-recv next)))
+               (clgrpc.grpc:call-cancel next)))
+        (clgrpc.grpc:channel-close ch)))))
+
+(test call-recv-on-an-each-message-call-fails-it
+  (with-each-message-server (port)
+    (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+      (unwind-protect
+           (let ((call (clgrpc.grpc:bidi-streaming-call ch "/t.T/Recv" :timeout 10)))
+             (clgrpc.grpc:call-send call (bytes 1))
+             (handler-case (progn (clgrpc.grpc:call-recv call)
+                                  (is nil "the call did not fail"))
+               (clgrpc.grpc:grpc-error (e)
+                 (is (eql clgrpc.grpc:+unknown+ (clgrpc.grpc:grpc-error-code e)))
+                 (is (search "per message" (clgrpc.grpc:grpc-error-message e))))))
+        (clgrpc.grpc:channel-close ch)))))
+
+(test blocked-drains-of-one-connection-leave-the-executor-to-others
+  ;; Four handler threads at most, one streaming turn a connection once
+  ;; half are busy: six calls of one connection whose handlers block take
+  ;; two workers and queue the rest on their connection, so another
+  ;; connection's call is answered meanwhile.
+  (with-each-message-server (port :max-handler-threads 4 :max-streaming-handlers-per-connection 1)
+    (let ((hog (clgrpc.grpc:make-channel "127.0.0.1" port))
+          (other (clgrpc.grpc:make-channel "127.0.0.1" port))
+          (blocked '()))
+      (unwind-protect
+           (progn
+             (dotimes (i 6)
+               (let ((call (clgrpc.grpc:bidi-streaming-call hog "/t.T/Block" :timeout 30)))
+                 (clgrpc.grpc:call-send call (bytes i))
+                 (push call blocked)))
+             (sleep 0.3)
+             (let ((call (clgrpc.grpc:bidi-streaming-call other "/t.T/Echo" :timeout 5)))
+               (clgrpc.grpc:call-send call (bytes 9))
+               (is (equalp (bytes 9) (handler-case (clgrpc.grpc:call-recv call)
+                                       (clgrpc.grpc:grpc-error (e) e))))
+               (clgrpc.grpc:call-cancel call))
+             (sb-thread:signal-semaphore *each-gate* 6)
+             (is (= 6 (count-if (lambda (call)
+                                  (equalp (bytes (position call (reverse blocked)))
+                                          (handler-case (clgrpc.grpc:call-recv call)
+                                            (clgrpc.grpc:grpc-error () nil))))
+                                blocked))))
+        (clgrpc.grpc:channel-close hog)
+        (clgrpc.grpc:channel-close other)))))

@@ -84,6 +84,16 @@ CLGRPC.GRPC:REGISTER-METHOD for the handler signatures, :INLINE and
 :EACH-MESSAGE."
                  (service-descriptor-full-name service)
                  (loop for m in methods collect (lisp-name (method-descriptor-name m))))
+        ;; A name that is not one of the service's bidi methods would
+        ;; register a thread-per-call handler called with the wrong arity.
+        (let ((unknown (set-difference ,(sym gen "EACH-MESSAGE")
+                                       ',(loop for m in methods
+                                               when (eq (method-kind m) :bidi)
+                                                 collect (intern (lisp-name (method-descriptor-name m))
+                                                                 :keyword)))))
+          (when unknown
+            (error "~S ~:[are~;is~] not among ~A's bidi methods" unknown
+                   (null (rest unknown)) ,(service-descriptor-full-name service))))
         ,@(loop for m in methods
                 for var = (sym gen (lisp-name (method-descriptor-name m)))
                 collect `(when ,var

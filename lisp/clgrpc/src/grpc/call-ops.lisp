@@ -3,6 +3,8 @@
 
 (in-package #:clgrpc.grpc)
 
+(declaim (ftype function each-message-call-p))
+
 (declaim (ftype function %send-response-headers %retry-call-if-pending))
 
 (defparameter +no-octets+ (make-octets 0))
@@ -85,6 +87,9 @@ headers declared gzip."
 (on a client: the call ended with status OK).  Signals GRPC-ERROR when the
 call ended otherwise (cancelled, deadline, error status), or when the
 message cannot be decoded (the call then fails with that status)."
+  (when (each-message-call-p call)
+    (error "~A's handler is called per message (:each-message): it cannot call CALL-RECV"
+           (call-path call)))
   (multiple-value-bind (octets length compressed)
       (with-current-call-lock (call)
         (loop

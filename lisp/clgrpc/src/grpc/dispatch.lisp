@@ -113,7 +113,7 @@ handler."
 ;;; ------------------------------------------------------------------
 ;;; Handler slots and streaming turns (connection lock held)
 
-(declaim (ftype function %finish-streaming-handler %forget-queued))
+(declaim (ftype function %finish-streaming-handler %forget-queued each-message-call-p submit-drain))
 
 (defun %release-slot (call)
   "Lock held: give CALL's handler slot back to its connection, once."
@@ -225,14 +225,20 @@ is admitted to the executor."
 crowded and its connection is over its share: then queue it on the
 connection."
   (let ((admission (%admission (call-conn call))))
-    (if (or (< (admission-running admission) (server-max-streaming-handlers-per-connection server))
-            (not (%executor-crowded-p server)))
-        (progn (%streaming-handler-begins (call-conn call))
-               (%run-on-executor call)
-               (unless (call-dispatched call)
-                 (%streaming-handler-ends (call-conn call))))
-        (progn (setf (call-dispatched call) :queued)
-               (fifo-push (admission-waiting admission) call)))))
+    (cond ((and (>= (admission-running admission) (server-max-streaming-handlers-per-connection server))
+                (%executor-crowded-p server))
+           ;; A drain (each-message.lisp) stays pending while it waits here.
+           (unless (each-message-call-p call)
+             (setf (call-dispatched call) :queued))
+           (fifo-push (admission-waiting admission) call))
+          ((each-message-call-p call)
+           (%streaming-handler-begins (call-conn call))
+           (submit-drain call))
+          (t
+           (%streaming-handler-begins (call-conn call))
+           (%run-on-executor call)
+           (unless (call-dispatched call)
+             (%streaming-handler-ends (call-conn call)))))))
 
 (defun %forget-queued (call)
   "Lock held: CALL ended while queued: out of its connection's queue."
@@ -252,16 +258,21 @@ waiting call, if any, takes its place."
     (%streaming-handler-ends conn)
     (loop until (fifo-empty-p waiting)
           do (let ((next (fifo-pop waiting)))
-               (unless (call-status next)
-                 (setf (call-dispatched next) nil)
-                 (%admit-streaming next server)
-                 (return))))))
+               (cond ((each-message-call-p next)
+                      ;; Its drain runs even if the call is over meanwhile:
+                      ;; that is what gives its handler slot back.
+                      (%admit-streaming next server)
+                      (return))
+                     ((not (call-status next))
+                      (setf (call-dispatched next) nil)
+                      (%admit-streaming next server)
+                      (return)))))))
 
 (defun %finish-streaming-handler (call)
   "Lock held, on the thread that ran CALL's handler: its streaming handler's
 turn is over, once (a unary call has none)."
   (unless (call-handler-finished call)
     (setf (call-handler-finished call) t)
-    ;; A handler run per message held no streaming turn.
+    ;; A handler run per message: its drains take and give back the turns.
     (unless (or (eq (call-kind call) :unary) (each-message-call-p call))
       (%streaming-handler-done call))))

@@ -6,23 +6,35 @@
 ;;;; threads.  A method registered with :EACH-MESSAGE T has no thread of its
 ;;;; own: its handler is called as (handler message call) for each request
 ;;;; message, in order, on the executor, and once more as (handler NIL call)
-;;;; when the client has finished sending; the call then ends with OK, or
-;;;; with the status of a GRPC-ERROR the handler signalled at any point.  It
-;;;; answers with CALL-SEND, as any bidi handler does, and must not call
-;;;; CALL-RECV.  A call that ends otherwise (cancelled, past its deadline)
-;;;; calls its handler no more.  This is grpc-java's StreamObserver, or the asynchronous
-;;;; server of gRPC's C++ benchmarks.
+;;;; when the client has finished sending; the call ends with OK as soon as
+;;;; that returns (so sends from other threads fail after it), or with the
+;;;; status of a GRPC-ERROR the handler signalled at any point.  It answers
+;;;; with CALL-SEND, as any bidi handler does; CALL-RECV signals an error.
+;;;; A call that ends otherwise (cancelled, past its deadline) calls its
+;;;; handler no more.  This is grpc-java's StreamObserver, or the
+;;;; asynchronous server of gRPC's C++ benchmarks.
 ;;;;
 ;;;; What runs the handler is a DRAIN task: the messages a reactor turn
 ;;;; delivers go to the executor in the turn's batch (one hand-off per turn,
 ;;;; however many streams), and a call has at most one drain queued or
 ;;;; running (CALL-DRAIN-PENDING, under the connection lock), which takes
-;;;; every message that has arrived before it lets go: so order is kept and
-;;;; a call's messages never run side by side.  A drain is also what gives
-;;;; the call's handler slot back once the call is over, however it ended
-;;;; (%CALL-OVER schedules one).
+;;;; what has arrived before it lets go: so order is kept and a call's
+;;;; messages never run side by side.  A drain takes at most +DRAIN-BATCH+
+;;;; messages and then queues itself again behind the executor's other
+;;;; work, so a busy stream does not keep a worker from other calls.  A
+;;;; drain is also what gives the call's handler slot back once the call is
+;;;; over, however it ended (%CALL-OVER schedules one).
+;;;;
+;;;; A drain holds a streaming turn of its connection while it is queued or
+;;;; runs, as a thread-per-call handler holds one for its whole call
+;;;; (dispatch.lisp): a handler can block in CALL-SEND on a peer that does
+;;;; not read, so once the executor is crowded a connection over its share
+;;;; queues its drains on itself.
 
 (in-package #:clgrpc.grpc)
+
+(defconstant +drain-batch+ 16
+  "Messages a drain hands its handler before it queues itself again.")
 
 (defun each-message-call-p (call)
   "CALL is a server call of a method registered with :EACH-MESSAGE."
@@ -39,14 +51,35 @@ one is queued or running (it takes that too), or the handler is over."
   (unless (or (call-drain-pending call) (call-handler-finished call))
     (setf (call-drain-pending call) t
           (call-dispatched call) t)
-    (let ((conn (call-conn call)))
-      (cond ((clgrpc.http2:reader-thread-p conn)
-             (clgrpc.http2:hand-off conn #'drain-messages call :responds t))
-            ((not (executor-submit (server-executor (clgrpc.http2:connection-user conn))
-                                   (clgrpc.http2:connection-lane conn) #'drain-messages call))
-             (setf (call-drain-pending call) nil)
-             (%server-fail call +unavailable+ "server is shutting down")
-             (%give-back-turn call))))))
+    (%admit-streaming call (clgrpc.http2:connection-user (call-conn call)))))
+
+(defun %drain-over (call)
+  "Lock held: CALL's drain lets go: no longer pending, and its streaming
+turn goes to its connection's next waiting call."
+  (setf (call-drain-pending call) nil)
+  (%streaming-handler-done call))
+
+(defun %drain-answers-p (call)
+  "Lock held: the drain about to run will call the handler (which may
+answer), rather than only give back the slot of a call that is over."
+  (and (null (call-status call))
+       (or (call-inbound-done call)
+           (let ((inbox (call-inbox call)))
+             (and inbox (not (fifo-empty-p inbox)))))))
+
+(defun submit-drain (call)
+  "Lock held, CALL's drain admitted (dispatch.lisp): queue it on the
+executor, with the reactor's batch on the reactor.  If the executor takes
+nothing more (the server is stopping), the call fails now."
+  (let ((conn (call-conn call)))
+    (cond ((clgrpc.http2:reader-thread-p conn)
+           (clgrpc.http2:hand-off conn #'drain-messages call :responds (%drain-answers-p call)))
+          ((executor-submit (server-executor (clgrpc.http2:connection-user conn))
+                            (clgrpc.http2:connection-lane conn) #'drain-messages call))
+          (t
+           (%server-fail call +unavailable+ "server is shutting down")
+           (%give-back-turn call)
+           (%drain-over call)))))
 
 (defun %next-drain-step (call)
   "Lock held, on CALL's drain: what to do next, as (values step octets
@@ -54,50 +87,72 @@ length compressed): :MESSAGE, :END (the client finished sending), or :DONE
 (nothing has arrived: the drain lets go; or the call is over: its handler
 slot goes back)."
   (cond ((call-status call)
-         (setf (call-drain-pending call) nil)
          (%give-back-turn call)
+         (%drain-over call)
          :done)
         (t
          (multiple-value-bind (octets length compressed) (%take-message call)
-           (cond (octets (values :message octets length compressed))
+           (cond (octets
+                  (when (fifo-empty-p (call-inbox call))
+                    ;; Reading the next message from now on: what arrives
+                    ;; of it goes back to the peer as it comes, and its
+                    ;; time without progress starts now (framing.lisp).
+                    (%start-reading call))
+                  (values :message octets length compressed))
                  ((call-inbound-done call) :end)
                  (t
-                  (setf (call-drain-pending call) nil)
-                  ;; Reading the next message: what arrived of it goes back
-                  ;; to the peer as it comes (framing.lisp).
                   (%start-reading call)
+                  (%drain-over call)
                   :done))))))
+
+(defun %run-handler (call handler step octets length compressed)
+  "Call HANDLER for STEP (:MESSAGE or :END).  Returns NIL to go on, or the
+status that ends the call: (values code message metadata)."
+  (handler-case
+      (progn
+        (if (eq step :message)
+            (funcall handler (%decode-or-fail call octets length compressed) call)
+            (funcall handler nil call))
+        (if (eq step :end) +ok+ nil))
+    (grpc-error (e)
+      (values (grpc-error-code e) (grpc-error-message e) (grpc-error-metadata e)))
+    (error (e)
+      (values +unknown+ (or (ignore-errors (princ-to-string e)) "handler error")))
+    (storage-condition ()
+      (values +resource-exhausted+ "the server ran out of memory for this call"))))
 
 (defun drain-messages (call)
   "Executor: call CALL's handler for each message that has arrived, in
-order, and for the end of the client's messages; end the call if the
-handler signals."
+order, up to +DRAIN-BATCH+, and for the end of the client's messages; end
+the call if the handler signals.  A drain left by a non-local exit (a
+timeout, an interrupt) fails its call and lets go, as RUN-SERVER-CALL does."
   (let ((conn (call-conn call))
-        (handler (method-entry-handler (call-handler call))))
-    (loop
-      (multiple-value-bind (step octets length compressed)
-          (clgrpc.http2:with-connection-lock (conn)
-            (%next-drain-step call))
-        (when (eq step :done)
-          (return))
-        (multiple-value-bind (code message metadata)
-            (handler-case
-                (progn
-                  (if (eq step :message)
-                      (funcall handler (%decode-or-fail call octets length compressed) call)
-                      (funcall handler nil call))
-                  (if (eq step :end) +ok+ nil))
-              (grpc-error (e)
-                (values (grpc-error-code e) (grpc-error-message e) (grpc-error-metadata e)))
-              (error (e)
-                (values +unknown+ (or (ignore-errors (princ-to-string e)) "handler error")))
-              (storage-condition ()
-                (values +resource-exhausted+ "the server ran out of memory for this call")))
-          (when code
-            ;; Over: trailers, and the slot back.  A drain scheduled since
-            ;; (the call's end) finds the handler finished and does nothing.
-            (server-finish call code (or message "") nil
-                           (or metadata (call-trailer-metadata call)))
-            (clgrpc.http2:with-connection-lock (conn)
-              (setf (call-drain-pending call) nil))
-            (return)))))))
+        (handler (method-entry-handler (call-handler call)))
+        (finished nil))
+    (unwind-protect
+         (loop repeat +drain-batch+
+               do (multiple-value-bind (step octets length compressed)
+                      (clgrpc.http2:with-connection-lock (conn)
+                        (%next-drain-step call))
+                    (when (eq step :done)
+                      (setf finished t)
+                      (return))
+                    (multiple-value-bind (code message metadata)
+                        (%run-handler call handler step octets length compressed)
+                      (when code
+                        (server-finish call code (or message "") nil
+                                       (or metadata (call-trailer-metadata call)))
+                        (clgrpc.http2:with-connection-lock (conn)
+                          (%drain-over call))
+                        (setf finished t)
+                        (return))))
+               finally
+                  ;; More may wait: behind the executor's other work.
+                  (clgrpc.http2:with-connection-lock (conn)
+                    (setf finished t)
+                    (submit-drain call)))
+      (unless finished
+        (clgrpc.http2:with-stream-output (conn)
+          (%server-fail call +internal+ "the handler did not finish")
+          (%give-back-turn call)
+          (%drain-over call))))))
