@@ -121,6 +121,15 @@
              (is (< (handler-thread-count) 64) "~D handler threads" (handler-thread-count)))
         (raw-close peer)))))
 
+(defun first-message-error (channel path)
+  "The GRPC-ERROR that ends a call to PATH once it has sent one message
+(an empty condition with code NIL if the call answers instead)."
+  (let ((call (clgrpc.grpc:bidi-streaming-call channel path :timeout 10)))
+    (clgrpc.grpc:call-send call (bytes 1))
+    (handler-case (progn (clgrpc.grpc:call-recv call)
+                         (make-condition 'clgrpc.grpc:grpc-error :code nil :message ""))
+      (clgrpc.grpc:grpc-error (e) e))))
+
 (test a-drain-left-by-a-non-error-fails-its-call-and-frees-its-slot
   ;; The handler unwinds with a serious condition that is not an error (as
   ;; a timeout or an interrupt would): the call fails INTERNAL, and the
@@ -128,12 +137,9 @@
   (with-each-message-server (port :max-concurrent-streams 1)
     (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
       (unwind-protect
-           (let ((call (clgrpc.grpc:bidi-streaming-call ch "/t.T/Interrupt" :timeout 10)))
-             (clgrpc.grpc:call-send call (bytes 1))
-             (handler-case (progn (clgrpc.grpc:call-recv call)
-                                  (is nil "the call did not fail"))
-               (clgrpc.grpc:grpc-error (e)
-                 (is (eql clgrpc.grpc:+internal+ (clgrpc.grpc:grpc-error-code e)))))
+           (progn
+             (is (eql clgrpc.grpc:+internal+
+                      (clgrpc.grpc:grpc-error-code (first-message-error ch "/t.T/Interrupt"))))
              (let ((next (clgrpc.grpc:bidi-streaming-call ch "/t.T/Echo" :timeout 5)))
                (clgrpc.grpc:call-send next (bytes 2))
                (is (equalp (bytes 2) (clgrpc.grpc:call-recv next)))
@@ -144,13 +150,9 @@
   (with-each-message-server (port)
     (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
       (unwind-protect
-           (let ((call (clgrpc.grpc:bidi-streaming-call ch "/t.T/Recv" :timeout 10)))
-             (clgrpc.grpc:call-send call (bytes 1))
-             (handler-case (progn (clgrpc.grpc:call-recv call)
-                                  (is nil "the call did not fail"))
-               (clgrpc.grpc:grpc-error (e)
-                 (is (eql clgrpc.grpc:+unknown+ (clgrpc.grpc:grpc-error-code e)))
-                 (is (search "per message" (clgrpc.grpc:grpc-error-message e))))))
+           (let ((e (first-message-error ch "/t.T/Recv")))
+             (is (eql clgrpc.grpc:+unknown+ (clgrpc.grpc:grpc-error-code e)))
+             (is (search "per message" (clgrpc.grpc:grpc-error-message e))))
         (clgrpc.grpc:channel-close ch)))))
 
 (test blocked-drains-of-one-connection-leave-the-executor-to-others
