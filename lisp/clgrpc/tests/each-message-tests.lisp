@@ -8,6 +8,8 @@
 (in-suite :clgrpc.each-message)
 
 (defvar *each-gate* (sb-thread:make-semaphore) "What Block handlers wait for.")
+(defvar *noted* '() "What Note handlers noted, newest first.")
+(defvar *noted-lock* (sb-thread:make-mutex :name "noted"))
 
 (defun register-each-message-methods (server)
   (flet ((reg (name fn)
@@ -33,6 +35,12 @@
            (when message
              (sb-thread:wait-on-semaphore *each-gate* :timeout 20)
              (clgrpc.grpc:call-send call message))))
+    (reg "Note"                         ; notes the first octet of each message, in order
+         (lambda (message call)
+           (declare (ignore call))
+           (when message
+             (sb-thread:with-mutex (*noted-lock*)
+               (push (aref message 0) *noted*)))))
     (reg "Recv"                         ; calls CALL-RECV, which it must not
          (lambda (message call)
            (when message
@@ -184,3 +192,30 @@
                                 blocked))))
         (clgrpc.grpc:channel-close hog)
         (clgrpc.grpc:channel-close other)))))
+
+(test a-busy-stream-shares-the-worker-with-others
+  ;; One handler thread; forty messages for each of two streams, in one
+  ;; write: the first stream's drain takes a batch and queues itself again,
+  ;; so the second stream's messages run before the first's are all done.
+  (setf *noted* '())
+  (with-each-message-server (port :max-handler-threads 1)
+    (let ((peer (raw-connect-port port))
+          (b (make-obuf 8192)))
+      (unwind-protect
+           (progn
+             (dolist (id '(1 3))
+               (clgrpc.http2:write-headers-frame
+                b id (raw-header-block peer (grpc-request-headers "/t.T/Note"))))
+             (dolist (id '(1 3))
+               (dotimes (i 40)
+                 (clgrpc.http2:write-data-frame b id (grpc-frame (bytes id i)))))
+             (raw-send peer (obuf-contents b))
+             (is (loop repeat 500
+                       thereis (= 80 (length *noted*))
+                       do (sleep 0.01))
+                 "~D of 80 messages handled" (length *noted*))
+             (let ((order (reverse *noted*)))
+               (is (< (position 3 order) 40)
+                   "the second stream waited for all ~D of the first's messages"
+                   (position 3 order))))
+        (raw-close peer)))))
