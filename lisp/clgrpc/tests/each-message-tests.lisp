@@ -41,6 +41,11 @@
            (when message
              (sb-thread:with-mutex (*noted-lock*)
                (push (aref message 0) *noted*)))))
+    (reg "SlowEcho"                     ; waits 3 s, then the message's first octet back
+         (lambda (message call)
+           (when message
+             (sleep 3)
+             (clgrpc.grpc:call-send call (bytes (aref message 0))))))
     (reg "Recv"                         ; calls CALL-RECV, which it must not
          (lambda (message call)
            (when message
@@ -125,7 +130,7 @@
              (raw-send peer (obuf-contents b))
              (is (= 200 (loop repeat 200
                               count (not (symbolp (raw-expect peer (frame-of-type clgrpc.http2:+frame-data+)
-                                                              10))))))
+                                                              15))))))
              (is (< (handler-thread-count) 64) "~D handler threads" (handler-thread-count)))
         (raw-close peer)))))
 
@@ -218,4 +223,51 @@
                (is (< (position 3 order) 40)
                    "the second stream waited for all ~D of the first's messages"
                    (position 3 order))))
+        (raw-close peer)))))
+
+(defun send-data-in-frames (peer id octets start end &key end-stream)
+  "OCTETS[START,END) on stream ID in DATA frames of at most 16,384 octets."
+  (loop for from from start below end by 16384
+        for to = (min end (+ from 16384))
+        do (raw-data peer id (subseq octets from to) :end-stream (and end-stream (= to end)))))
+
+(test a-slow-handler-does-not-stall-the-message-behind-it
+  ;; Receive-stall timeout 2 s; a handler that takes 3 s a message.  The
+  ;; client sends two small messages and half of a large one, and the rest
+  ;; of it 4.5 s later.  The large message waited on the server (its
+  ;; handler was busy until 3 s), not on the client: the call must not fail
+  ;; as a stalled message (the check at 4 s), and all three are answered.
+  (with-each-message-server (port :receive-stall-timeout 2)
+    (let* ((peer (raw-connect-port port))
+           (large (grpc-frame (make-array 100000 :element-type '(unsigned-byte 8)
+                                                 :initial-element 7)))
+           (half 50000))
+      (unwind-protect
+           (progn
+             (raw-headers peer 1 :headers (grpc-request-headers "/t.T/SlowEcho"))
+             (raw-data peer 1 (grpc-frame (bytes 1)))
+             (raw-data peer 1 (grpc-frame (bytes 2)))
+             (send-data-in-frames peer 1 large 0 half)
+             (sleep 4.5)
+             (send-data-in-frames peer 1 large half (length large) :end-stream t)
+             (let ((answers '()) (end nil))
+               (loop until end
+                     do (let ((f (raw-expect peer (lambda (f)
+                                                    (and (= 1 (clgrpc.http2:frame-stream-id f))
+                                                         (member (clgrpc.http2:frame-type f)
+                                                                 (list clgrpc.http2:+frame-data+
+                                                                       clgrpc.http2:+frame-headers+
+                                                                       clgrpc.http2:+frame-rst-stream+))))
+                                             15)))
+                          (cond ((symbolp f) (setf end f))
+                                ((= (clgrpc.http2:frame-type f) clgrpc.http2:+frame-data+)
+                                 (push (aref (data-frames-payload f) 0) answers))
+                                ((= (clgrpc.http2:frame-type f) clgrpc.http2:+frame-rst-stream+)
+                                 (setf end :reset))
+                                (t (let ((headers (raw-decode-headers peer f)))
+                                     (when (assoc "grpc-status" headers :test #'string=)
+                                       (setf end (cdr (assoc "grpc-status" headers
+                                                             :test #'string=)))))))))
+               (is (equal '(1 2 7) (reverse answers)))
+               (is (equal "0" end) "the call ended with ~S" end)))
         (raw-close peer)))))
