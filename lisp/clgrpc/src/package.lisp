@@ -101,7 +101,7 @@ own thread, and a deadline scheduler.")
    #:executor #:make-executor #:executor-submit #:executor-submit-batch #:shutdown-executor
    #:executor-queued-count
    #:executor-max-threads
-   #:timer #:schedule-timer #:cancel-timer #:timer-deadline))
+   #:timer #:schedule-timer #:cancel-timer #:timer-deadline #:timer-pending-p))
 
 (defpackage #:clgrpc.net
   (:use #:cl #:clgrpc.octets)

@@ -148,3 +148,99 @@ the RST_STREAM that ended it, or :TIMEOUT."
              ;; Unanswered, the connection closes.
              (is (eq :eof (raw-expect peer (constantly nil) 5))))
         (raw-close peer)))))
+
+(defun budget-calls (server)
+  "Handlers in flight as SERVER's budget counts them (MAX-CALLS)."
+  (clgrpc.http2::memory-budget-calls
+   (getf (clgrpc.grpc::server-connection-options server) :budget)))
+
+(test header-blocks-in-continuations-count-against-the-budget
+  ;; A header block of 96 KiB in CONTINUATION frames, within the largest
+  ;; block the connection accepts (144 KiB) but past its 64 KiB budget: the
+  ;; connection ends (ENHANCE_YOUR_CALM), and what it held goes back.
+  (with-test-server (server port :max-receive-message-size 16384
+                                 :max-connection-memory 65536)
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (raw-headers peer 1 :headers (grpc-request-headers "/test.Svc/Echo")
+                                 :end-headers nil)
+             (dotimes (i 6)
+               (raw-send peer (raw-frame-bytes 16384 clgrpc.http2:+frame-continuation+ 0 1
+                                               (filled 16384 #x40))))
+             (is (equal "ENHANCE_YOUR_CALM" (raw-expect-goaway peer))))
+        (raw-close peer)))
+    (let ((channel (clgrpc.grpc:make-channel "127.0.0.1" port)))
+      (unwind-protect (is (equalp (bytes 1 2) (unary channel "Echo" (bytes 1 2) :timeout 5)))
+        (clgrpc.grpc:channel-close channel)))
+    (is (loop repeat 100
+              thereis (zerop (clgrpc.grpc:server-memory-held server))
+              do (sleep 0.05))
+        "the server still holds ~D octets" (clgrpc.grpc:server-memory-held server))))
+
+(test decoded-headers-are-charged-as-the-heap-holds-them
+  ;; A request whose 10,000-character header value waits for its message:
+  ;; decoded, it takes four octets a character, and the budget says so.
+  (with-test-server (server port)
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (raw-headers peer 1 :headers (grpc-request-headers
+                                           "/test.Svc/Echo"
+                                           (list (cons "x-big" (make-string 10000
+                                                                            :initial-element #\a)))))
+             (is (loop repeat 100
+                       thereis (<= 40000 (clgrpc.grpc:server-memory-held server))
+                       do (sleep 0.05))
+                 "the server holds ~D octets for the headers"
+                 (clgrpc.grpc:server-memory-held server)))
+        (raw-close peer)))))
+
+(test queued-empty-messages-count-against-the-budget
+  ;; A handler that reads one message and then no more, sent 2,000 empty
+  ;; ones: each costs the server its queue entries, so within a 64 KiB
+  ;; budget the call fails RESOURCE_EXHAUSTED instead of queueing them all.
+  (with-test-server (server port :max-receive-message-size 16384
+                                 :max-connection-memory 65536)
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (raw-grpc-request peer 1 "/test.Svc/ReadOneThenSleep" (bytes 1) :end-stream nil)
+             (let ((empty (grpc-frame (make-octets 0)))
+                   (b (make-obuf 16384)))
+               (dotimes (i 2000)
+                 (clgrpc.http2:write-data-frame b 1 empty))
+               (raw-send peer (obuf-contents b)))
+             (is (equal '("8") (stream-outcomes peer '(1) 5))))
+        (raw-close peer)))))
+
+(test a-message-stalling-after-a-large-one-still-fails-its-call
+  ;; A large message in several frames, read by the handler, then a second
+  ;; message that stops arriving: the timer the first armed watches it.
+  (with-test-server (server port :receive-stall-timeout 1)
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (raw-headers peer 1 :headers (grpc-request-headers "/test.Svc/StreamWhere"))
+             (let ((message (grpc-frame (filled 40000 3))))
+               (loop for start from 0 below (length message) by 16384
+                     do (raw-data peer 1 (subseq message start
+                                                 (min (length message) (+ start 16384))))))
+             (sleep 0.3)
+             (raw-data peer 1 (subseq (grpc-frame (filled 100 4)) 0 20))
+             (is (equal '("1") (stream-outcomes peer '(1) 5))))
+        (raw-close peer)))))
+
+(test work-the-executor-refuses-gives-its-slots-back
+  ;; Once the executor is shut down, a request's handler can never run: the
+  ;; connection closes, and the call's slot goes back to the process count.
+  (with-test-server (server port)
+    (clgrpc.util:shutdown-executor (clgrpc.grpc::server-executor server) :timeout 2)
+    (let ((peer (raw-connect-port port)))
+      (unwind-protect
+           (progn
+             (raw-grpc-request peer 1 "/test.Svc/Echo" (bytes 1))
+             (raw-expect peer (constantly nil) 2))
+        (raw-close peer)))
+    (is (loop repeat 40 thereis (zerop (budget-calls server)) do (sleep 0.05))
+        "~D calls still counted" (budget-calls server))))

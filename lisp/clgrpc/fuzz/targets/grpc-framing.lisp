@@ -5,22 +5,31 @@
 ;;;;   config (1) | chunking (1) | stream ...
 ;;;;
 ;;;; CONFIG bit 0: the peer declared grpc-encoding gzip; bits 1-2 choose the
-;;;; receive limit.  CHUNKING seeds the sizes the stream is cut into (0: one
+;;;; receive limit; bit 3 gives the connection a memory budget of 20,000
+;;;; octets.  CHUNKING seeds the sizes the stream is cut into (0: one
 ;;;; chunk).  The assembler never signals (a bad prefix fails the call), and
-;;;; must deliver the same messages however the stream is cut; decoding one
-;;;; signals GRPC-ERROR, the documented rejection.
+;;;; must deliver the same messages however the stream is cut (with a budget,
+;;;; a cut stream may fail RESOURCE_EXHAUSTED sooner: its assembly buffer
+;;;; is charged too); decoding one signals GRPC-ERROR, the documented
+;;;; rejection.  Once every message is taken and the call is over, it holds
+;;;; nothing against the budget.
 
 (in-package #:clgrpc.fuzz)
 
 (defparameter *receive-limits* #(65536 16384 100 0)
   "Small, so that a compressed message inflates to the limit quickly.")
 
-(defun framing-connection ()
+(defconstant +framing-budget+ 20000
+  "A connection budget smaller than the largest message a stream may carry.")
+
+(defun framing-connection (&optional budget)
   "A connection that never connects, for what the assembler asks of one:
-its memory budget (none, so every charge fits) and its receive-stall
-timeout (none, so no timers)."
+its memory budget (BUDGET octets, or none, so every charge fits) and its
+receive-stall timeout (none, so no timers)."
   (clgrpc.http2::%make-connection
    :role :client
+   :budget (and budget (clgrpc.http2:make-memory-budget :connection-octets budget
+                                                        :process-octets (* 2 budget)))
    :limits (clgrpc.http2:make-connection-limits :receive-stall-timeout nil)))
 
 (defun framing-call (config conn)
@@ -55,27 +64,57 @@ and its delivered messages, each (octets length window compressed)."
           do (let ((end (min (length octets) (+ pos (funcall next-size (- (length octets) pos))))))
                (clgrpc.grpc::%feed call conn (clgrpc.grpc::call-stream call) octets pos end)
                (setf pos end)))
-    (values call
-            (let ((inbox (clgrpc.grpc::call-inbox call)))
-              (loop while (and inbox (not (clgrpc.util:fifo-empty-p inbox)))
-                    collect (loop repeat 4 collect (clgrpc.util:fifo-pop inbox)))))))
+    (values call (take-messages call))))
+
+(defun take-messages (call)
+  "CALL's delivered messages, each (octets length window compressed), taken
+as the application takes them (their charges go back), then the call is
+over."
+  (prog1 (loop for window = (let ((inbox (clgrpc.grpc::call-inbox call)))
+                              (and inbox (not (clgrpc.util:fifo-empty-p inbox))
+                                   (clgrpc.util:fifo-peek inbox 2)))
+               while window
+               collect (multiple-value-bind (octets length compressed)
+                           (clgrpc.grpc::%take-message call)
+                         (list octets length window compressed)))
+    (clgrpc.grpc::%call-over call)))
+
+(defun resource-exhausted-p (call)
+  (eql (clgrpc.grpc::call-status call) clgrpc.grpc:+resource-exhausted+))
+
+(defun check-nothing-held (conn call)
+  (let ((stream (clgrpc.grpc::call-stream call)))
+    (check (zerop (clgrpc.http2::h2-stream-held stream))
+           "the call is over and still holds ~D octets" (clgrpc.http2::h2-stream-held stream))
+    (check (zerop (clgrpc.http2::conn-budget-held conn))
+           "the connection still holds ~D octets" (clgrpc.http2::conn-budget-held conn))))
 
 (defun message-octets (delivered)
   (destructuring-bind (octets length &rest rest) delivered
     (declare (ignore rest))
     (subseq octets 0 length)))
 
-(defun run-framing (conn octets)
+(defun run-framing (connections octets)
   (when (>= (length octets) 2)
-    (let ((config (aref octets 0)) (chunking (aref octets 1)))
+    (let* ((config (aref octets 0)) (chunking (aref octets 1))
+           (conn (if (logbitp 3 config) (cdr connections) (car connections))))
       (multiple-value-bind (call messages) (assemble conn config chunking octets 2)
+        (check-nothing-held conn call)
         (multiple-value-bind (whole whole-messages) (assemble conn config 0 octets 2)
-          (check (eql (clgrpc.grpc::call-status call) (clgrpc.grpc::call-status whole))
-                 "status ~A in chunks, ~A whole" (clgrpc.grpc::call-status call)
-                 (clgrpc.grpc::call-status whole))
-          (check (equalp (mapcar #'message-octets messages) (mapcar #'message-octets whole-messages))
-                 "~D messages in chunks, ~D whole, or different ones" (length messages)
-                 (length whole-messages)))
+          (check-nothing-held conn whole)
+          (if (or (resource-exhausted-p call) (resource-exhausted-p whole))
+              (check (let ((n (min (length messages) (length whole-messages))))
+                       (equalp (mapcar #'message-octets (subseq messages 0 n))
+                               (mapcar #'message-octets (subseq whole-messages 0 n))))
+                     "different messages in chunks and whole before the budget ran out")
+              (progn
+                (check (eql (clgrpc.grpc::call-status call) (clgrpc.grpc::call-status whole))
+                       "status ~A in chunks, ~A whole" (clgrpc.grpc::call-status call)
+                       (clgrpc.grpc::call-status whole))
+                (check (equalp (mapcar #'message-octets messages)
+                               (mapcar #'message-octets whole-messages))
+                       "~D messages in chunks, ~D whole, or different ones" (length messages)
+                       (length whole-messages)))))
         (unless (clgrpc.grpc::call-status call)
           ;; Flow control: every octet fed is either in a delivered message's
           ;; window or held for the message being assembled.
@@ -105,14 +144,18 @@ and its delivered messages, each (octets length window compressed)."
        (cons "compressed-without-encoding" (stream 0 0 (framed small :compress t)))
        (cons "over-limit" (stream 4 #x0e (framed small)))
        (cons "large-chunked" (stream 0 #x06 (framed large)))
-       (cons "partial" (stream 0 #x04 (subseq (framed small) 0 9)))))))
+       (cons "partial" (stream 0 #x04 (subseq (framed small) 0 9)))
+       (cons "budget-large-chunked" (stream 8 #x06 (framed small) (framed large)))
+       (cons "budget-empties" (apply #'stream 8 #x13
+                                     (make-list 400 :initial-element (framed (make-octets 0)))))))))
 
 (define-target "grpc-framing"
   :files '((:clgrpc . "src/grpc/framing.lisp")
            (:clgrpc . "src/grpc/compression.lisp"))
   :runner (lambda ()
-            (let ((conn (framing-connection)))
-              (lambda (octets) (run-framing conn octets))))
+            (let ((connections (cons (framing-connection)
+                                     (framing-connection +framing-budget+))))
+              (lambda (octets) (run-framing connections octets))))
   :expected '(clgrpc.grpc:grpc-error)
   :seeds #'framing-seeds
   :max-length 20000

@@ -113,7 +113,8 @@ handler."
 ;;; ------------------------------------------------------------------
 ;;; Handler slots and streaming turns (connection lock held)
 
-(declaim (ftype function %finish-streaming-handler %forget-queued each-message-call-p submit-drain))
+(declaim (ftype function %finish-streaming-handler %forget-queued each-message-call-p submit-drain
+                drain-messages %drain-over))
 
 (defun %release-slot (call)
   "Lock held: give CALL's handler slot back to its connection, once."
@@ -149,6 +150,16 @@ of the turn's work on the reactor, else at once."
                                  (clgrpc.http2:connection-lane conn) #'run-server-call call)
           (setf (call-dispatched call) nil)
           (%server-fail call +unavailable+ "server is shutting down")))))
+
+(defun server-on-abandon (conn function call)
+  "Lock held: the executor refused FUNCTION's run for CALL, its handler or
+a drain, as the server is stopping.  The call fails, and gives back what
+that run would have: its handler slot and its streaming turn."
+  (declare (ignore conn))
+  (%server-fail call +unavailable+ "server is shutting down")
+  (%give-back-turn call)
+  (when (eq function #'drain-messages)
+    (%drain-over call)))
 
 ;;; ------------------------------------------------------------------
 ;;; Inline (reactor thread)

@@ -38,7 +38,7 @@ buffer if a large message made it large."
     (when (and buf (> (length (obuf-data buf)) +scratch-keep+))
       (setf *scratch* (make-obuf 4096)))))
 
-(declaim (ftype function %fail-call %server-got-request))
+(declaim (ftype function %fail-call %server-got-request %charge))
 
 (defun encode-message-frame (call message &optional (compress (call-compress call)))
   "MESSAGE serialized behind its gRPC prefix, in an OBUF (the scratch
@@ -76,6 +76,12 @@ CALL's decoder.  Signals GRPC-ERROR: RESOURCE_EXHAUSTED or INTERNAL."
     (error (e)
       (raise-grpc-error +internal+ "failed to decode message: ~A" e))))
 
+(defconstant +queued-message-octets+ 64
+  "What a queued message costs beside its octets, charged with them: its
+four inbox entries and the header of its octet vector.  Without it a
+stream of empty messages would queue 200,000 within a 1 MiB window for
+nothing.")
+
 (defun %deliver (call octets length window)
   "A complete message, OCTETS[0,LENGTH), which the call now owns (lock
 held).  WINDOW is the number of flow-control octets to return when the
@@ -95,6 +101,10 @@ application takes it."
                                                    (member (call-kind call) '(:unary :client-streaming)))
                                               4
                                               32))))))
+          (unless (%charge call +queued-message-octets+)
+            ;; The call failed: the message it will never queue goes back.
+            (clgrpc.http2:stream-discharge (call-conn call) (call-stream call) (length octets))
+            (return-from %deliver))
           (fifo-push inbox octets)
           (fifo-push inbox length)
           (fifo-push inbox window)
@@ -122,7 +132,8 @@ compressed), its flow-control octets given back to the peer; NIL if none."
             (compressed (fifo-pop inbox)))
         (when (call-stream call)
           (clgrpc.http2:stream-return-window (call-conn call) (call-stream call) window)
-          (clgrpc.http2:stream-discharge (call-conn call) (call-stream call) (length octets)))
+          (clgrpc.http2:stream-discharge (call-conn call) (call-stream call)
+                                         (+ (length octets) +queued-message-octets+)))
         (values octets length compressed)))))
 
 (defun %receiver-reading-p (call)
@@ -211,6 +222,11 @@ the timeout.  Fail it if it still is and nothing came meanwhile; else look
 again a timeout after the last progress."
   (let ((conn (call-conn call)))
     (clgrpc.http2:with-connection-lock (conn)
+      (let ((timer (call-stall-timer call)))
+        ;; A firing that lost its race with CANCEL-TIMER finds no timer,
+        ;; or the one armed since: it is stale.
+        (when (or (null timer) (timer-pending-p timer))
+          (return-from %partial-message-check)))
       (setf (call-stall-timer call) nil)
       (let ((timeout (clgrpc.http2:connection-receive-stall-timeout conn))
             (now (now-us)))
@@ -333,8 +349,9 @@ DECLARED.  NIL if the budget has no room for the growth."
                                 (obuf-reset buf)))))))
     (when (plusp immediate)
       (clgrpc.http2:stream-return-window conn stream immediate))
-    (cond ((and (plusp (call-asm-prefix call)) (null (call-status call)))
-           (%watch-partial-message call))
-          ((call-stall-timer call)
-           ;; The message is complete: the timer must not keep the call.
-           (cancel-timer (shiftf (call-stall-timer call) nil))))))
+    ;; A timer armed for a partial message stays when it completes: it
+    ;; finds nothing partial when it fires, or the next partial message,
+    ;; so a stream of large messages costs the scheduler no lock a message.
+    ;; It goes when the call is over (%CALL-OVER), so it never keeps one.
+    (when (and (plusp (call-asm-prefix call)) (null (call-status call)))
+      (%watch-partial-message call))))

@@ -21,7 +21,8 @@ or stopping."
             (t
              (setf conn (apply #'clgrpc.http2:make-connection socket :server
                                :on-headers #'server-on-headers :on-data #'server-on-data
-                               :on-reset #'server-on-reset :on-close #'server-on-close
+                               :on-reset #'server-on-reset :on-abandon #'server-on-abandon
+                               :on-close #'server-on-close
                                :user server :executor (server-executor server)
                                :tls (and (server-tls server)
                                          (clgrpc.tls:make-tls-session (server-tls server)))

@@ -61,36 +61,85 @@ process limit.  True if added."
         (when (= held (sb-ext:compare-and-swap (memory-budget-held budget) held (+ held octets)))
           (return t))))))
 
-(defun stream-charge (conn stream octets)
-  "Lock held: charge OCTETS the application holds for STREAM to CONN's and
-the process's budgets.  True if they fit; NIL, charging nothing, if either
-is full or CONN has closed."
-  (declare (type h2-stream stream) (type fixnum octets))
+(defun %connection-charge (conn octets)
+  "Lock held: charge OCTETS to CONN's and the process's budgets.  True if
+they fit; NIL, charging nothing, if either is full or CONN has closed.  A
+connection with no budget counts what it holds all the same."
+  (declare (type fixnum octets))
   (let ((budget (conn-budget conn)))
     (cond ((conn-closed conn) nil)
-          ((null budget) t)
+          ((null budget)
+           (incf (conn-budget-held conn) octets)
+           t)
           ((> (+ (conn-budget-held conn) octets)
               (memory-budget-connection-octets (the memory-budget budget)))
            nil)
           ((not (%take-octets budget octets)) nil)
           (t
            (incf (conn-budget-held conn) octets)
-           (incf (h2-stream-held stream) octets)
            t))))
+
+(defun %connection-discharge (conn octets)
+  "Lock held: give back OCTETS charged to CONN."
+  (declare (type fixnum octets))
+  (when (plusp octets)
+    (decf (conn-budget-held conn) octets)
+    (let ((budget (conn-budget conn)))
+      (when budget
+        (sb-ext:atomic-decf (memory-budget-held (the memory-budget budget)) octets)))))
+
+(defun stream-charge (conn stream octets)
+  "Lock held: charge OCTETS the application holds for STREAM to CONN's and
+the process's budgets.  True if they fit; NIL, charging nothing, if either
+is full or CONN has closed."
+  (declare (type h2-stream stream) (type fixnum octets))
+  (when (%connection-charge conn octets)
+    (incf (h2-stream-held stream) octets)
+    t))
 
 (defun stream-discharge (conn stream octets)
   "Lock held: the application no longer holds OCTETS it charged for
 STREAM.  Never more than the stream still holds: what it held went back
 when it was over."
   (declare (type h2-stream stream) (type fixnum octets))
-  (let ((n (min octets (h2-stream-held stream)))
-        (budget (conn-budget conn)))
+  (let ((n (min octets (h2-stream-held stream))))
     (declare (type fixnum n))
     (when (plusp n)
       (decf (h2-stream-held stream) n)
-      (decf (conn-budget-held conn) n)
-      (when budget
-        (sb-ext:atomic-decf (memory-budget-held (the memory-budget budget)) n)))))
+      (%connection-discharge conn n))))
+
+;;; A header block that arrives in CONTINUATION frames is assembled by the
+;;; connection, for no stream yet.  Each connection's block is bounded
+;;; (HEADER-BLOCK-LIMIT), but connections are not: the block is charged too.
+
+(defun charge-header-block (conn buf)
+  "CONN's header block being assembled in BUF grew: charge the growth, or
+end the connection if the budget has no room for it (a block cannot be
+refused in part: the HPACK state depends on all of it)."
+  (let ((more (- (length (obuf-data buf)) (conn-cont-held conn))))
+    (when (plusp more)
+      (with-connection-lock (conn)
+        (unless (%connection-charge conn more)
+          (connection-error +enhance-your-calm+
+                            "memory budget full: no room for a header block of ~D octets"
+                            (length (obuf-data buf))))
+        (incf (conn-cont-held conn) more)))))
+
+(defun discharge-header-block (conn)
+  "Lock held: CONN's assembled header block is decoded, or never will be."
+  (%connection-discharge conn (shiftf (conn-cont-held conn) 0)))
+
+;;; Decoded headers cost more than the octets SETTINGS_MAX_HEADER_LIST_SIZE
+;;; counts (name, value and 32 a field): each character takes 4 octets in
+;;; a Lisp string, and a field has two string headers and two conses.
+
+(defconstant +decoded-header-factor+ 4
+  "A bound on the octets a decoded header list takes, over its size as
+SETTINGS_MAX_HEADER_LIST_SIZE counts it: 4(n+v) + 64 <= 4(n+v+32).")
+
+(declaim (inline decoded-header-octets))
+(defun decoded-header-octets (list-size)
+  (* +decoded-header-factor+ list-size))
 
 (defun stream-discharge-all (conn stream)
   "Lock held: STREAM is over, and its handler too: what it held goes back."

@@ -210,6 +210,7 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (cont-end-stream nil)
   (cont-pending-error nil)
   (cont-buf nil :type (or null obuf))
+  (cont-held 0 :type fixnum)            ; of CONT-BUF, charged to the budget
   ;; ---- limits, keepalive and flood accounting (times in microseconds)
   (limits *default-limits* :type connection-limits)
   ;; What the application holds for this connection's streams, against a
@@ -249,6 +250,9 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; answered with RST_STREAM), :GOAWAY (not processed by the peer) or
   ;; :CONNECTION (connection closed; any thread).
   (on-reset nil :type (or null function))
+  ;; (conn function argument): work handed off (HAND-OFF) will never run,
+  ;; as the executor is shut down (reactor thread, lock held).
+  (on-abandon nil :type (or null function))
   ;; (conn): the connection closed (reactor thread, lock not held).
   (on-close nil :type (or null function))
   (user nil)
@@ -256,7 +260,8 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; admission, server.lisp).
   (app nil))
 
-(defun make-connection (socket role &key on-headers on-data on-reset on-close user executor
+(defun make-connection (socket role &key on-headers on-data on-reset on-abandon on-close
+                                      user executor
                                       (send-stall-timeout 120)
                                       (max-concurrent-streams (if (eq role :server) 1000 nil))
                                       (initial-window-size 1048576)
@@ -271,7 +276,8 @@ Nothing is sent or read until CONNECTION-START.  LIMITS (a
 CONNECTION-LIMITS) bounds what the peer may do, and BUDGET (a
 MEMORY-BUDGET, or NIL for none) what the application may hold for its
 streams.  EXECUTOR (clgrpc.util) runs
-the work the callbacks hand off (HAND-OFF).  SEND-STALL-TIMEOUT is how many
+the work the callbacks hand off (HAND-OFF); ON-ABANDON hears of work it
+refused.  SEND-STALL-TIMEOUT is how many
 seconds a sender waits for window or for the output to drain, with no
 progress, before its stream is reset.  TLS, a clgrpc.tls session
 of ROLE, makes it HTTP/2 over TLS: the handshake comes first, and frames go
@@ -287,7 +293,7 @@ out once it is complete."
                     :fd (if socket (clgrpc.net:socket-fd socket) -1)
                     :next-stream-id (if (eq role :client) 1 2)
                     :on-headers on-headers :on-data on-data :on-reset on-reset
-                    :on-close on-close :user user :limits limits :executor executor
+                    :on-abandon on-abandon :on-close on-close :user user :limits limits :executor executor
                     :budget budget
                     :send-stall-timeout (round (* send-stall-timeout 1000000))
                     :local-max-concurrent max-concurrent-streams

@@ -144,9 +144,9 @@ decoded to HEADER-OCTETS (as SETTINGS_MAX_HEADER_LIST_SIZE counts them)."
   (check-field-block headers :request id)
   (let ((stream (%new-stream conn id (if end-stream :half-closed-remote :open) nil)))
     ;; Its decoded headers live as long as it does.
-    (unless (stream-charge conn stream header-octets)
+    (unless (stream-charge conn stream (decoded-header-octets header-octets))
       (stream-error* id +refused-stream+ "memory budget full: no room for ~D octets of headers"
-                     header-octets))
+                     (decoded-header-octets header-octets)))
     (setf (h2-stream-header-blocks stream) 1
           (h2-stream-content-length stream) (parse-content-length headers id))
     (when (and end-stream (h2-stream-content-length stream)
@@ -247,6 +247,7 @@ CONTINUATION flood from growing memory without limit."
           (let ((buf (or (conn-cont-buf conn) (setf (conn-cont-buf conn) (make-obuf 1024)))))
             (obuf-reset buf)
             (obuf-write-bytes buf octets bs be)
+            (charge-header-block conn buf)
             (setf (conn-cont-active conn) t
                   (conn-cont-stream-id conn) id
                   (conn-cont-end-stream conn) end-stream
@@ -262,9 +263,12 @@ CONTINUATION flood from growing memory without limit."
       (when (> (obuf-fill buf) (the fixnum (header-block-limit conn)))
         (connection-error +enhance-your-calm+ "header block over ~D octets"
                           (header-block-limit conn)))
+      (charge-header-block conn buf)
       (when (logtest flags +flag-end-headers+)
         (setf (conn-cont-active conn) nil
               (conn-cont-buf conn) nil)
+        (with-connection-lock (conn)
+          (discharge-header-block conn))
         (process-header-block conn id (obuf-data buf) 0 (obuf-fill buf)
                               (conn-cont-end-stream conn) (conn-cont-pending-error conn))))))
 

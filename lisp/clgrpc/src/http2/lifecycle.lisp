@@ -66,6 +66,7 @@ first time."
     (setf (conn-closed conn) t)
     (unless (conn-close-code conn)
       (setf (conn-close-code conn) code))
+    (discharge-header-block conn)
     (let ((streams (loop for s being the hash-values of (conn-streams conn) collect s)))
       (dolist (stream streams)
         (%close-stream conn stream :ended)

@@ -458,7 +458,19 @@ calls fail."
                (unless (and executor
                             (clgrpc.util:executor-submit-batch executor (reactor-index reactor) tasks))
                  (dolist (h mine)
-                   (connection-close (car h) :code +refused-stream+)))))))
+                   (%abandon-handoff (car h) (cdr h))))))))
+
+(defun %abandon-handoff (conn tasks)
+  "Reactor: CONN's executor refused TASKS (function argument ...), as it
+is shut down.  The application hears of each (ON-ABANDON), so that what it
+claimed for them (handler slots, which count against the process's calls)
+goes back, and the connection closes."
+  (with-connection-lock (conn)
+    (let ((abandon (conn-on-abandon conn)))
+      (when abandon
+        (loop for (function argument) on tasks by #'cddr
+              do (funcall (the function abandon) conn function argument)))))
+  (connection-close conn :code +refused-stream+))
 
 (defun run-deferred (conn)
   "Reactor thread serving CONN, lock released: hand the turn's handed-off

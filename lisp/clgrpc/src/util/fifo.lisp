@@ -54,9 +54,13 @@
         (decf (fifo-count fifo))
         item)))
 
-(defun fifo-peek (fifo)
-  (declare (type fifo fifo))
-  (if (zerop (fifo-count fifo)) nil (svref (fifo-items fifo) (fifo-head fifo))))
+(defun fifo-peek (fifo &optional (position 0))
+  "The item POSITION places behind the oldest, left queued (NIL if none)."
+  (declare (type fifo fifo) (type (and fixnum unsigned-byte) position))
+  (if (<= (fifo-count fifo) position)
+      nil
+      (let ((items (fifo-items fifo)))
+        (svref items (mod (+ (fifo-head fifo) position) (length items))))))
 
 (defun fifo-clear (fifo)
   (declare (type fifo fifo))

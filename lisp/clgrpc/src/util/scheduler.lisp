@@ -155,6 +155,12 @@ time).  Returns the timer, for CANCEL-TIMER."
           (sb-thread:condition-notify (scheduler-cv s)))))
     timer))
 
+(defun timer-pending-p (timer)
+  "True while TIMER waits to fire: neither fired nor cancelled.  A callback
+that finds its owner holding a pending timer is a stale firing."
+  (declare (type timer timer))
+  (>= (timer-index timer) 0))
+
 (defun cancel-timer (timer)
   "Unschedule TIMER.  Returns true if it had not fired yet."
   (declare (type timer timer))
