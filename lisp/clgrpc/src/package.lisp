@@ -99,6 +99,7 @@ own thread, and a deadline scheduler.")
    #:fifo-clear
    #:log-line #:log-drain #:ensure-log-thread #:usable-cpu-count
    #:executor #:make-executor #:executor-submit #:executor-submit-batch #:shutdown-executor
+   #:with-worker-mutex
    #:executor-queued-count
    #:executor-max-threads
    #:timer #:schedule-timer #:cancel-timer #:timer-deadline #:timer-pending-p))

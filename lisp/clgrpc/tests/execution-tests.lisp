@@ -369,3 +369,30 @@ open until one is), and the channels opened on the way, to close."
            (let ((used (- (/ (clgrpc.util::process-cpu-us) 1d6) before)))
              (is (< used 0.3) "the idle executor used ~,2F s of CPU in 1.5 s" used)))
       (clgrpc.util:shutdown-executor executor))))
+
+(test workers-waiting-for-a-brief-lock-do-not-grow-the-pool
+  ;; Forty tasks take turns at one lock, each holding it for 3 ms of work:
+  ;; more workers would only wait on it too, each holding what its task
+  ;; built, so the pool stays near its minimum.
+  (let ((executor (clgrpc.util:make-executor :name "lock test" :min-threads 2))
+        (lock (sb-thread:make-mutex :name "contended"))
+        (done (list 0))
+        (most 0))
+    (unwind-protect
+         (progn
+           (dotimes (i 40)
+             (clgrpc.util:executor-submit
+              executor 0
+              (lambda (lock)
+                (clgrpc.util:with-worker-mutex (lock)
+                  (let ((until (+ (clgrpc.util:now-us) 3000)))
+                    (loop until (>= (clgrpc.util:now-us) until))))
+                (sb-ext:atomic-incf (car done)))
+              lock))
+           (loop repeat 1000
+                 until (= 40 (car done))
+                 do (setf most (max most (clgrpc.util::executor-threads executor)))
+                    (sleep 0.005))
+           (is (= 40 (car done)))
+           (is (<= most 4) "the pool grew to ~D threads" most))
+      (clgrpc.util:shutdown-executor executor))))

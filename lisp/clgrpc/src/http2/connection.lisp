@@ -303,7 +303,9 @@ out once it is complete."
                     :local-max-header-list-size max-header-list-size))
 
 (defmacro with-connection-lock ((conn) &body body)
-  `(sb-thread:with-mutex ((conn-lock ,conn))
+  ;; Held briefly and never across a wait: a worker waiting for it waits
+  ;; on the thread that holds it, and does not grow the pool.
+  `(clgrpc.util:with-worker-mutex ((conn-lock ,conn))
      ,@body))
 
 ;;; Public readers under the names the package exports.

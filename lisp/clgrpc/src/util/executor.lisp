@@ -19,7 +19,8 @@
 ;;;; half as many again when the process did not keep its CPUs busy over
 ;;;; the last tick, an eighth when it did and the workers were asleep two
 ;;;; ticks in a row.  Workers that run or wait for a CPU compute: more of
-;;;; them would only share the CPUs, so tasks wait their turn instead.  A tick across a
+;;;; them would only share the CPUs, so tasks wait their turn instead; so do
+;;;; workers waiting for a brief lock another thread holds (WITH-WORKER-MUTEX).  A tick across a
 ;;;; garbage collection, which stops every thread, decides nothing.  While fewer than MIN-THREADS exist it starts them at once.
 ;;;; Reactors never create threads: only the monitor does.
 ;;;;
@@ -66,7 +67,38 @@ through the gaps between them, short enough that it shrinks soon after.")
   ;; state the monitor reads to tell a worker that waits (sleeping) from one
   ;; that computes or waits for a CPU (running).
   (stat -1 :type fixnum)
-  (busy nil))                           ; in a task
+  (busy nil)                            ; in a task
+  ;; Waiting for a lock another thread holds (WITH-WORKER-MUTEX).
+  (on-lock nil))
+
+(defvar *worker* nil "This thread's WORKER, in a worker thread.")
+
+;;; A worker waiting for a lock sleeps as one waiting on I/O does, but it
+;;; waits on another thread's work, not on the world: the locks it meets
+;;; (a connection's) are held briefly and never across a wait, so their
+;;; holder runs.  More workers would only queue on the same lock, each
+;;; holding what its task built (a 2 MiB response, say), so the monitor
+;;; does not count such a worker as a reason to grow the pool.
+
+(declaim (inline %mark-lock-wait %clear-lock-wait))
+(defun %mark-lock-wait ()
+  "True if this thread is a worker, now marked as waiting for a lock."
+  (let ((w *worker*))
+    (when w
+      (setf (worker-on-lock w) t))))
+
+(defun %clear-lock-wait ()
+  (setf (worker-on-lock *worker*) nil))
+
+(defmacro with-worker-mutex ((mutex) &body body)
+  "SB-THREAD:WITH-MUTEX for a lock held only briefly and never across a
+wait: a worker that finds it taken waits without growing the pool."
+  (let ((m (gensym "MUTEX")) (marked (gensym "MARKED")))
+    `(let* ((,m ,mutex)
+            (,marked (and (sb-thread:mutex-owner ,m) (%mark-lock-wait))))
+       (sb-thread:with-mutex (,m)
+         (when ,marked (%clear-lock-wait))
+         ,@body))))
 
 (defconstant +sampled-workers+ 8
   "Busy workers whose CPU clocks the monitor reads per tick, at most.")
@@ -323,8 +355,9 @@ none."
 
 (defun worker-loop (executor home)
   (declare (type executor executor) (type fixnum home))
-  (let ((me (make-worker (%open-stat)))
-        (takes 0))
+  (let* ((me (make-worker (%open-stat)))
+         (*worker* me)
+         (takes 0))
     (declare (type fixnum takes))
     (sb-thread:with-mutex ((executor-park-lock executor))
       (push me (executor-workers executor)))
@@ -342,7 +375,8 @@ none."
                    (%wake-another executor)
                    (setf (worker-busy me) t)
                    (unwind-protect (%run-task function argument)
-                     (setf (worker-busy me) nil)))
+                     (setf (worker-busy me) nil
+                           (worker-on-lock me) nil)))
                  (unless (or (%spin-for-work executor) (%park executor))
                    (return)))))
       (sb-thread:with-mutex ((executor-park-lock executor))
@@ -426,8 +460,9 @@ D: waiting on a sleep, I/O, a lock), as against running or runnable."
 
 (defun %workers-waiting-p (executor)
   "PARK-LOCK held: whether most busy workers sampled (up to
-+SAMPLED-WORKERS+) are asleep: they wait (on I/O, a sleep, a lock) rather
-than compute or wait for a CPU."
++SAMPLED-WORKERS+) are asleep: they wait (on I/O, a sleep, a condition)
+rather than compute, wait for a CPU, or wait for a lock another thread
+holds (WITH-WORKER-MUTEX)."
   (let ((sampled 0) (waiting 0))
     (declare (type fixnum sampled waiting))
     ;; Successive ticks start further along the list, so that they sample
@@ -440,7 +475,7 @@ than compute or wait for a CPU."
         (return))
       (when (and (worker-busy w) (>= (worker-stat w) 0))
         (incf sampled)
-        (when (%sleeping-p (worker-stat w))
+        (when (and (not (worker-on-lock w)) (%sleeping-p (worker-stat w)))
           (incf waiting)))))
     (and (plusp sampled) (>= (* 2 waiting) sampled))))
 
