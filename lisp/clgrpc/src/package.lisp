@@ -96,6 +96,7 @@ own thread, and a deadline scheduler.")
   (:export
    #:now-us #:wait-on #:counted-wait #:broadcast-if-waiting
    #:fifo #:make-fifo #:fifo-push #:fifo-pop #:fifo-peek #:fifo-empty-p #:fifo-count
+   #:fifo-capacity
    #:fifo-clear
    #:log-line #:log-drain #:ensure-log-thread #:usable-cpu-count
    #:executor #:make-executor #:executor-submit #:executor-submit-batch #:shutdown-executor

@@ -244,3 +244,36 @@ the RST_STREAM that ended it, or :TIMEOUT."
         (raw-close peer)))
     (is (loop repeat 40 thereis (zerop (budget-calls server)) do (sleep 0.05))
         "~D calls still counted" (budget-calls server))))
+
+(test a-header-block-past-a-full-process-budget-refuses-only-its-stream
+  ;; Others have filled the process's budget: a peer within its own
+  ;; connection's budget that sends a header block in CONTINUATION frames
+  ;; has that stream refused, as any new stream is then, and keeps its
+  ;; connection.
+  (with-test-server (server port)
+    (let* ((budget (getf (clgrpc.grpc::server-connection-options server) :budget))
+           (full (clgrpc.http2::memory-budget-process-octets budget))
+           (peer (raw-connect-port port)))
+      (sb-ext:atomic-incf (clgrpc.http2::memory-budget-held budget) full)
+      (unwind-protect
+           (let ((block (raw-header-block peer (grpc-request-headers
+                                                "/test.Svc/Echo"
+                                                (list (cons "x-big" (make-string
+                                                                     40000
+                                                                     :initial-element #\a)))))))
+             (raw-send-obuf peer (lambda (b)
+                                   (clgrpc.http2:write-headers-frame
+                                    b 1 (subseq block 0 16384) :end-headers nil)))
+             (loop for start from 16384 below (length block) by 16384
+                   for end = (min (length block) (+ start 16384))
+                   do (raw-send peer (raw-frame-bytes (- end start)
+                                                      clgrpc.http2:+frame-continuation+
+                                                      (if (= end (length block))
+                                                          clgrpc.http2:+flag-end-headers+
+                                                          0)
+                                                      1 (subseq block start end))))
+             (is (equal "REFUSED_STREAM" (raw-expect-rst peer 1)))
+             (sb-ext:atomic-decf (clgrpc.http2::memory-budget-held budget) full)
+             (raw-grpc-request peer 3 "/test.Svc/Echo" (bytes 4))
+             (is (equal '("0") (stream-outcomes peer '(3) 5))))
+        (raw-close peer)))))

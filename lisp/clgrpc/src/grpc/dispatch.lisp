@@ -114,7 +114,7 @@ handler."
 ;;; Handler slots and streaming turns (connection lock held)
 
 (declaim (ftype function %finish-streaming-handler %forget-queued each-message-call-p submit-drain
-                drain-messages %drain-over))
+                %drain-over))
 
 (defun %release-slot (call)
   "Lock held: give CALL's handler slot back to its connection, once."
@@ -155,10 +155,11 @@ of the turn's work on the reactor, else at once."
   "Lock held: the executor refused FUNCTION's run for CALL, its handler or
 a drain, as the server is stopping.  The call fails, and gives back what
 that run would have: its handler slot and its streaming turn."
-  (declare (ignore conn))
+  (declare (ignore conn function))
   (%server-fail call +unavailable+ "server is shutting down")
   (%give-back-turn call)
-  (when (eq function #'drain-messages)
+  ;; A call whose handler runs per message hands off only its drains.
+  (when (each-message-call-p call)
     (%drain-over call)))
 
 ;;; ------------------------------------------------------------------

@@ -93,7 +93,8 @@ slot goes back)."
         (t
          (multiple-value-bind (octets length compressed) (%take-message call)
            (cond (octets
-                  (when (fifo-empty-p (call-inbox call))
+                  (when (let ((inbox (call-inbox call)))
+                          (or (null inbox) (fifo-empty-p inbox)))
                     ;; Reading the next message from now on: what arrives
                     ;; of it goes back to the peer as it comes, and its
                     ;; time without progress starts now (framing.lisp).

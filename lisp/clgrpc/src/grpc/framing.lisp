@@ -76,11 +76,15 @@ CALL's decoder.  Signals GRPC-ERROR: RESOURCE_EXHAUSTED or INTERNAL."
     (error (e)
       (raise-grpc-error +internal+ "failed to decode message: ~A" e))))
 
-(defconstant +queued-message-octets+ 64
+(defconstant +queued-message-octets+ 96
   "What a queued message costs beside its octets, charged with them: its
-four inbox entries and the header of its octet vector.  Without it a
-stream of empty messages would queue 200,000 within a 1 MiB window for
-nothing.")
+four inbox entries, twice over for the slack of a ring that doubles, and
+the header of its octet vector.  Without it a stream of empty messages
+would queue 200,000 within a 1 MiB window for nothing.")
+
+(defconstant +inbox-keep-entries+ 128
+  "An inbox ring that grew past this for a burst is dropped once it is
+empty, so that a call does not keep the peak of its queue.")
 
 (defun %deliver (call octets length window)
   "A complete message, OCTETS[0,LENGTH), which the call now owns (lock
@@ -134,6 +138,8 @@ compressed), its flow-control octets given back to the peer; NIL if none."
           (clgrpc.http2:stream-return-window (call-conn call) (call-stream call) window)
           (clgrpc.http2:stream-discharge (call-conn call) (call-stream call)
                                          (+ (length octets) +queued-message-octets+)))
+        (when (and (fifo-empty-p inbox) (> (fifo-capacity inbox) +inbox-keep-entries+))
+          (setf (call-inbox call) nil))
         (values octets length compressed)))))
 
 (defun %receiver-reading-p (call)

@@ -91,11 +91,14 @@ connection with no budget counts what it holds all the same."
 (defun stream-charge (conn stream octets)
   "Lock held: charge OCTETS the application holds for STREAM to CONN's and
 the process's budgets.  True if they fit; NIL, charging nothing, if either
-is full or CONN has closed."
+is full or CONN has closed.  A closed stream has given back what it held,
+and is charged nothing more (a client's last message may arrive with the
+END_STREAM that closes it)."
   (declare (type h2-stream stream) (type fixnum octets))
-  (when (%connection-charge conn octets)
-    (incf (h2-stream-held stream) octets)
-    t))
+  (cond ((eq (h2-stream-state stream) :closed) (not (conn-closed conn)))
+        ((%connection-charge conn octets)
+         (incf (h2-stream-held stream) octets)
+         t)))
 
 (defun stream-discharge (conn stream octets)
   "Lock held: the application no longer holds OCTETS it charged for
@@ -112,17 +115,33 @@ when it was over."
 ;;; connection, for no stream yet.  Each connection's block is bounded
 ;;; (HEADER-BLOCK-LIMIT), but connections are not: the block is charged too.
 
+(defun %force-charge (conn octets)
+  "Lock held: charge OCTETS to CONN and the process past their limits."
+  (declare (type fixnum octets))
+  (incf (conn-budget-held conn) octets)
+  (let ((budget (conn-budget conn)))
+    (when budget
+      (sb-ext:atomic-incf (memory-budget-held (the memory-budget budget)) octets))))
+
 (defun charge-header-block (conn buf)
-  "CONN's header block being assembled in BUF grew: charge the growth, or
-end the connection if the budget has no room for it (a block cannot be
-refused in part: the HPACK state depends on all of it)."
-  (let ((more (- (length (obuf-data buf)) (conn-cont-held conn))))
-    (when (plusp more)
-      (with-connection-lock (conn)
-        (unless (%connection-charge conn more)
-          (connection-error +enhance-your-calm+
-                            "memory budget full: no room for a header block of ~D octets"
-                            (length (obuf-data buf))))
+  "CONN's header block being assembled in BUF grew: charge the growth.  A
+block cannot be refused in part (the HPACK state depends on all of it).
+Past CONN's own budget the peer holds too much, and the connection ends;
+past the process's, filled by others, the block is charged all the same
+(it is bounded, HEADER-BLOCK-LIMIT), and the stream it opens is refused
+as any new stream is then."
+  (with-connection-lock (conn)
+    (let ((more (- (length (obuf-data buf)) (conn-cont-held conn)))
+          (budget (conn-budget conn)))
+      (when (plusp more)
+        (cond ((%connection-charge conn more))
+              ((or (conn-closed conn)
+                   (> (+ (conn-budget-held conn) more)
+                      (memory-budget-connection-octets (the memory-budget budget))))
+               (connection-error +enhance-your-calm+
+                                 "memory budget full: no room for a header block of ~D octets"
+                                 (length (obuf-data buf))))
+              (t (%force-charge conn more)))
         (incf (conn-cont-held conn) more)))))
 
 (defun discharge-header-block (conn)

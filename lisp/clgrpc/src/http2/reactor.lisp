@@ -465,12 +465,16 @@ calls fail."
 is shut down.  The application hears of each (ON-ABANDON), so that what it
 claimed for them (handler slots, which count against the process's calls)
 goes back, and the connection closes."
-  (with-connection-lock (conn)
-    (let ((abandon (conn-on-abandon conn)))
-      (when abandon
-        (loop for (function argument) on tasks by #'cddr
-              do (funcall (the function abandon) conn function argument)))))
-  (connection-close conn :code +refused-stream+))
+  (unwind-protect
+       (with-connection-lock (conn)
+         (let ((abandon (conn-on-abandon conn)))
+           (when abandon
+             (loop for (function argument) on tasks by #'cddr
+                   do (handler-case (funcall (the function abandon) conn function argument)
+                        (error (e)
+                          (clgrpc.util:log-line "abandoning work on fd ~D failed: ~A"
+                                                (conn-fd conn) e)))))))
+    (connection-close conn :code +refused-stream+)))
 
 (defun run-deferred (conn)
   "Reactor thread serving CONN, lock released: hand the turn's handed-off

@@ -82,23 +82,41 @@ through the gaps between them, short enough that it shrinks soon after.")
 
 (declaim (inline %mark-lock-wait %clear-lock-wait))
 (defun %mark-lock-wait ()
-  "True if this thread is a worker, now marked as waiting for a lock."
-  (let ((w *worker*))
-    (when w
-      (setf (worker-on-lock w) t))))
+  (setf (worker-on-lock *worker*) t))
 
 (defun %clear-lock-wait ()
   (setf (worker-on-lock *worker*) nil))
 
+(defun %grab-marked (mutex)
+  "Wait for MUTEX, taken by another thread, marked as waiting for a lock
+while this worker does (and unmarked however the wait ends)."
+  (unwind-protect
+       (progn (%mark-lock-wait)
+              (sb-thread:grab-mutex mutex))
+    (%clear-lock-wait)))
+
+(defun call-with-worker-mutex (function mutex)
+  "FUNCTION with MUTEX held, as SB-THREAD:WITH-MUTEX calls it (interrupts
+allowed only while waiting and in FUNCTION, so no unwind loses the lock)."
+  (declare (type function function) (type sb-thread:mutex mutex))
+  (let ((got nil))
+    (sb-sys:without-interrupts
+      (unwind-protect
+           (when (setf got (sb-sys:allow-with-interrupts
+                             (if (and *worker* (sb-thread:mutex-owner mutex))
+                                 (%grab-marked mutex)
+                                 (sb-thread:grab-mutex mutex))))
+             (sb-sys:with-local-interrupts (funcall function)))
+        (when got
+          (sb-thread:release-mutex mutex))))))
+
 (defmacro with-worker-mutex ((mutex) &body body)
   "SB-THREAD:WITH-MUTEX for a lock held only briefly and never across a
 wait: a worker that finds it taken waits without growing the pool."
-  (let ((m (gensym "MUTEX")) (marked (gensym "MARKED")))
-    `(let* ((,m ,mutex)
-            (,marked (and (sb-thread:mutex-owner ,m) (%mark-lock-wait))))
-       (sb-thread:with-mutex (,m)
-         (when ,marked (%clear-lock-wait))
-         ,@body))))
+  (let ((f (gensym "BODY")))
+    `(flet ((,f () ,@body))
+       (declare (dynamic-extent #',f))
+       (call-with-worker-mutex #',f ,mutex))))
 
 (defconstant +sampled-workers+ 8
   "Busy workers whose CPU clocks the monitor reads per tick, at most.")
@@ -473,9 +491,11 @@ holds (WITH-WORKER-MUTEX)."
       (dolist (w workers)
       (when (>= sampled +sampled-workers+)
         (return))
-      (when (and (worker-busy w) (>= (worker-stat w) 0))
+      ;; A worker waiting for a lock is left out: neither computing nor
+      ;; waiting on the world.
+      (when (and (worker-busy w) (>= (worker-stat w) 0) (not (worker-on-lock w)))
         (incf sampled)
-        (when (and (not (worker-on-lock w)) (%sleeping-p (worker-stat w)))
+        (when (%sleeping-p (worker-stat w))
           (incf waiting)))))
     (and (plusp sampled) (>= (* 2 waiting) sampled))))
 

@@ -54,6 +54,10 @@
         (decf (fifo-count fifo))
         item)))
 
+(defun fifo-capacity (fifo)
+  "How many items FIFO holds before it grows."
+  (length (fifo-items fifo)))
+
 (defun fifo-peek (fifo &optional (position 0))
   "The item POSITION places behind the oldest, left queued (NIL if none)."
   (declare (type fifo fifo) (type (and fixnum unsigned-byte) position))
