@@ -49,7 +49,21 @@
     (reg "Recv"                         ; calls CALL-RECV, which it must not
          (lambda (message call)
            (when message
-             (clgrpc.grpc:call-recv call))))))
+             (clgrpc.grpc:call-recv call)))))
+  (flet ((reg (name fn)
+           (clgrpc.grpc:register-method server (concatenate 'string "/t.T/" name) fn
+                                        :kind :client-streaming :each-message t)))
+    (reg "Sum"                          ; the sum of every octet, as three octets
+         (lambda (message call)
+           (if message
+               (setf (clgrpc.grpc:call-state call)
+                     (+ (or (clgrpc.grpc:call-state call) 0) (reduce #'+ message)))
+               (let ((sum (or (clgrpc.grpc:call-state call) 0)))
+                 (bytes (ldb (byte 8 0) sum) (ldb (byte 8 8) sum) (ldb (byte 8 16) sum))))))
+    (reg "NoAnswer"                     ; returns no response at the end
+         (lambda (message call)
+           (declare (ignore message call))
+           nil))))
 
 (defmacro with-each-message-server ((port &rest server-args) &body body)
   (let ((server (gensym "SERVER")))
@@ -271,3 +285,57 @@
                (is (equal '(1 2 7) (reverse answers)))
                (is (equal "0" end) "the call ended with ~S" end)))
         (raw-close peer)))))
+
+(test each-message-client-streaming-answers-once-at-the-end
+  ;; A client-streaming handler called per message gathers in CALL-STATE
+  ;; and answers with what its call at the end returns; returning nothing
+  ;; fails the call INTERNAL, as a thread-per-call handler's does.
+  (with-each-message-server (port)
+    (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+      (unwind-protect
+           (progn
+             (let ((call (clgrpc.grpc:client-streaming-call ch "/t.T/Sum" :timeout 10)))
+               (loop for i from 0 below 100 do (clgrpc.grpc:call-send call (bytes i 1)))
+               (is (equalp (bytes (ldb (byte 8 0) 5050) (ldb (byte 8 8) 5050) 0)
+                           (clgrpc.grpc:call-close-and-recv call)))
+               (is (eql clgrpc.grpc:+ok+ (clgrpc.grpc:call-status-code call))))
+             (let ((call (clgrpc.grpc:client-streaming-call ch "/t.T/Sum" :timeout 10)))
+               (is (equalp (bytes 0 0 0) (clgrpc.grpc:call-close-and-recv call))))
+             (let ((call (clgrpc.grpc:client-streaming-call ch "/t.T/NoAnswer" :timeout 10)))
+               (clgrpc.grpc:call-send call (bytes 1))
+               (handler-case (progn (clgrpc.grpc:call-close-and-recv call)
+                                    (is nil "NoAnswer answered"))
+                 (clgrpc.grpc:grpc-error (e)
+                   (is (eql clgrpc.grpc:+internal+ (clgrpc.grpc:grpc-error-code e)))))))
+        (clgrpc.grpc:channel-close ch)))))
+
+(test many-each-message-client-streams-need-no-thread-each
+  ;; 200 client-streaming calls on one connection, each with a message sent
+  ;; and the stream left open: no thread waits for any of them, and each is
+  ;; answered once it ends.
+  (with-each-message-server (port)
+    (let ((peer (raw-connect-port port))
+          (ids (loop for id from 1 by 2 repeat 200 collect id)))
+      (unwind-protect
+           (let ((b (make-obuf 65536)))
+             (dolist (id ids)
+               (clgrpc.http2:write-headers-frame
+                b id (raw-header-block peer (grpc-request-headers "/t.T/Sum")))
+               (clgrpc.http2:write-data-frame b id (grpc-frame (bytes 2))))
+             (raw-send peer (obuf-contents b))
+             (sleep 0.5)
+             (is (< (handler-thread-count) 64) "~D handler threads" (handler-thread-count))
+             (let ((b (make-obuf 4096)))
+               (dolist (id ids)
+                 (clgrpc.http2:write-data-frame b id (make-octets 0) :end-stream t))
+               (raw-send peer (obuf-contents b)))
+             (is (equal (make-list 200 :initial-element "0") (stream-outcomes peer ids 15))))
+        (raw-close peer)))))
+
+(test each-message-is-for-streamed-requests-and-not-inline
+  (let ((server (clgrpc.grpc:make-server)))
+    (signals error (clgrpc.grpc:register-method server "/t.T/U" (lambda (m c) (declare (ignore c)) m)
+                                                 :kind :unary :each-message t))
+    (signals error (clgrpc.grpc:register-method server "/t.T/C" (lambda (m c) (declare (ignore m c)))
+                                                 :kind :client-streaming :each-message t
+                                                 :inline t))))

@@ -234,3 +234,23 @@ Frames it skips are answered as a client would (SETTINGS ACK) or ignored."
   `(let ((,var (raw-connect (echo-server-port ,server))))
      (unwind-protect (progn ,@(when preface `((raw-preface ,var))) ,@body)
        (raw-close ,var))))
+
+(defun stream-outcomes (peer ids &optional (timeout 10))
+  "For each stream of IDS, its grpc-status once it ended, or the name of
+the RST_STREAM that ended it, or :TIMEOUT."
+  (let ((outcomes (make-hash-table)))
+    (loop until (every (lambda (id) (gethash id outcomes)) ids)
+          do (let ((f (raw-expect peer (lambda (f)
+                                         (member (clgrpc.http2:frame-type f)
+                                                 (list clgrpc.http2:+frame-headers+
+                                                       clgrpc.http2:+frame-rst-stream+)))
+                                  timeout)))
+               (when (symbolp f) (return))
+               (let ((id (clgrpc.http2:frame-stream-id f)))
+                 (if (= (clgrpc.http2:frame-type f) clgrpc.http2:+frame-rst-stream+)
+                     (unless (gethash id outcomes)
+                       (setf (gethash id outcomes)
+                             (clgrpc.http2:error-code-name (clgrpc.http2:frame-error-code f))))
+                     (let ((status (header "grpc-status" (raw-decode-headers peer f))))
+                       (when status (setf (gethash id outcomes) status)))))))
+    (mapcar (lambda (id) (gethash id outcomes :timeout)) ids)))

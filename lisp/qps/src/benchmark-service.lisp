@@ -62,6 +62,16 @@ response_size zero octets."
         (response-for last)
         (make-simple-response))))
 
+(defun streaming-from-client-each (request call)
+  "STREAMING-FROM-CLIENT called per message (:EACH-MESSAGE): the last
+request is kept in the call's state, and NIL, the end, answers it."
+  (if request
+      (progn (setf (clgrpc.grpc:call-state call) request) nil)
+      (let ((last (clgrpc.grpc:call-state call)))
+        (if last
+            (response-for last)
+            (make-simple-response)))))
+
 (defun streaming-from-server (request call)
   "Responses until the client cancels the call or the server stops; either
 makes CALL-SEND signal, which ends the handler."
@@ -70,13 +80,17 @@ makes CALL-SEND signal, which ends the handler."
 
 (defun register-benchmark-handlers (server &key each-message)
   "Serve grpc.testing.BenchmarkService on the clgrpc SERVER; with
-EACH-MESSAGE, the ping-pong methods' handlers are called per message."
+EACH-MESSAGE, the handlers of the methods whose requests stream are called
+per message."
   (let ((ping-pong (if each-message #'ping-pong-each #'ping-pong)))
     (register-benchmark-service server
                                 :unary-call #'unary-call
                                 :streaming-call ping-pong
-                                :streaming-from-client #'streaming-from-client
+                                :streaming-from-client (if each-message
+                                                           #'streaming-from-client-each
+                                                           #'streaming-from-client)
                                 :streaming-from-server #'streaming-from-server
                                 :streaming-both-ways ping-pong
                                 :each-message (and each-message
-                                                   '(:streaming-call :streaming-both-ways)))))
+                                                   '(:streaming-call :streaming-both-ways
+                                                     :streaming-from-client)))))

@@ -127,7 +127,7 @@ scenarios set grpc.optimization_target); clgrpc has nothing to tune by them.")
 
 (defun check-server-config (config usable-cpus)
   "A plist of what the server is to be: :port, :cpus (NIL: all),
-:each-message (the ping-pong handlers run per message), or an
+:each-message (the handlers of streamed requests run per message), or an
 INVALID_ARGUMENT for what this worker does not support."
   (let ((type (server-config-server-type config)))
     (case type

@@ -69,22 +69,36 @@
 
 (defun saturate (n) (min n 2147483647))
 
-(defun record-route (service call)
-  (let ((start (get-internal-real-time))
-        (points 0) (found 0) (distance 0) (last-lat 0) (last-lng 0))
-    (loop for point = (clgrpc.grpc:call-recv call)
-          while point
-          do (multiple-value-bind (latitude longitude) (check-point "point" point)
-               (when (lookup-feature (service-db service) latitude longitude)
-                 (incf found))
-               (when (plusp points)
-                 (incf distance (distance-meters last-lat last-lng latitude longitude)))
-               (setf last-lat latitude last-lng longitude)
-               (incf points)))
-    (make-route-summary :point-count (saturate points) :feature-count (saturate found)
-                        :distance (saturate distance)
-                        :elapsed-time (saturate (floor (- (get-internal-real-time) start)
-                                                       internal-time-units-per-second)))))
+(defstruct (route-progress (:constructor make-route-progress ()))
+  "What RecordRoute has gathered of a route so far."
+  (start (get-internal-real-time))
+  (points 0) (found 0) (distance 0) (last-lat 0) (last-lng 0))
+
+(defun record-route (service point call)
+  "RecordRoute, called per point (clgrpc's :EACH-MESSAGE, so no thread waits
+between points; NIL when the client is done).  The route so far is kept in
+the call's state, from its first point (or its end), and the last call
+returns its summary."
+  (let ((route (or (clgrpc.grpc:call-state call)
+                   (setf (clgrpc.grpc:call-state call) (make-route-progress)))))
+    (if point
+        (multiple-value-bind (latitude longitude) (check-point "point" point)
+          (when (lookup-feature (service-db service) latitude longitude)
+            (incf (route-progress-found route)))
+          (when (plusp (route-progress-points route))
+            (incf (route-progress-distance route)
+                  (distance-meters (route-progress-last-lat route) (route-progress-last-lng route)
+                                   latitude longitude)))
+          (setf (route-progress-last-lat route) latitude
+                (route-progress-last-lng route) longitude)
+          (incf (route-progress-points route))
+          nil)
+        (make-route-summary
+         :point-count (saturate (route-progress-points route))
+         :feature-count (saturate (route-progress-found route))
+         :distance (saturate (route-progress-distance route))
+         :elapsed-time (saturate (floor (- (get-internal-real-time) (route-progress-start route))
+                                        internal-time-units-per-second))))))
 
 (defun add-note (service latitude longitude note)
   "Store NOTE at its location; returns the notes stored there before it."
@@ -118,7 +132,7 @@ runs on the reactor that read its request."
   (register-route-guide server
                         :get-feature (lambda (p call) (get-feature service p call))
                         :list-features (lambda (r call) (list-features service r call))
-                        :record-route (lambda (call) (record-route service call))
+                        :record-route (lambda (point call) (record-route service point call))
                         :route-chat (lambda (note call) (route-chat service note call))
                         :inline (and inline '(:get-feature))
-                        :each-message '(:route-chat)))
+                        :each-message '(:record-route :route-chat)))

@@ -79,20 +79,22 @@
         ,(format nil "Register handlers for ~A on SERVER; a method given no handler stays
 UNIMPLEMENTED.  INLINE lists the methods, by keyword (~{:~(~A~)~^, ~}), whose
 handlers never block and take microseconds, to run on the reactor;
-EACH-MESSAGE the bidi methods whose handlers are called per message.  See
+EACH-MESSAGE the bidi and client-streaming methods whose handlers are
+called per message.  See
 CLGRPC.GRPC:REGISTER-METHOD for the handler signatures, :INLINE and
 :EACH-MESSAGE."
                  (service-descriptor-full-name service)
                  (loop for m in methods collect (lisp-name (method-descriptor-name m))))
-        ;; A name that is not one of the service's bidi methods would
-        ;; register a thread-per-call handler called with the wrong arity.
+        ;; A name that is not one of the service's streaming-request
+        ;; methods would register a handler called with the wrong arity.
         (let ((unknown (set-difference ,(sym gen "EACH-MESSAGE")
                                        ',(loop for m in methods
-                                               when (eq (method-kind m) :bidi)
+                                               when (member (method-kind m)
+                                                            '(:bidi :client-streaming))
                                                  collect (intern (lisp-name (method-descriptor-name m))
                                                                  :keyword)))))
           (when unknown
-            (error "~S ~:[are~;is~] not among ~A's bidi methods" unknown
+            (error "~S ~:[are~;is~] not among ~A's bidi and client-streaming methods" unknown
                    (null (rest unknown)) ,(service-descriptor-full-name service))))
         ,@(loop for m in methods
                 for var = (sym gen (lisp-name (method-descriptor-name m)))
@@ -103,7 +105,7 @@ CLGRPC.GRPC:REGISTER-METHOD for the handler signatures, :INLINE and
                             :inline (and (member ,(intern (lisp-name (method-descriptor-name m)) :keyword)
                                                  ,(sym gen "INLINE"))
                                          t)
-                            ,@(when (eq (method-kind m) :bidi)
+                            ,@(when (member (method-kind m) '(:bidi :client-streaming))
                                 `(:each-message
                                   (and (member ,(intern (lisp-name (method-descriptor-name m)) :keyword)
                                                ,(sym gen "EACH-MESSAGE"))

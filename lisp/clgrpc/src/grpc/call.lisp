@@ -114,6 +114,13 @@ handler slot back."
                                      (length (obuf-data buf))))))
 
 ;;; Public accessors under exported names.
+(defun call-state (call)
+  "What the application keeps with CALL, NIL at first: for example what a
+handler called per message (:EACH-MESSAGE) gathers from one message to the
+next."
+  (call-user call))
+(defun (setf call-state) (value call)
+  (setf (call-user call) value))
 (defun call-metadata (call)
   "Server: the request's custom metadata.  Client: the metadata sent."
   (call-%metadata call))

@@ -1,15 +1,18 @@
-;;;; Bidi handlers called once per message (REGISTER-METHOD's :EACH-MESSAGE).
+;;;; Bidi and client-streaming handlers called once per message
+;;;; (REGISTER-METHOD's :EACH-MESSAGE).
 ;;;;
-;;;; A bidi handler of the usual kind is a thread for the whole call: it
-;;;; waits in CALL-RECV between messages, so every message wakes it (a
+;;;; A streaming handler of the usual kind is a thread for the whole call:
+;;;; it waits in CALL-RECV between messages, so every message wakes it (a
 ;;;; futex call and a context switch), and many streams mean as many
 ;;;; threads.  A method registered with :EACH-MESSAGE T has no thread of its
 ;;;; own: its handler is called as (handler message call) for each request
 ;;;; message, in order, on the executor, and once more as (handler NIL call)
-;;;; when the client has finished sending; the call ends with OK as soon as
-;;;; that returns (so sends from other threads fail after it), or with the
-;;;; status of a GRPC-ERROR the handler signalled at any point.  It answers
-;;;; with CALL-SEND, as any bidi handler does; CALL-RECV signals an error.
+;;;; when the client has finished sending; the call ends as soon as that
+;;;; returns (so sends from other threads fail after it): with OK, and for
+;;;; a client-streaming method with the response that last call returned;
+;;;; or with the status of a GRPC-ERROR the handler signalled at any point.
+;;;; A bidi handler answers with CALL-SEND; a client-streaming one keeps
+;;;; what it gathers in CALL-STATE.  CALL-RECV signals an error.
 ;;;; A call that ends otherwise (cancelled, past its deadline) calls its
 ;;;; handler no more.  This is grpc-java's StreamObserver, or the
 ;;;; asynchronous server of gRPC's C++ benchmarks.
@@ -108,13 +111,15 @@ slot goes back)."
 
 (defun %run-handler (call handler step octets length compressed)
   "Call HANDLER for STEP (:MESSAGE or :END).  Returns NIL to go on, or the
-status that ends the call: (values code message metadata)."
+status that ends the call: (values code message metadata response)."
   (handler-case
-      (progn
-        (if (eq step :message)
-            (funcall handler (%decode-or-fail call octets length compressed) call)
-            (funcall handler nil call))
-        (if (eq step :end) +ok+ nil))
+      (if (eq step :message)
+          (progn (funcall handler (%decode-or-fail call octets length compressed) call)
+                 nil)
+          (let ((result (funcall handler nil call)))
+            (cond ((not (eq (call-kind call) :client-streaming)) +ok+)
+                  (result (values +ok+ nil nil result))
+                  (t (values +internal+ "handler returned no response")))))
     (grpc-error (e)
       (values (grpc-error-code e) (grpc-error-message e) (grpc-error-metadata e)))
     (error (e)
@@ -138,10 +143,10 @@ timeout, an interrupt) fails its call and lets go, as RUN-SERVER-CALL does."
                     (when (eq step :done)
                       (setf finished t)
                       (return))
-                    (multiple-value-bind (code message metadata)
+                    (multiple-value-bind (code message metadata response)
                         (%run-handler call handler step octets length compressed)
                       (when code
-                        (server-finish call code (or message "") nil
+                        (server-finish call code (or message "") response
                                        (or metadata (call-trailer-metadata call)))
                         (clgrpc.http2:with-connection-lock (conn)
                           (%drain-over call))

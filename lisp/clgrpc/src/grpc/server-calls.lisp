@@ -99,9 +99,10 @@ decodes it."
                  (:bidi (unless (method-entry-each-message entry)
                           (%admit-streaming call server)))
                  (:client-streaming
-                  (if (and (clgrpc.http2:reader-thread-p conn) (method-entry-inline entry))
-                      (clgrpc.http2:defer-to-reader conn #'%start-client-stream call)
-                      (%admit-streaming call server))))
+                  (cond ((method-entry-each-message entry))
+                        ((and (clgrpc.http2:reader-thread-p conn) (method-entry-inline entry))
+                         (clgrpc.http2:defer-to-reader conn #'%start-client-stream call))
+                        (t (%admit-streaming call server)))))
                (when end-stream
                  (%server-inbound-end call)))))))))
 

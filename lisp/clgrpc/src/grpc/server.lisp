@@ -18,7 +18,7 @@
   ;; Declared inline: its handlers run on the reactor that read the call
   ;; (dispatch.lisp), until they prove slow and the method is demoted.
   (inline nil)
-  ;; A bidi handler called per message, holding no thread (each-message.lisp).
+  ;; A handler called per message, holding no thread (each-message.lisp).
   (each-message nil)
   ;; Inline calls run, and those over +INLINE-SLOW-US+, in the window at hand.
   (inline-calls 0 :type fixnum)
@@ -181,14 +181,18 @@ in one write.  The reactor serves none of its other connections meanwhile,
 so a handler declared inline that proves slow (dispatch.lisp) is demoted
 to the executor for good, with one log line.
 
-EACH-MESSAGE true, for a :BIDI method, has HANDLER called as (handler
-message call) for each request message, in order, and as (handler NIL call)
-once the client has finished sending, on the executor and holding no
-thread between messages (each-message.lisp); it answers with CALL-SEND and
-never calls CALL-RECV."
+EACH-MESSAGE true, for a :BIDI or :CLIENT-STREAMING method, has HANDLER
+called as (handler message call) for each request message, in order, and
+as (handler NIL call) once the client has finished sending, on the
+executor and holding no thread between messages (each-message.lisp).  It
+never calls CALL-RECV; a bidi handler answers with CALL-SEND, a
+client-streaming one with what its last call returns, and keeps what it
+gathers meanwhile in CALL-STATE."
   (check-type kind method-kind)
-  (when (and each-message (not (eq kind :bidi)))
-    (error "~A: :each-message is for :bidi methods, not ~S" path kind))
+  (when (and each-message (not (member kind '(:bidi :client-streaming))))
+    (error "~A: :each-message is for :bidi and :client-streaming methods, not ~S" path kind))
+  (when (and each-message inline)
+    (error "~A: a method is :inline or :each-message, not both" path))
   (let ((slash (position #\/ path :start 1)))
     (unless (and (> (length path) 1) (char= (char path 0) #\/) slash)
       (error "method path ~S is not /service/method" path))
