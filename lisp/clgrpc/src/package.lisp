@@ -236,7 +236,7 @@ kinds of method, and a client channel.")
    ;; codecs
    #:raw-encoder #:raw-decoder
    ;; calls (both sides)
-   #:call #:call-state #:call-metadata #:call-deadline #:call-cancelled-p #:call-method-path
+   #:call #:call-state #:call-start-us #:call-metadata #:call-deadline #:call-cancelled-p #:call-method-path
    #:call-peer-trailers #:call-peer-tls #:call-response-metadata #:call-status-code #:call-status-message
    #:call-send #:call-recv #:call-close-send #:call-cancel #:call-close-and-recv
    #:call-set-response-metadata #:call-set-trailer-metadata #:call-send-headers

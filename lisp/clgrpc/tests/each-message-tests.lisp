@@ -338,4 +338,7 @@
                                                  :kind :unary :each-message t))
     (signals error (clgrpc.grpc:register-method server "/t.T/C" (lambda (m c) (declare (ignore m c)))
                                                  :kind :client-streaming :each-message t
-                                                 :inline t))))
+                                                 :inline t))
+    ;; :inline means nothing for bidi methods, as before.
+    (is (clgrpc.grpc:register-method server "/t.T/B" (lambda (m c) (declare (ignore m c)))
+                                     :kind :bidi :each-message t :inline t))))

@@ -71,14 +71,13 @@
 
 (defstruct (route-progress (:constructor make-route-progress ()))
   "What RecordRoute has gathered of a route so far."
-  (start (get-internal-real-time))
   (points 0) (found 0) (distance 0) (last-lat 0) (last-lng 0))
 
 (defun record-route (service point call)
   "RecordRoute, called per point (clgrpc's :EACH-MESSAGE, so no thread waits
 between points; NIL when the client is done).  The route so far is kept in
-the call's state, from its first point (or its end), and the last call
-returns its summary."
+the call's state, and the last call returns its summary, timed from the
+call's start as the Go server times it."
   (let ((route (or (clgrpc.grpc:call-state call)
                    (setf (clgrpc.grpc:call-state call) (make-route-progress)))))
     (if point
@@ -97,8 +96,8 @@ returns its summary."
          :point-count (saturate (route-progress-points route))
          :feature-count (saturate (route-progress-found route))
          :distance (saturate (route-progress-distance route))
-         :elapsed-time (saturate (floor (- (get-internal-real-time) (route-progress-start route))
-                                        internal-time-units-per-second))))))
+         :elapsed-time (saturate (floor (- (clgrpc.util:now-us) (clgrpc.grpc:call-start-us call))
+                                        1000000))))))
 
 (defun add-note (service latitude longitude note)
   "Store NOTE at its location; returns the notes stored there before it."

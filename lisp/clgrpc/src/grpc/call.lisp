@@ -93,7 +93,9 @@
   (handler-finished nil)
   ;; A drain of its messages is queued or running (each-message.lisp).
   (drain-pending nil)
-  (user nil))
+  (user nil)
+  ;; Server: when its request's HEADERS arrived (NOW-US).
+  (%start-us 0 :type fixnum))
 
 (declaim (ftype function each-message-call-p schedule-drain))
 
@@ -114,6 +116,9 @@ handler slot back."
                                      (length (obuf-data buf))))))
 
 ;;; Public accessors under exported names.
+(defun call-start-us (call)
+  "Server: when CALL began, its HEADERS read (CLGRPC.UTIL:NOW-US's clock)."
+  (call-%start-us call))
 (defun call-state (call)
   "What the application keeps with CALL, NIL at first: for example what a
 handler called per message (:EACH-MESSAGE) gathers from one message to the

@@ -63,12 +63,14 @@ turn goes to its connection's next waiting call."
   (%streaming-handler-done call))
 
 (defun %drain-answers-p (call)
-  "Lock held: the drain about to run will call the handler (which may
-answer), rather than only give back the slot of a call that is over."
+  "Lock held: the drain about to run will call the handler, which may
+answer (a bidi handler with any message, a client-streaming one only at
+the end), rather than only give back the slot of a call that is over."
   (and (null (call-status call))
        (or (call-inbound-done call)
-           (let ((inbox (call-inbox call)))
-             (and inbox (not (fifo-empty-p inbox)))))))
+           (and (eq (call-kind call) :bidi)
+                (let ((inbox (call-inbox call)))
+                  (and inbox (not (fifo-empty-p inbox))))))))
 
 (defun submit-drain (call)
   "Lock held, CALL's drain admitted (dispatch.lisp): queue it on the

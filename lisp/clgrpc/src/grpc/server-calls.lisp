@@ -86,7 +86,8 @@ decodes it."
                                      :max-send-size (server-max-send-message-size server)
                                      :recv-gzip (equal encoding "gzip")
                                      :peer-accepts-gzip (accepts-gzip-p accept-encoding)
-                                     :%metadata (headers-to-metadata headers))))
+                                     :%metadata (headers-to-metadata headers)
+                                     :%start-us (now-us))))
                (setf (clgrpc.http2:h2-stream-user stream) call)
                (clgrpc.http2:claim-handler-slot conn stream)
                (when timeout

@@ -186,13 +186,14 @@ called as (handler message call) for each request message, in order, and
 as (handler NIL call) once the client has finished sending, on the
 executor and holding no thread between messages (each-message.lisp).  It
 never calls CALL-RECV; a bidi handler answers with CALL-SEND, a
-client-streaming one with what its last call returns, and keeps what it
-gathers meanwhile in CALL-STATE."
+client-streaming one with what its last call returns (not before the
+client has finished sending), and keeps what it gathers meanwhile in
+CALL-STATE."
   (check-type kind method-kind)
   (when (and each-message (not (member kind '(:bidi :client-streaming))))
     (error "~A: :each-message is for :bidi and :client-streaming methods, not ~S" path kind))
-  (when (and each-message inline)
-    (error "~A: a method is :inline or :each-message, not both" path))
+  (when (and each-message inline (eq kind :client-streaming))
+    (error "~A: a client-streaming method is :inline or :each-message, not both" path))
   (let ((slash (position #\/ path :start 1)))
     (unless (and (> (length path) 1) (char= (char path 0) #\/) slash)
       (error "method path ~S is not /service/method" path))
