@@ -61,6 +61,14 @@ process limit.  True if added."
         (when (= held (sb-ext:compare-and-swap (memory-budget-held budget) held (+ held octets)))
           (return t))))))
 
+(defun %force-charge (conn octets)
+  "Lock held: charge OCTETS to CONN and the process past their limits."
+  (declare (type fixnum octets))
+  (incf (conn-budget-held conn) octets)
+  (let ((budget (conn-budget conn)))
+    (when budget
+      (sb-ext:atomic-incf (memory-budget-held (the memory-budget budget)) octets))))
+
 (defun %connection-charge (conn octets)
   "Lock held: charge OCTETS to CONN's and the process's budgets.  True if
 they fit; NIL, charging nothing, if either is full or CONN has closed.  A
@@ -69,7 +77,7 @@ connection with no budget counts what it holds all the same."
   (let ((budget (conn-budget conn)))
     (cond ((conn-closed conn) nil)
           ((null budget)
-           (incf (conn-budget-held conn) octets)
+           (%force-charge conn octets)
            t)
           ((> (+ (conn-budget-held conn) octets)
               (memory-budget-connection-octets (the memory-budget budget)))
@@ -114,14 +122,6 @@ when it was over."
 ;;; A header block that arrives in CONTINUATION frames is assembled by the
 ;;; connection, for no stream yet.  Each connection's block is bounded
 ;;; (HEADER-BLOCK-LIMIT), but connections are not: the block is charged too.
-
-(defun %force-charge (conn octets)
-  "Lock held: charge OCTETS to CONN and the process past their limits."
-  (declare (type fixnum octets))
-  (incf (conn-budget-held conn) octets)
-  (let ((budget (conn-budget conn)))
-    (when budget
-      (sb-ext:atomic-incf (memory-budget-held (the memory-budget budget)) octets))))
 
 (defun charge-header-block (conn buf)
   "CONN's header block being assembled in BUF grew: charge the growth.  A

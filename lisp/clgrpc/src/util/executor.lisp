@@ -80,20 +80,14 @@ through the gaps between them, short enough that it shrinks soon after.")
 ;;; holding what its task built (a 2 MiB response, say), so the monitor
 ;;; does not count such a worker as a reason to grow the pool.
 
-(declaim (inline %mark-lock-wait %clear-lock-wait))
-(defun %mark-lock-wait ()
-  (setf (worker-on-lock *worker*) t))
-
-(defun %clear-lock-wait ()
-  (setf (worker-on-lock *worker*) nil))
-
 (defun %grab-marked (mutex)
   "Wait for MUTEX, taken by another thread, marked as waiting for a lock
 while this worker does (and unmarked however the wait ends)."
-  (unwind-protect
-       (progn (%mark-lock-wait)
-              (sb-thread:grab-mutex mutex))
-    (%clear-lock-wait)))
+  (let ((worker *worker*))
+    (unwind-protect
+         (progn (setf (worker-on-lock worker) t)
+                (sb-thread:grab-mutex mutex))
+      (setf (worker-on-lock worker) nil))))
 
 (defun call-with-worker-mutex (function mutex)
   "FUNCTION with MUTEX held, as SB-THREAD:WITH-MUTEX calls it (interrupts
@@ -393,8 +387,7 @@ none."
                    (%wake-another executor)
                    (setf (worker-busy me) t)
                    (unwind-protect (%run-task function argument)
-                     (setf (worker-busy me) nil
-                           (worker-on-lock me) nil)))
+                     (setf (worker-busy me) nil)))
                  (unless (or (%spin-for-work executor) (%park executor))
                    (return)))))
       (sb-thread:with-mutex ((executor-park-lock executor))
@@ -443,11 +436,8 @@ none."
                (sb-thread:with-mutex ((lane-lock lane))
                  (let ((tasks (lane-tasks lane)))
                    (unless (fifo-empty-p tasks)
-                     (let ((items (fifo-items tasks)))
-                       (setf oldest (max oldest
-                                         (- now (the fixnum
-                                                     (svref items (mod (+ (fifo-head tasks) 2)
-                                                                       (length items)))))))))))))
+                     ;; A task's third entry is when it was queued.
+                     (setf oldest (max oldest (- now (the fixnum (fifo-peek tasks 2))))))))))
     oldest))
 
 (declaim (inline process-cpu-us))
