@@ -18,6 +18,7 @@
                              (:file "fifo")
                              (:file "cpus")
                              (:file "log")
+                             (:file "json")
                              (:file "executor")
                              (:file "scheduler")))
                (:module "net"
@@ -69,6 +70,7 @@
                              (:file "timeout")
                              (:file "metadata")
                              (:file "compression")
+                             (:file "service-config")
                              (:file "call")
                              (:file "framing")
                              (:file "call-ops")
@@ -80,6 +82,7 @@
                              (:file "server-calls")
                              (:file "server-lifecycle")
                              (:file "heap-report")
+                             (:file "retry")
                              (:file "client")))
                (:module "descriptor"
                 :serial t
@@ -157,6 +160,7 @@ test credentials (//tools/testcerts), and the dynamic linker must find libssl.so
                (:file "memory-tests")
                (:file "each-message-tests")
                (:file "compression-tests")
+               (:file "retry-tests")
                (:file "plain-http-tests")
                (:file "generated")
                (:static-file "data/messages/clgrpc.test.Everything.full.bin")

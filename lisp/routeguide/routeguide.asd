@@ -24,7 +24,6 @@
   :pathname "src/"
   :components ((:static-file "../../../go/routeguide/features/route_guide_db.json")
                (:file "package")
-               (:file "json")
                (:file "features")
                (:file "service"))
   :in-order-to ((test-op (test-op "routeguide/tests"))))

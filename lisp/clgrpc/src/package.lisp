@@ -92,12 +92,13 @@ fixed-width, length-delimited and packed fields, unknown-field preservation.")
   (:documentation "Threading utilities the connection and gRPC layers share: a
 monotonic microsecond clock, condition waits with deadlines, a ring FIFO, the
 executor (an elastic pool of workers fed in batches), a log written by its
-own thread, and a deadline scheduler.")
+own thread, a deadline scheduler, and a small JSON reader and writer.")
   (:export
    #:now-us #:wait-on #:counted-wait #:broadcast-if-waiting
    #:fifo #:make-fifo #:fifo-push #:fifo-pop #:fifo-peek #:fifo-empty-p #:fifo-count
    #:fifo-capacity
    #:fifo-clear
+   #:parse-json #:write-json
    #:log-line #:log-drain #:ensure-log-thread #:usable-cpu-count
    #:executor #:make-executor #:executor-submit #:executor-submit-batch #:shutdown-executor
    #:with-worker-mutex
@@ -248,6 +249,8 @@ kinds of method, and a client channel.")
    #:register-service-descriptors #:server-service-names #:server-file-descriptors
    ;; client
    #:channel #:make-channel #:channel-close #:*connect-timeout*
+   #:parse-service-config #:service-config #:service-config-error #:service-config-error-reason
+   #:service-config-throttle #:retry-throttle-token-count
    #:unary-call #:server-streaming-call #:client-streaming-call #:bidi-streaming-call))
 
 

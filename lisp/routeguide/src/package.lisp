@@ -1,6 +1,6 @@
-;;;; The package of the RouteGuide service: the four methods, the feature
-;;;; database they answer from, and the small JSON reader and writer that
-;;;; database (and the load generator) use.  The programs have packages of
+;;;; The package of the RouteGuide service: the four methods and the feature
+;;;; database they answer from (read with clgrpc's JSON reader, which it
+;;;; passes on to the load generator).  The programs have packages of
 ;;;; their own: ROUTEGUIDE.SERVER, ROUTEGUIDE.CLIENT, ROUTEGUIDE.LOADGEN.
 ;;;; The generated protocol code is in ROUTEGUIDE.PROTO, defined by the
 ;;;; lisp_proto_library //lisp/routeguide:routeguide_lisp_proto under Bazel
@@ -8,6 +8,7 @@
 
 (defpackage #:routeguide
   (:use #:cl #:routeguide.proto)
+  (:import-from #:clgrpc.util #:parse-json #:write-json)
   (:documentation "The RouteGuide service on clgrpc, behaving like go/routeguide/service.")
   (:export #:make-service #:register-service
            #:load-features #:default-features #:lookup-feature #:feature-db-features

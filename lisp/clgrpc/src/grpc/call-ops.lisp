@@ -5,7 +5,7 @@
 
 (declaim (ftype function each-message-call-p))
 
-(declaim (ftype function %send-response-headers %retry-call-if-pending))
+(declaim (ftype function %send-response-headers %retry-call-if-pending keep-for-retry))
 
 (defparameter +no-octets+ (make-octets 0))
 
@@ -72,6 +72,8 @@ headers declared gzip."
           (%call-ended-error call))
         ;; Counted before the write: a message partly sent cannot be sent again.
         (incf (call-messages-sent call))
+        (when (eq (call-role call) :client)
+          (keep-for-retry call (obuf-data buf) (obuf-fill buf)))
         (let ((sent (clgrpc.http2:stream-write-data conn (call-stream call)
                                                     (obuf-data buf) 0 (obuf-fill buf))))
           (unless (eq sent t)

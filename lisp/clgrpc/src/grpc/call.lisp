@@ -72,7 +72,17 @@
   (request-octets nil :type (or null octets)) ; the encoded request of a unary-request call
   (messages-sent 0 :type fixnum)
   (attempts 1 :type fixnum)
-  (retry-pending nil)                   ; the server refused the stream unprocessed
+  (retry-pending nil)                   ; another attempt is due (T), or being made
+  ;; ---- client: retries under the channel's retry policy (retry.lisp)
+  (retry-policy nil)
+  (retry-throttle nil)                  ; the channel's, shared by its calls
+  (retries 0 :type fixnum)              ; attempts made again under the policy
+  (backoff-step 0 :type fixnum)         ; retries since the last pushback
+  (retry-at nil :type (or null fixnum)) ; NOW-US time the pending retry waits for
+  (committed nil)                       ; no further attempt can be made
+  (wait-for-ready nil)                  ; ride out failures to connect
+  (replay nil :type list)               ; request messages sent, newest first
+  (replay-octets 0 :type fixnum)
   ;; ---- outcome
   (status nil :type (or null fixnum))
   (status-message "" :type string)

@@ -26,6 +26,8 @@
   ;; must carry: every connection speaks TLS.
   (tls nil :type (or null clgrpc.tls:tls-context))
   (server-name nil :type (or null string))
+  ;; gRPC's service config (service-config.lisp), or NIL.
+  (service-config nil :type (or null service-config))
   (closed nil))
 
 (defparameter *connect-timeout* 20
@@ -43,17 +45,23 @@ waits for a server's message as long as its call may.")
                                     (max-send-message-size most-positive-fixnum)
                                     (initial-window-size 1048576)
                                     (connection-window-size 4194304)
-                                    tls server-name)
+                                    tls server-name service-config)
   "A channel to HOST:PORT.  Connects on first use.  TLS, a client context
 of clgrpc.tls:make-client-context, makes it connect over TLS (ALPN h2);
 the server's certificate must then name SERVER-NAME (gRPC's
 server_host_override, also the calls' :authority), or HOST when that is
-NIL."
+NIL.  SERVICE-CONFIG, gRPC's JSON service config (a string) or one
+PARSE-SERVICE-CONFIG made, sets methods' timeouts, wait-for-ready, message
+size limits and retry policies; an invalid one signals
+SERVICE-CONFIG-ERROR here."
+  (when (stringp service-config)
+    (setf service-config (parse-service-config service-config)))
+  (check-type service-config (or null service-config))
   (when tls
     (check-type tls clgrpc.tls:tls-context)
     (unless (eq (clgrpc.tls:tls-context-role tls) :client)
       (error "make-channel: TLS needs a client context")))
-  (%make-channel :host host :port port :tls tls
+  (%make-channel :host host :port port :tls tls :service-config service-config
                  :server-name (or server-name (and tls (princ-to-string host)))
                  :authority (or server-name (format nil "~A:~D" host port))
                  :max-receive-message-size max-receive-message-size
@@ -214,6 +222,25 @@ dropped, never carried out here (the scheduler must not wait on a peer)."
 ;;; ------------------------------------------------------------------
 ;;; Reader-thread callbacks (connection lock held)
 
+(defun %attempt-ended (conn stream call code message headers)
+  "The server ended CALL's attempt on STREAM with CODE (HEADERS, the
+trailers, are NIL for a reset stream): another attempt follows when the
+retry policy allows one (retry.lisp); otherwise the call ends."
+  (let ((delay (and (call-retry-policy call) (retry-delay-us call code headers))))
+    (cond ((null delay)
+           (%client-complete call code message (headers-to-metadata headers)))
+          (t
+           (when (clgrpc.http2:stream-can-send-p stream)
+             ;; Our side of the old stream may still be open: close it.
+             (clgrpc.http2:stream-reset conn stream clgrpc.http2:+cancel+)
+             (clgrpc.http2:request-flush conn))
+           (setf (clgrpc.http2:h2-stream-user stream) nil)
+           (reset-for-retry call)
+           ;; The thread that next waits on or uses the call opens it again.
+           (setf (call-retry-pending call) t
+                 (call-retry-at call) (+ (now-us) delay))
+           (broadcast-if-waiting (call-waiters call) (call-cv call))))))
+
 (defun status-from-trailers (headers)
   "(values code message) from grpc-status and grpc-message."
   (let ((status (cdr (assoc "grpc-status" headers :test #'string=)))
@@ -235,7 +262,7 @@ dropped, never carried out here (the scheduler must not wait on a peer)."
             (cond ((string/= status "200")
                    (if (assoc "grpc-status" headers :test #'string=)
                        (multiple-value-bind (code message) (status-from-trailers headers)
-                         (%client-complete call code message (headers-to-metadata headers)))
+                         (%attempt-ended conn stream call code message headers))
                        (%client-fail call (status-from-http-status
                                            (or (ignore-errors (parse-integer status)) 0))
                                      (format nil "HTTP status ~A" status))))
@@ -244,8 +271,10 @@ dropped, never carried out here (the scheduler must not wait on a peer)."
                                  (format nil "invalid content-type ~S" content-type)))
                   (end-stream
                    (multiple-value-bind (code message) (status-from-trailers headers)
-                     (%client-complete call code message (headers-to-metadata headers))))
+                     (%attempt-ended conn stream call code message headers)))
                   (t
+                   ;; A response has begun: the call stays on this attempt.
+                   (commit-call call)
                    (let ((encoding (cdr (assoc "grpc-encoding" headers :test #'string=))))
                      (if (and encoding (not (supported-encoding-p encoding)))
                          (%client-fail call +internal+
@@ -257,7 +286,7 @@ dropped, never carried out here (the scheduler must not wait on a peer)."
           (multiple-value-bind (code message) (status-from-trailers headers)
             (when (and (= code +ok+) (plusp (call-asm-prefix call)))
               (setf code +internal+ message "stream ended inside a message"))
-            (%client-complete call code message (headers-to-metadata headers))))
+            (%attempt-ended conn stream call code message headers)))
       (when (and end-stream (call-status call)
                  (clgrpc.http2:stream-can-send-p stream))
         ;; The server finished while we were still sending: stop.
@@ -277,9 +306,12 @@ its identifier, or REFUSED_STREAM), nothing of the response has come, and
 everything sent can be sent again: gRPC's transparent retry, once per call."
   (and (or (eq origin :goaway)
            (and (eq origin :peer) (= code clgrpc.http2:+refused-stream+)))
-       (= (call-attempts call) 1)
+       ;; Once per call: every attempt but the policy's was transparent.
+       (= (call-attempts call) (1+ (call-retries call)))
        (not (call-head-received call))
-       (or (call-request-octets call) (zerop (call-messages-sent call)))))
+       (or (call-request-octets call) (zerop (call-messages-sent call))
+           ;; Every message sent is kept to be sent again.
+           (and (call-retry-policy call) (not (call-committed call))))))
 
 (defun client-on-reset (conn stream code origin)
   (let ((call (clgrpc.http2:h2-stream-user stream)))
@@ -288,20 +320,22 @@ everything sent can be sent again: gRPC's transparent retry, once per call."
           ;; The thread that next waits on or uses the call opens it again.
           (progn (setf (call-retry-pending call) t)
                  (broadcast-if-waiting (call-waiters call) (call-cv call)))
-          (%client-complete call
-                            (case origin
-                              (:peer (status-from-http2-error code))
-                              (:local +internal+)
-                              (t +unavailable+))
-                            (case origin
-                              (:peer (format nil "stream reset by the server (~A)"
-                                             (clgrpc.http2:error-code-name code)))
-                              (:local (format nil "protocol error on the stream (~A)"
-                                              (clgrpc.http2:error-code-name code)))
-                              (:goaway "not processed before the server's GOAWAY")
-                              (t (or (clgrpc.http2:connection-close-reason conn)
-                                     "connection closed")))
-                            nil)))))
+          (let ((status (case origin
+                          (:peer (status-from-http2-error code))
+                          (:local +internal+)
+                          (t +unavailable+)))
+                (message (case origin
+                           (:peer (format nil "stream reset by the server (~A)"
+                                          (clgrpc.http2:error-code-name code)))
+                           (:local (format nil "protocol error on the stream (~A)"
+                                           (clgrpc.http2:error-code-name code)))
+                           (:goaway "not processed before the server's GOAWAY")
+                           (t (or (clgrpc.http2:connection-close-reason conn)
+                                  "connection closed")))))
+            (if (or (eq origin :local) (call-head-received call))
+                (%client-complete call status message nil)
+                ;; Cut off before any response: the retry policy may try again.
+                (%attempt-ended conn stream call status message nil)))))))
 
 ;;; ------------------------------------------------------------------
 ;;; Starting calls
@@ -319,26 +353,77 @@ everything sent can be sent again: gRPC's transparent retry, once per call."
                 (when deadline
                   ;; Not indexed: every call has a different value.
                   (list (list "grpc-timeout" (format-grpc-timeout (- deadline (now-us))) :without)))
+                (when (plusp (call-retries call))
+                  (list (cons "grpc-previous-rpc-attempts" (princ-to-string (call-retries call)))))
                 (when metadata (metadata-to-headers metadata)))))
 
-(defun start-call (channel path kind encoder decoder timeout metadata request compress)
+(defun start-call (channel path kind encoder decoder timeout metadata request compress
+                   wait-for-ready)
   "Open the stream and send HEADERS (and REQUEST, half-closing, if given).
 COMPRESS declares gzip and compresses the messages (CALL-SEND's :COMPRESS
-can still send one uncompressed)."
-  (let* ((deadline (and timeout (+ (now-us) (max 1 (round (* timeout 1000000))))))
+can still send one uncompressed).  The channel's service config for PATH
+shortens TIMEOUT and the message size limits, sets WAIT-FOR-READY when the
+call leaves it NIL, and gives the call its retry policy."
+  (let* ((config (method-config-for (channel-service-config channel) path))
+         (timeout (let ((configured (and config (method-config-timeout config))))
+                    (if (and timeout configured) (min timeout configured) (or timeout configured))))
+         (deadline (and timeout (+ (now-us) (max 1 (round (* timeout 1000000))))))
          (call (%make-call :role :client :kind kind :path path :channel channel
                            :send-gzip (and compress t) :compress (and compress t)
                            :encoder encoder :decoder decoder
-                           :max-receive-size (channel-max-receive-message-size channel)
-                           :max-send-size (channel-max-send-message-size channel)
+                           :max-receive-size (%configured-limit (channel-max-receive-message-size channel)
+                                                                config #'method-config-max-response-size)
+                           :max-send-size (%configured-limit (channel-max-send-message-size channel)
+                                                             config #'method-config-max-request-size)
+                           :retry-policy (and config (method-config-retry-policy config))
+                           :retry-throttle (let ((service-config (channel-service-config channel)))
+                                             (and service-config (service-config-throttle service-config)))
+                           :wait-for-ready (if (null wait-for-ready)
+                                               (and config (method-config-wait-for-ready config))
+                                               (eq wait-for-ready t))
                            :%metadata metadata :%deadline deadline)))
     (when request
       (let ((buf (encode-message-frame call request)))
         (setf (call-request-octets call) (subseq (obuf-data buf) 0 (obuf-fill buf)))))
+    ;; Waiting for a connection and a stream slot is bounded by DEADLINE
+    ;; there; the timer covers the attempts once the call has a stream.
     (%open-call-stream call nil)
     (when deadline
       (setf (call-timer call) (schedule-timer #'client-deadline-expired call deadline)))
     call))
+
+(defun %configured-limit (limit config accessor)
+  (let ((configured (and config (funcall accessor config))))
+    (if configured (min limit configured) limit)))
+
+(defconstant +connect-backoff-us+ 1000000
+  "gRPC's connection backoff (doc/connection-backoff.md): the first wait
+before connecting again; each next one is 1.6 times longer, at most
++MAX-CONNECT-BACKOFF-US+, and each is jittered by 20%.")
+(defconstant +max-connect-backoff-us+ 120000000)
+
+(defun %call-connection (call stale)
+  "CHANNEL-CONNECTION's connection for CALL.  A call that waits for ready
+rides out failures to connect (UNAVAILABLE), trying again after gRPC's
+connection backoff until its deadline passes or the channel closes."
+  (let ((channel (call-channel call))
+        (deadline (call-%deadline call))
+        (backoff-us +connect-backoff-us+))
+    (loop
+      (handler-case (return (channel-connection channel stale deadline))
+        (grpc-error (e)
+          (unless (and (call-wait-for-ready call) (= (grpc-error-code e) +unavailable+))
+            (error e))
+          (let ((wake (+ (now-us) (round (* backoff-us (+ 0.8d0 (random 0.4d0)))))))
+            (loop until (or (>= (now-us) wake) (call-status call) (channel-closed channel)
+                            (and deadline (>= (now-us) deadline)))
+                  do (sleep (/ (min 50000 (max 1 (- wake (now-us)))) 1d6)))
+            (when (or (call-status call) (channel-closed channel))
+              (error e))
+            (when (and deadline (>= (now-us) deadline))
+              (raise-grpc-error +deadline-exceeded+ "deadline exceeded waiting for the channel: ~A"
+                                (grpc-error-message e))))
+          (setf backoff-us (min +max-connect-backoff-us+ (round (* backoff-us 1.6d0)))))))))
 
 (defun %open-call-stream (call stale)
   "Open a stream for CALL on a connection of its channel (not STALE) and
@@ -350,7 +435,7 @@ new connection when one can take no more streams."
          (octets (call-request-octets call))
          (conn stale))
     (loop repeat 3
-          do (setf conn (channel-connection channel conn deadline))
+          do (setf conn (%call-connection call conn))
              (clgrpc.http2:with-connection-lock (conn)
                (unless (clgrpc.http2:header-list-fits-p conn headers)
                  (raise-grpc-error +internal+ "request header list of ~D octets exceeds the server's limit of ~D"
@@ -365,21 +450,14 @@ new connection when one can take no more streams."
                    (raise-grpc-error +deadline-exceeded+
                                      "deadline exceeded waiting for a stream slot"))
                  (when stream
+                   ;; A retry stays pending (:IN-PROGRESS) until what the
+                   ;; call sent before is sent again, so no new message
+                   ;; overtakes it (%RETRY-CALL).
                    (setf (call-conn call) conn
                          (call-stream call) stream
-                         (call-headers-sent call) t
-                         (call-retry-pending call) nil)
+                         (call-headers-sent call) t)
                    (clgrpc.http2:stream-write-headers conn stream headers)
-                   (when (eq :stalled
-                             (cond (octets
-                                    (setf (call-send-closed call) t)
-                                    (clgrpc.http2:stream-write-data conn stream octets 0 (length octets)
-                                                                    :end-stream t))
-                                   ((call-send-closed call)
-                                    ;; A retried stream the client had already half-closed.
-                                    (clgrpc.http2:stream-write-data conn stream +no-octets+ 0 0
-                                                                    :end-stream t))))
-                     (%call-stalled call))
+                   (%write-request conn stream call octets)
                    (return)))))
     (unless (and (call-stream call) (eq (call-conn call) conn))
       ;; A connection that failed its TLS handshake says why.
@@ -387,40 +465,72 @@ new connection when one can take no more streams."
                                                "no connection could take the call")))
     (clgrpc.http2:flush-connection conn)))
 
-(defun %retry-call (call)
-  "The server refused CALL's stream unprocessed: open it again, once, on a
-connection that can take it (the same one, after REFUSED_STREAM; a new one
-after GOAWAY).  Whatever happens, the call leaves the retrying state."
-  (incf (call-attempts call))
+(defun %write-request (conn stream call octets)
+  "Lock held: on CALL's new STREAM, its request OCTETS (half-closing), or
+the messages it kept for a retry and its half-close, if it had sent one."
+  (flet ((send (data end-stream)
+           (let ((sent (clgrpc.http2:stream-write-data conn stream data 0 (length data)
+                                                       :end-stream end-stream)))
+             (when (eq sent :stalled)
+               (%call-stalled call))
+             (eq sent t))))
+    (if octets
+        (progn (setf (call-send-closed call) t)
+               (send octets t))
+        (and (every (lambda (message) (send message nil)) (reverse (call-replay call)))
+             (or (not (call-send-closed call))
+                 (send +no-octets+ t))))))
+
+(defun %wait-to-retry (call at)
+  "Wait until AT (NOW-US time) to try CALL again, or until it ends."
+  (with-call-conn-lock (call)
+    (loop until (or (call-status call) (>= (now-us) at))
+          do (counted-wait ((call-waiters call))
+               (wait-on (call-cv call) (clgrpc.http2:connection-lock (call-conn call)) at)))))
+
+(defun %retry-call (call at)
+  "Make CALL's next attempt, at AT (NOW-US time) or at once when NIL: open
+it again on a connection that can take it (the same one, after
+REFUSED_STREAM; a new one after GOAWAY) and send again what it sent.
+Whatever happens, the call leaves the retrying state, unless the new
+attempt already ended and asked for another."
   (unwind-protect
-       (handler-case (unless (call-status call)
-                       (%open-call-stream call nil))
+       (handler-case (progn
+                       (when at
+                         (%wait-to-retry call at))
+                       (unless (call-status call)
+                         (%open-call-stream call nil)))
          (error (e)
            (with-call-conn-lock (call)
              (%client-complete call (if (typep e 'grpc-error) (grpc-error-code e) +unavailable+)
                                (if (typep e 'grpc-error) (grpc-error-message e) (princ-to-string e))
                                nil))))
     (with-call-conn-lock (call)
-      (when (call-retry-pending call)
+      (when (eq (call-retry-pending call) :in-progress)
         (setf (call-retry-pending call) nil)))
     ;; Waiters may sit on the old connection's lock: wake them all.
     (sb-thread:condition-broadcast (call-cv call))))
 
 (defun %retry-call-if-pending (call)
-  "Carry out CALL's pending transparent retry, or wait briefly while
-another thread of the call does."
+  "Carry out CALL's pending retry, or wait briefly while another thread
+of the call does."
   (let ((claimed nil)
+        (at nil)
         (conn (call-conn call)))
     (clgrpc.http2:with-connection-lock (conn)
       (case (call-retry-pending call)
         ((t) (setf (call-retry-pending call) :in-progress
-                   claimed t))
+                   claimed t
+                   at (shiftf (call-retry-at call) nil))
+         (incf (call-attempts call))
+         (when at
+           (incf (call-retries call))))
         ;; Not counted among the call's waiters: the count belongs to the
         ;; lock of the connection the call is on, which is changing.
         (:in-progress
          (wait-on (call-cv call) (clgrpc.http2:connection-lock conn) (+ (now-us) 10000)))))
     (when claimed
-      (%retry-call call))))
+      (%retry-call call at))))
 
 (defun await-status (call &aux (conn (call-conn call)))
   "Wait for the call's status; with OK, the one response message, decoded."
@@ -443,28 +553,37 @@ another thread of the call does."
            (%decode-or-fail call octets length compressed)))))
 
 (defun unary-call (channel path request &key (encoder #'raw-encoder) (decoder #'raw-decoder)
-                                             timeout metadata compress)
+                                             timeout metadata compress wait-for-ready)
   "Call the unary method PATH with REQUEST.  Returns (values response call);
 signals GRPC-ERROR for any status but OK.  TIMEOUT is in seconds; COMPRESS
-sends the request gzip-compressed."
-  (let ((call (start-call channel path :unary encoder decoder timeout metadata request compress)))
+sends the request gzip-compressed.  WAIT-FOR-READY T makes the call wait
+(until its deadline) for a connection that cannot be made yet instead of
+failing with UNAVAILABLE, :FALSE makes it fail so whatever the channel's
+service config says, and NIL leaves it to that config."
+  (let ((call (start-call channel path :unary encoder decoder timeout metadata request compress
+                          wait-for-ready)))
     (values (await-status call) call)))
 
 (defun server-streaming-call (channel path request &key (encoder #'raw-encoder)
                                                        (decoder #'raw-decoder) timeout metadata
-                                                       compress)
-  "Start a server-streaming call; read responses with CALL-RECV until NIL."
-  (start-call channel path :server-streaming encoder decoder timeout metadata request compress))
+                                                       compress wait-for-ready)
+  "Start a server-streaming call; read responses with CALL-RECV until NIL.
+The keywords are UNARY-CALL's."
+  (start-call channel path :server-streaming encoder decoder timeout metadata request compress
+              wait-for-ready))
 
 (defun client-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
-                                               timeout metadata compress)
-  "Start a client-streaming call: CALL-SEND requests, then CALL-CLOSE-AND-RECV."
-  (start-call channel path :client-streaming encoder decoder timeout metadata nil compress))
+                                               timeout metadata compress wait-for-ready)
+  "Start a client-streaming call: CALL-SEND requests, then CALL-CLOSE-AND-RECV.
+The keywords are UNARY-CALL's."
+  (start-call channel path :client-streaming encoder decoder timeout metadata nil compress
+              wait-for-ready))
 
 (defun bidi-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
-                                             timeout metadata compress)
-  "Start a bidi call: CALL-SEND, CALL-RECV, CALL-CLOSE-SEND in any order."
-  (start-call channel path :bidi encoder decoder timeout metadata nil compress))
+                                             timeout metadata compress wait-for-ready)
+  "Start a bidi call: CALL-SEND, CALL-RECV, CALL-CLOSE-SEND in any order.
+The keywords are UNARY-CALL's."
+  (start-call channel path :bidi encoder decoder timeout metadata nil compress wait-for-ready))
 
 (defun call-close-send (call)
   "Half-close: tell the server no more messages are coming."

@@ -57,11 +57,16 @@
   (let ((n (length name)))
     (and (> n 4) (string= name "-bin" :start1 (- n 4)))))
 
+(defparameter *application-grpc-headers* '("grpc-previous-rpc-attempts" "grpc-retry-pushback-ms")
+  "The grpc- headers that belong to the application: the attempt count a
+server's handler reads, and the pushback its trailers may carry (gRFC A6).")
+
 (defun reserved-header-p (name)
   (declare (type simple-string name))
   (or (zerop (length name))
       (char= (char name 0) #\:)
-      (and (> (length name) 5) (string= name "grpc-" :end1 5))
+      (and (> (length name) 5) (string= name "grpc-" :end1 5)
+           (not (member name *application-grpc-headers* :test #'string=)))
       (string= name "content-type")
       (string= name "te")))
 

@@ -1,10 +1,9 @@
-;;;; A small strict JSON reader, enough for the feature database
-;;;; (go/routeguide/features/route_guide_db.json) and the load generator's
-;;;; commands: objects become alists with string keys, arrays lists,
-;;;; numbers integers (or double-floats), true/false T and :FALSE, null
-;;;; :NULL.  And a writer for the load generator's replies.
+;;;; A small strict JSON reader, for gRPC service configs and the programs'
+;;;; data files and commands: objects become alists with string keys,
+;;;; arrays lists, numbers integers (or double-floats), true/false T and
+;;;; :FALSE, null :NULL.  And a writer, for replies to load generators.
 
-(in-package #:routeguide)
+(in-package #:clgrpc.util)
 
 (defconstant +max-json-depth+ 64
   "Arrays and objects nested deeper are refused, before they could exhaust
