@@ -26,7 +26,7 @@ type outcome struct {
 }
 
 // runGrpccall runs clgrpc's caller against addr with args and returns each
-// call's outcome; the caller must exit 0 within a minute.
+// call's outcome; the caller must exit 0 within two minutes.
 func runGrpccall(t *testing.T, addr string, args ...string) []outcome {
 	t.Helper()
 	out, stderr, code := runGrpccallExit(t, append([]string{"-addr", addr}, args...)...)
@@ -52,7 +52,7 @@ func runGrpccallExit(t *testing.T, args ...string) ([]byte, string, int) {
 	if *grpccall == "" {
 		t.Fatal("-grpccall is required")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, runfile.Path(*grpccall), args...)

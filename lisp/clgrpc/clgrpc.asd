@@ -161,6 +161,7 @@ test credentials (//tools/testcerts), and the dynamic linker must find libssl.so
                (:file "each-message-tests")
                (:file "compression-tests")
                (:file "retry-tests")
+               (:file "keepalive-tests")
                (:file "plain-http-tests")
                (:file "generated")
                (:static-file "data/messages/clgrpc.test.Everything.full.bin")

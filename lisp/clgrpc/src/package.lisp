@@ -188,7 +188,7 @@ drives without blocking.")
    ;; connections
    #:connection #:make-connection #:connection-start #:connection-role
    #:connection-user #:connection-app #:connection-closed-p #:connection-lock
-   #:connection-goaway-received-p #:connection-goaway-sent-p
+   #:connection-goaway-received-p #:connection-goaway-sent-p #:connection-peer-goaway
    #:connection-stream-count #:connection-peer-max-concurrent-streams
    #:connection-peer-max-frame-size #:connection-send-window
    #:connection-close #:connection-shutdown #:connection-send-goaway #:connection-wait-closed #:connection-ping
@@ -248,7 +248,7 @@ kinds of method, and a client channel.")
    #:server-connection-count #:server-refused-connection-count
    #:register-service-descriptors #:server-service-names #:server-file-descriptors
    ;; client
-   #:channel #:make-channel #:channel-close #:*connect-timeout*
+   #:channel #:make-channel #:channel-close #:*connect-timeout* #:*client-keepalive-floor*
    #:parse-service-config #:service-config #:service-config-error #:service-config-error-reason
    #:service-config-throttle #:retry-throttle-token-count
    #:unary-call #:server-streaming-call #:client-streaming-call #:bidi-streaming-call))

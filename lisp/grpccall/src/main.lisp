@@ -1,13 +1,15 @@
 ;;;; grpccall: calls one method of a gRPC server with clgrpc's client, so
 ;;;; that tests (go/clientfeatures) and people can see what the client does
-;;;; against any server: its service config, deadlines, wait-for-ready and
-;;;; metadata.  Messages are raw octets: the request is -request's hex, and
+;;;; against any server: its service config, deadlines, wait-for-ready,
+;;;; metadata and keepalive.  Messages are raw octets: the request is -request's hex, and
 ;;;; a streaming request sends it -messages times.
 ;;;;
 ;;;;   grpccall -addr HOST:PORT -method /package.Service/Method
 ;;;;            [-kind unary|client_streaming] [-calls N] [-messages N]
 ;;;;            [-request HEX] [-service_config JSON] [-timeout DURATION]
 ;;;;            [-wait_for_ready] [-metadata NAME=VALUE,...]
+;;;;            [-keepalive_time DURATION] [-keepalive_timeout DURATION]
+;;;;            [-keepalive_without_calls]
 ;;;;
 ;;;; Each call prints one line of JSON on stdout: {"call": i, "code": "OK",
 ;;;; "message": "...", "response": "HEX", "ms": elapsed}.  The exit code is
@@ -26,7 +28,10 @@
         (flag-spec "service_config" :string "" "the channel's service config, in `JSON`")
         (flag-spec "timeout" :duration 0 "each call's deadline (0: none)")
         (flag-spec "wait_for_ready" :bool nil "calls wait for a connection instead of failing")
-        (flag-spec "metadata" :string "" "request metadata, `NAME=VALUE,...`")))
+        (flag-spec "metadata" :string "" "request metadata, `NAME=VALUE,...`")
+        (flag-spec "keepalive_time" :duration 0 "ping the server after this long without hearing from it (0: never; at least 10s)")
+        (flag-spec "keepalive_timeout" :duration 20 "close the connection if a ping is not answered within this")
+        (flag-spec "keepalive_without_calls" :bool nil "ping even while no call is open")))
 
 (defun parse-hex (text)
   (unless (and (evenp (length text)) (every (lambda (c) (digit-char-p c 16)) text))
@@ -81,6 +86,8 @@
     (flag-fail "-calls must be positive and -messages not negative"))
   (when (minusp (getf options :timeout))
     (flag-fail "-timeout must not be negative"))
+  (when (or (minusp (getf options :keepalive-time)) (not (plusp (getf options :keepalive-timeout))))
+    (flag-fail "-keepalive_time must not be negative, and -keepalive_timeout must be positive"))
   (let ((config (getf options :service-config)))
     (and (plusp (length config))
          (handler-case (clgrpc.grpc:parse-service-config config)
@@ -96,7 +103,11 @@
            (request (parse-hex (getf options :request)))
            (metadata (parse-metadata (getf options :metadata))))
        (multiple-value-bind (host port) (split-host-port (getf options :addr))
-         (let ((channel (clgrpc.grpc:make-channel host port :service-config config)))
+         (let ((channel (clgrpc.grpc:make-channel
+                         host port :service-config config
+                                   :keepalive-time (let ((s (getf options :keepalive-time))) (and (plusp s) s))
+                                   :keepalive-timeout (getf options :keepalive-timeout)
+                                   :keepalive-without-calls (getf options :keepalive-without-calls))))
            (unwind-protect
                 (dotimes (i (getf options :calls) 0)
                   (let ((start (get-internal-real-time)))

@@ -28,6 +28,13 @@
   (server-name nil :type (or null string))
   ;; gRPC's service config (service-config.lisp), or NIL.
   (service-config nil :type (or null service-config))
+  ;; Client keepalive (gRFC A8): ping after this long without reading
+  ;; (NIL: never), doubled each time a server says too_many_pings; close
+  ;; if the ACK takes longer than the timeout.
+  (keepalive-time-us nil :type (or null fixnum))
+  (keepalive-timeout-us 20000000 :type fixnum)
+  (keepalive-without-calls nil)
+  (heeded-goaway-conn nil)              ; the last connection whose too_many_pings doubled it
   (closed nil))
 
 (defparameter *connect-timeout* 20
@@ -35,17 +42,42 @@
 deadline: grpc-go's minimum connect timeout.  The kernel would otherwise
 retry an unanswered SYN for about two minutes.")
 
-(defvar *client-limits*
-  (clgrpc.http2:make-connection-limits :handshake-timeout nil :keepalive-time nil
-                                       :receive-stall-timeout nil)
-  "A client connection sends no keepalive pings (grpc-go's default) and
-waits for a server's message as long as its call may.")
+(defparameter *client-keepalive-floor* 10
+  "The shortest keepalive time a channel uses, in seconds: grpc-go's
+floor, which spares servers pings they would count as abuse.  Tests lower
+it.")
+
+(defun %client-limits (channel)
+  "The limits of CHANNEL's next connection: it waits for a server's
+message as long as its call may, and pings as the channel's keepalive
+says."
+  (clgrpc.http2:make-connection-limits :handshake-timeout nil :receive-stall-timeout nil
+                                       :keepalive-time (channel-keepalive-time-us channel)
+                                       :keepalive-timeout (channel-keepalive-timeout-us channel)
+                                       :permit-without-stream (channel-keepalive-without-calls channel)))
+
+(defconstant +too-many-pings-max-keepalive-us+ (* 7200 1000000)
+  "Doubling for too_many_pings stops here (a server's default, two hours).")
+
+(defun %heed-too-many-pings (channel conn)
+  "Channel lock held: CONN, being replaced, ended with the server's GOAWAY
+ENHANCE_YOUR_CALM too_many_pings: the channel pings half as often from
+now on, as grpc-go does."
+  (multiple-value-bind (code debug) (clgrpc.http2:connection-peer-goaway conn)
+    (let ((time (channel-keepalive-time-us channel)))
+      (when (and time (eql code clgrpc.http2:+enhance-your-calm+) (string= debug "too_many_pings")
+                 ;; Once for each such connection, however often it is replaced.
+                 (not (eq conn (shiftf (channel-heeded-goaway-conn channel) conn))))
+        (setf (channel-keepalive-time-us channel) (min +too-many-pings-max-keepalive-us+ (* 2 time)))
+        (log-line "~A said too_many_pings; keepalive time now ~,1F s"
+                  (channel-authority channel) (/ (channel-keepalive-time-us channel) 1d6))))))
 
 (defun make-channel (host port &key (max-receive-message-size 4194304)
                                     (max-send-message-size most-positive-fixnum)
                                     (initial-window-size 1048576)
                                     (connection-window-size 4194304)
-                                    tls server-name service-config)
+                                    tls server-name service-config
+                                    keepalive-time (keepalive-timeout 20) keepalive-without-calls)
   "A channel to HOST:PORT.  Connects on first use.  TLS, a client context
 of clgrpc.tls:make-client-context, makes it connect over TLS (ALPN h2);
 the server's certificate must then name SERVER-NAME (gRPC's
@@ -53,7 +85,14 @@ server_host_override, also the calls' :authority), or HOST when that is
 NIL.  SERVICE-CONFIG, gRPC's JSON service config (a string) or one
 PARSE-SERVICE-CONFIG made, sets methods' timeouts, wait-for-ready, message
 size limits and retry policies; an invalid one signals
-SERVICE-CONFIG-ERROR here."
+SERVICE-CONFIG-ERROR here.
+
+KEEPALIVE-TIME (seconds, at least *CLIENT-KEEPALIVE-FLOOR*; NIL, the
+default, for none) pings the server after that long without hearing from
+it while calls are open (and without calls too, given
+KEEPALIVE-WITHOUT-CALLS); a ping not answered within KEEPALIVE-TIMEOUT
+closes the connection, failing its calls with UNAVAILABLE.  A server's
+GOAWAY too_many_pings doubles the time."
   (when (stringp service-config)
     (setf service-config (parse-service-config service-config)))
   (check-type service-config (or null service-config))
@@ -62,13 +101,16 @@ SERVICE-CONFIG-ERROR here."
     (unless (eq (clgrpc.tls:tls-context-role tls) :client)
       (error "make-channel: TLS needs a client context")))
   (%make-channel :host host :port port :tls tls :service-config service-config
+                 :keepalive-time-us (and keepalive-time
+                                         (round (* 1000000 (max keepalive-time *client-keepalive-floor*))))
+                 :keepalive-timeout-us (round (* 1000000 keepalive-timeout))
+                 :keepalive-without-calls (and keepalive-without-calls t)
                  :server-name (or server-name (and tls (princ-to-string host)))
                  :authority (or server-name (format nil "~A:~D" host port))
                  :max-receive-message-size max-receive-message-size
                  :max-send-message-size max-send-message-size
                  :connection-options (list :initial-window-size initial-window-size
-                                           :connection-window-size connection-window-size
-                                           :limits *client-limits*)))
+                                           :connection-window-size connection-window-size)))
 
 (defun channel-close (channel)
   "Close the channel's connection; calls in flight fail with UNAVAILABLE."
@@ -120,6 +162,8 @@ sent GOAWAY, so it closes once its last stream ends."
                 ((not (channel-connecting channel))
                  (setf (channel-connecting channel) t
                        retired (and conn (not (clgrpc.http2:connection-closed-p conn)) conn))
+                 (when conn
+                   (%heed-too-many-pings channel conn))
                  (return))
                 ((not (wait-on (channel-cv channel) lock deadline))
                  (raise-grpc-error +deadline-exceeded+ "deadline exceeded while connecting to ~A"
@@ -149,6 +193,7 @@ sent GOAWAY, so it closes once its last stream ends."
                              (apply #'clgrpc.http2:make-connection socket :client
                                     :on-headers #'client-on-headers :on-data #'client-on-data
                                     :on-reset #'client-on-reset :user channel :tls tls
+                                    :limits (%client-limits channel)
                                     (channel-connection-options channel)))
                           ;; The ClientHello could not be made: nothing was sent.
                           (clgrpc.tls:tls-error (e)

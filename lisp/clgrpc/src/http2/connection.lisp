@@ -55,7 +55,9 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; Keepalive enforcement (keepalive.EnforcementPolicy): pings closer than
   ;; MIN-PING-INTERVAL, or any ping without an open stream unless
   ;; PERMIT-WITHOUT-STREAM, are strikes; more than two strikes between
-  ;; two of our HEADERS or DATA frames get GOAWAY ENHANCE_YOUR_CALM.
+  ;; two of our HEADERS or DATA frames get GOAWAY ENHANCE_YOUR_CALM.  On a
+  ;; client, PERMIT-WITHOUT-STREAM lets its keepalive ping with no stream
+  ;; open (keepalive.ClientParameters).
   (min-ping-interval 300000000 :type fixnum)
   (permit-without-stream nil)
   ;; Replies (SETTINGS and PING ACKs, RST_STREAM) queued while the peer does
@@ -232,6 +234,8 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   ;; ---- lifecycle
   (goaway-sent nil)
   (goaway-received nil)
+  ;; The peer's GOAWAY: (error-code . debug data as a string).
+  (peer-goaway nil :type list)
   (peer-last-stream-id +max-window-size+ :type fixnum) ; from the peer's GOAWAY
   (closed nil)
   (close-code nil)                      ; error code we or the peer closed with
@@ -317,6 +321,10 @@ out once it is complete."
 (defun connection-lock (conn) (conn-lock conn))
 (defun connection-closed-p (conn) (conn-closed conn))
 (defun connection-goaway-received-p (conn) (conn-goaway-received conn))
+(defun connection-peer-goaway (conn)
+  "The peer's GOAWAY: (values error-code debug-string), or NIL."
+  (let ((goaway (conn-peer-goaway conn)))
+    (values (car goaway) (cdr goaway))))
 (defun connection-goaway-sent-p (conn) (conn-goaway-sent conn))
 (defun connection-stream-count (conn) (hash-table-count (conn-streams conn)))
 (defun connection-peer-max-concurrent-streams (conn) (conn-peer-max-concurrent conn))

@@ -392,10 +392,18 @@ between; more than two strikes end the connection."
             (connection-error +enhance-your-calm+ "too_many_pings"))))))
 
 (defun on-goaway-frame (conn id octets start end)
-  (multiple-value-bind (last-id code) (decode-goaway-payload octets start end id)
-    (declare (type fixnum last-id))
+  (multiple-value-bind (last-id code debug-start debug-end) (decode-goaway-payload octets start end id)
+    (declare (type fixnum last-id debug-start debug-end))
     (with-connection-lock (conn)
-      (setf (conn-goaway-received conn) t
+      (setf (conn-peer-goaway conn)
+            ;; The debug data, as far as it is printable ASCII: grpc-go's
+            ;; "too_many_pings" tells a client to ping less often.
+            (cons code (map 'string #'code-char
+                            (subseq octets debug-start
+                                    (or (position-if-not (lambda (o) (<= 32 o 126)) octets
+                                                         :start debug-start :end (min debug-end (+ debug-start 256)))
+                                        (min debug-end (+ debug-start 256))))))
+            (conn-goaway-received conn) t
             (conn-peer-last-stream-id conn) (min last-id (conn-peer-last-stream-id conn))
             (conn-close-code conn) code)
       ;; Our streams above LAST-ID were never processed: fail them now so the
