@@ -168,7 +168,7 @@ func TestWaitForReadyRidesOutAServerNotYetListening(t *testing.T) {
 
 func TestInvalidServiceConfigIsAUsageError(t *testing.T) {
 	for _, config := range []string{
-		`{"methodConfig": [{"name": [{"service": "features.Peer"}], "hedgingPolicy": {"maxAttempts": 3}}]}`,
+		`{"methodConfig": [{"name": [{"service": "features.Peer"}], "timeout": "1 second"}]}`,
 		`{"methodConfig": [{"name": [{"service": "features.Peer"}], "retryPolicy": {"maxAttempts": 1}}]}`,
 	} {
 		_, stderr, code := runGrpccallExit(t, "-addr", "127.0.0.1:1", "-method", flakyPath, "-service_config", config)

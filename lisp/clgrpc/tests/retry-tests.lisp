@@ -69,7 +69,6 @@
           in '(("{\"methodConfig\": [{\"name\": [{\"service\": \"a.S\"}]}, {\"name\": [{\"service\": \"a.S\"}]}]}"
                 "two methodConfig entries")
                ("{\"methodConfig\": [{\"name\": [{\"method\": \"M\"}]}]}" "needs its service")
-               ("{\"methodConfig\": [{\"name\": [{\"service\": \"a.S\"}], \"hedgingPolicy\": {}}]}" "hedgingPolicy")
                ("{\"retryThrottling\": {\"maxTokens\": 0, \"tokenRatio\": 1}}" "maxTokens")
                ("{\"retryThrottling\": {\"maxTokens\": 10}}" "tokenRatio")
                ("{\"methodConfig\": [{\"name\": [{\"service\": \"a.S\"}], \"timeout\": \"-1s\"}]}" "duration")
@@ -77,7 +76,12 @@
                ("\"x\"" "object"))
         do (let ((reason (config-error-reason json)))
              (is (and reason (search expected reason)) "~A: ~S" json reason)))
-  ;; The channel refuses it too, before any call.
+  ;; A hedging policy is ignored, as grpc-go ignores it, and null is absent.
+  (let ((config (clgrpc.grpc:parse-service-config
+                 "{\"methodConfig\": [{\"name\": [{\"service\": \"a.S\"}], \"timeout\": \"2s\",
+                    \"waitForReady\": null, \"hedgingPolicy\": {\"maxAttempts\": 3}}]}")))
+    (is (= 2 (clgrpc.grpc::method-config-timeout (clgrpc.grpc::method-config-for config "/a.S/M")))))
+  ;; The channel refuses a bad one, before any call.
   (signals clgrpc.grpc:service-config-error
     (clgrpc.grpc:make-channel "127.0.0.1" 1 :service-config "{\"methodConfig\": 1}")))
 
@@ -96,7 +100,8 @@
 
 (defun register-retry-methods (server)
   "retry.Svc: Flaky fails the first N attempts (N, the request's first
-octet) with the status of its second octet; Sum adds the request messages
+octet) with the status of its second octet, and a pushback of a tenth of a
+second times its third octet if it has one; Sum adds the request messages
 and fails its first attempt after reading them all.  Both observe each
 attempt's grpc-previous-rpc-attempts."
   (flet ((previous (call)
@@ -106,6 +111,9 @@ attempt's grpc-previous-rpc-attempts."
      (lambda (request call)
        (let ((attempt (sb-ext:atomic-incf (car *attempts*))))
          (observe (list :flaky attempt (previous call)))
+         (when (and (< attempt (aref request 0)) (> (length request) 2))
+           (clgrpc.grpc:call-set-trailer-metadata
+            call (list (cons "grpc-retry-pushback-ms" (princ-to-string (* 100 (aref request 2)))))))
          (if (< attempt (aref request 0))
              (error 'clgrpc.grpc:grpc-error :code (aref request 1) :message "not yet")
              (bytes attempt)))))
@@ -214,3 +222,42 @@ attempt's grpc-previous-rpc-attempts."
                (sb-thread:join-thread starter)))
         (clgrpc.grpc:channel-close channel)
         (clgrpc.grpc:server-stop server :grace 1)))))
+
+(test closing-the-channel-ends-a-call-waiting-to-retry
+  ;; The server pushes the retry back 5 s; closing the channel ends the
+  ;; call at once, not after the pushback.
+  (with-retry-server (ch (retry-config))
+    (let* ((start (get-internal-real-time))
+           (caller (sb-thread:make-thread
+                    (lambda () (status-of (lambda () (clgrpc.grpc:unary-call ch "/retry.Svc/Flaky"
+                                                                             (bytes 2 clgrpc.grpc:+unavailable+ 50))))))))
+      (sleep 0.3)
+      (clgrpc.grpc:channel-close ch)
+      (is (equal '("UNAVAILABLE" "channel closed") (sb-thread:join-thread caller)))
+      (is (< (- (get-internal-real-time) start) (* 2 internal-time-units-per-second)))
+      (is (= 1 (length (flaky-attempts)))))))
+
+(test a-message-cut-off-by-a-retried-attempt-is-sent-by-the-next
+  ;; A 200,000-octet message waits for window (64 KiB) when the server ends
+  ;; the attempt with UNAVAILABLE: CALL-SEND returns as sent, and the next
+  ;; attempt carries it whole.
+  (let* ((server (clgrpc.grpc:make-server :initial-window-size 65535 :connection-window-size 65535))
+         (channel nil))
+    (setf (car *attempts*) 0 *observed* nil)
+    (clgrpc.grpc:register-method
+     server "/retry.Svc/Total"
+     (lambda (call)
+       (if (zerop (sb-ext:atomic-incf (car *attempts*)))
+           (progn (sleep 0.3) (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+unavailable+ "first attempt fails"))
+           (let ((total (loop for m = (clgrpc.grpc:call-recv call) while m sum (length m))))
+             (observe (list :total total))
+             (bytes (ldb (byte 8 16) total) (ldb (byte 8 8) total) (ldb (byte 8 0) total)))))
+     :kind :client-streaming)
+    (setf channel (clgrpc.grpc:make-channel "127.0.0.1" (clgrpc.grpc:server-start server)
+                                            :service-config (retry-config)))
+    (unwind-protect
+         (let ((call (clgrpc.grpc:client-streaming-call channel "/retry.Svc/Total" :timeout 10)))
+           (is (eq :ok (status-of (lambda () (clgrpc.grpc:call-send call (filled 200000 7))))))
+           (is (equalp (bytes 3 13 64) (clgrpc.grpc:call-close-and-recv call))))
+      (clgrpc.grpc:channel-close channel)
+      (clgrpc.grpc:server-stop server :grace 1))))

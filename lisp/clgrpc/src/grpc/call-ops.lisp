@@ -57,6 +57,12 @@ timeout while CALL sent; its stream is reset, and the call fails."
                        :message (if (= code +ok+) "call already finished" (call-status-message call))
                        :metadata (call-trailers call))))
 
+(defun %kept-for-the-next-attempt-p (call)
+  "Lock held: CALL's attempt ended while a message was being written, and
+another attempt will send it again: the send did not fail."
+  (and (eq (call-role call) :client) (null (call-status call)) (call-retry-pending call)
+       (call-retry-policy call) (not (call-committed call))))
+
 (defun call-send (call message &key (compress (call-compress call)))
   "Send MESSAGE on a streaming call.  Waits for flow-control window; the
 frames are written by the connection's writer thread, batched with whatever
@@ -76,7 +82,7 @@ headers declared gzip."
           (keep-for-retry call (obuf-data buf) (obuf-fill buf)))
         (let ((sent (clgrpc.http2:stream-write-data conn (call-stream call)
                                                     (obuf-data buf) 0 (obuf-fill buf))))
-          (unless (eq sent t)
+          (unless (or (eq sent t) (%kept-for-the-next-attempt-p call))
             (when (eq sent :stalled)
               (%call-stalled call))
             (%call-ended-error call)))

@@ -34,7 +34,8 @@
   (keepalive-time-us nil :type (or null fixnum))
   (keepalive-timeout-us 20000000 :type fixnum)
   (keepalive-without-calls nil)
-  (heeded-goaway-conn nil)              ; the last connection whose too_many_pings doubled it
+  ;; A weak pointer to the last connection whose too_many_pings doubled it.
+  (heeded-goaway-conn nil)
   (closed nil))
 
 (defparameter *connect-timeout* 20
@@ -67,8 +68,11 @@ now on, as grpc-go does."
     (let ((time (channel-keepalive-time-us channel)))
       (when (and time (eql code clgrpc.http2:+enhance-your-calm+) (string= debug "too_many_pings")
                  ;; Once for each such connection, however often it is replaced.
-                 (not (eq conn (shiftf (channel-heeded-goaway-conn channel) conn))))
-        (setf (channel-keepalive-time-us channel) (min +too-many-pings-max-keepalive-us+ (* 2 time)))
+                 (let ((heeded (channel-heeded-goaway-conn channel)))
+                   (not (and heeded (eq conn (sb-ext:weak-pointer-value heeded))))))
+        (setf (channel-heeded-goaway-conn channel) (sb-ext:make-weak-pointer conn))
+        (setf (channel-keepalive-time-us channel)
+              (max time (min +too-many-pings-max-keepalive-us+ (* 2 time))))
         (log-line "~A said too_many_pings; keepalive time now ~,1F s"
                   (channel-authority channel) (/ (channel-keepalive-time-us channel) 1d6))))))
 
@@ -271,7 +275,7 @@ dropped, never carried out here (the scheduler must not wait on a peer)."
   "The server ended CALL's attempt on STREAM with CODE (HEADERS, the
 trailers, are NIL for a reset stream): another attempt follows when the
 retry policy allows one (retry.lisp); otherwise the call ends."
-  (let ((delay (and (call-retry-policy call) (retry-delay-us call code headers))))
+  (let ((delay (and (call-retry-throttle-or-policy-p call) (retry-delay-us call code headers))))
     (cond ((null delay)
            (%client-complete call code message (headers-to-metadata headers)))
           (t
@@ -400,7 +404,12 @@ everything sent can be sent again: gRPC's transparent retry, once per call."
                   (list (list "grpc-timeout" (format-grpc-timeout (- deadline (now-us))) :without)))
                 (when (plusp (call-retries call))
                   (list (cons "grpc-previous-rpc-attempts" (princ-to-string (call-retries call)))))
-                (when metadata (metadata-to-headers metadata)))))
+                (when metadata
+                  (metadata-to-headers
+                   (if (plusp (call-retries call))
+                       ;; Ours, above, is the one the server gets.
+                       (remove "grpc-previous-rpc-attempts" metadata :key #'car :test #'string-equal)
+                       metadata))))))
 
 (defun start-call (channel path kind encoder decoder timeout metadata request compress
                    wait-for-ready)
@@ -489,11 +498,13 @@ new connection when one can take no more streams."
                (when (call-status call)
                  ;; Ended (cancelled, past its deadline) while it was being retried.
                  (return-from %open-call-stream nil))
-               (let ((stream (clgrpc.http2:open-stream conn call deadline)))
-                 (when (eq stream :timeout)
-                   ;; The deadline covers the wait for a stream slot too.
-                   (raise-grpc-error +deadline-exceeded+
-                                     "deadline exceeded waiting for a stream slot"))
+               (let ((stream (%open-stream-unless-ended conn call deadline)))
+                 (case stream
+                   (:ended (return-from %open-call-stream nil))
+                   (:timeout
+                    ;; The deadline covers the wait for a stream slot too.
+                    (raise-grpc-error +deadline-exceeded+
+                                      "deadline exceeded waiting for a stream slot")))
                  (when stream
                    ;; A retry stays pending (:IN-PROGRESS) until what the
                    ;; call sent before is sent again, so no new message
@@ -503,12 +514,28 @@ new connection when one can take no more streams."
                          (call-headers-sent call) t)
                    (clgrpc.http2:stream-write-headers conn stream headers)
                    (%write-request conn stream call octets)
+                   (when (call-status call)
+                     ;; Cancelled while the retry moved it here: the new
+                     ;; stream goes too.
+                     (clgrpc.http2:stream-reset conn stream clgrpc.http2:+cancel+))
                    (return)))))
     (unless (and (call-stream call) (eq (call-conn call) conn))
       ;; A connection that failed its TLS handshake says why.
       (raise-grpc-error +unavailable+ "~A" (or (and conn (clgrpc.http2:connection-close-reason conn))
                                                "no connection could take the call")))
     (clgrpc.http2:flush-connection conn)))
+
+(defun %open-stream-unless-ended (conn call deadline)
+  "Lock held: CLGRPC.HTTP2:OPEN-STREAM for CALL, waiting for a stream slot
+until DEADLINE in tenths of a second, so that a call cancelled meanwhile
+(under the lock of the connection it was on) stops waiting: :ENDED then."
+  (loop
+    (when (call-status call)
+      (return :ended))
+    (let* ((slice (+ (now-us) 100000))
+           (stream (clgrpc.http2:open-stream conn call (if deadline (min deadline slice) slice))))
+      (unless (and (eq stream :timeout) (or (null deadline) (< (now-us) deadline)))
+        (return stream)))))
 
 (defun %write-request (conn stream call octets)
   "Lock held: on CALL's new STREAM, its request OCTETS (half-closing), or
@@ -527,11 +554,17 @@ the messages it kept for a retry and its half-close, if it had sent one."
                  (send +no-octets+ t))))))
 
 (defun %wait-to-retry (call at)
-  "Wait until AT (NOW-US time) to try CALL again, or until it ends."
+  "Wait until AT (NOW-US time) to try CALL again, or until it ends; if its
+channel closes meanwhile, it ends with UNAVAILABLE."
   (with-call-conn-lock (call)
     (loop until (or (call-status call) (>= (now-us) at))
-          do (counted-wait ((call-waiters call))
-               (wait-on (call-cv call) (clgrpc.http2:connection-lock (call-conn call)) at)))))
+          do (when (channel-closed (call-channel call))
+               (%client-complete call +unavailable+ "channel closed" nil)
+               (return))
+             (counted-wait ((call-waiters call))
+               ;; In tenths of a second, to see the channel close.
+               (wait-on (call-cv call) (clgrpc.http2:connection-lock (call-conn call))
+                        (min at (+ (now-us) 100000)))))))
 
 (defun %retry-call (call at)
   "Make CALL's next attempt, at AT (NOW-US time) or at once when NIL: open

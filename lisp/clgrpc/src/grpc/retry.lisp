@@ -56,16 +56,20 @@ where milliseconds is NIL when the value forbids a retry."
                             (expt (retry-policy-backoff-multiplier policy) (1- step))))))
     (random (max 1 (round ceiling-us)))))
 
+(defun call-retry-throttle-or-policy-p (call)
+  (or (call-retry-policy call) (call-retry-throttle call)))
+
 (defun retry-delay-us (call code trailers)
   "Lock held: the server ended CALL's attempt with CODE.  Counts the
-outcome against the channel's throttle and returns the microseconds to
-wait before the next attempt, or NIL when the call ends with CODE."
+outcome against the channel's throttle (every call's success, and the
+failures a retry policy names) and returns the microseconds to wait before
+the next attempt, or NIL when the call ends with CODE."
   (let* ((policy (call-retry-policy call))
          (retryable (and policy (member code (retry-policy-retryable-codes policy))))
          (throttle (call-retry-throttle call)))
     (multiple-value-bind (pushback-ms pushback-present) (%pushback-ms trailers)
       (let ((allowed (cond ((= code +ok+) (throttle-record throttle t) nil)
-                           ((or retryable (and pushback-present (null pushback-ms)))
+                           ((or retryable (and policy pushback-present (null pushback-ms)))
                             (or (null throttle) (throttle-record throttle nil))))))
         (when (and retryable allowed
                    (not (call-committed call))

@@ -5,8 +5,9 @@
 ;;;; It is checked as grpc-go checks it: a config that breaks a rule is
 ;;;; refused whole (SERVICE-CONFIG-ERROR, saying which rule), never applied
 ;;;; in part.  Retry policies allow at most five attempts, larger values
-;;;; being lowered to five, as A6 specifies.  Hedging (hedgingPolicy) is
-;;;; refused: clgrpc does not send hedged attempts.
+;;;; being lowered to five, as A6 specifies.  A hedgingPolicy is ignored,
+;;;; with a log line, as grpc-go ignores it: clgrpc sends no hedged
+;;;; attempts.  JSON null stands for an absent field.
 
 (in-package #:clgrpc.grpc)
 
@@ -52,7 +53,9 @@
 ;;; JSON values
 
 (defun %field (object key)
-  (cdr (assoc key object :test #'string=)))
+  "OBJECT's KEY; JSON null is absent, as protobuf's JSON mapping has it."
+  (let ((value (cdr (assoc key object :test #'string=))))
+    (and (not (eq value :null)) value)))
 
 (defun %object-p (value)
   ;; The JSON reader gives an empty object as NIL.
@@ -130,8 +133,9 @@ or 14."
 
 (defun %parse-method-config (object)
   (%check-object object "a methodConfig entry")
-  (when (assoc "hedgingPolicy" object :test #'string=)
-    (%config-fail "hedgingPolicy is not supported by clgrpc"))
+  (when (%field object "hedgingPolicy")
+    ;; As grpc-go, which parses no hedging either: the rest still applies.
+    (log-line "service config: hedgingPolicy is ignored (clgrpc sends no hedged attempts)"))
   (let ((timeout (%field object "timeout"))
         (wait (%field object "waitForReady")))
     (unless (member wait '(nil t :false))

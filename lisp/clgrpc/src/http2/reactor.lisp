@@ -635,6 +635,10 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
              (age-goaway (conn-age-goaway-us conn))
              (keepalive (limits-keepalive-time limits)))
          (cond
+           ((and ping (> (conn-last-read-us conn) (the fixnum ping)))
+            ;; Any frame read since the ping shows the peer is there, as
+            ;; grpc-go takes it: an ACK queued behind data is not late.
+            (setf (conn-keepalive-ping-us conn) nil))
            ((and ping (> (- now (the fixnum ping)) (limits-keepalive-timeout limits)))
             (setf (conn-close-reason conn) "keepalive ping not acknowledged in time")
             (finish-connection conn +cancel+))
