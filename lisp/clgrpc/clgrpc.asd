@@ -74,6 +74,7 @@
                              (:file "call")
                              (:file "framing")
                              (:file "call-ops")
+                             (:file "interceptors")
                              (:file "plain-http")
                              (:file "server")
                              (:file "respond")
@@ -111,6 +112,18 @@
   :pathname "health/"
   :components ((:file "health")))
 
+(defsystem "clgrpc/telemetry"
+  :description "gRPC's OpenTelemetry metrics (gRFC A66) with a Prometheus scrape endpoint, and W3C
+trace context, for clgrpc servers and channels, through interceptors."
+  :license "Apache-2.0"
+  :depends-on ("clgrpc" (:require "sb-bsd-sockets"))
+  :serial t
+  :pathname "telemetry/"
+  :components ((:file "metrics")
+               (:file "grpc-metrics")
+               (:file "prometheus")
+               (:file "tracing")))
+
 (defsystem "clgrpc/reflection/proto"
   :description "grpc.reflection.v1 and v1alpha messages and stubs, from the descriptor sets of reflection.proto."
   :license "Apache-2.0"
@@ -139,7 +152,7 @@ test credentials (//tools/testcerts), and the dynamic linker must find libssl.so
 
 (defsystem "clgrpc/tests"
   :description "FiveAM tests for clgrpc."
-  :depends-on ("clgrpc" "fiveam")
+  :depends-on ("clgrpc" "clgrpc/telemetry" "fiveam")
   :serial t
   :pathname "tests/"
   :components ((:file "package")
@@ -162,6 +175,7 @@ test credentials (//tools/testcerts), and the dynamic linker must find libssl.so
                (:file "compression-tests")
                (:file "retry-tests")
                (:file "keepalive-tests")
+               (:file "interceptor-tests")
                (:file "plain-http-tests")
                (:file "generated")
                (:static-file "data/messages/clgrpc.test.Everything.full.bin")

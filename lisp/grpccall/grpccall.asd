@@ -4,7 +4,7 @@
 (defsystem "grpccall"
   :description "Calls a gRPC method with clgrpc's client: service config, deadlines, wait-for-ready, metadata."
   :license "Apache-2.0"
-  :depends-on ("clgrpc" "cmdline")
+  :depends-on ("clgrpc" "clgrpc/telemetry" "cmdline")
   :serial t
   :pathname "src/"
   :components ((:file "package")

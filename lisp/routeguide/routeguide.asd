@@ -31,7 +31,8 @@
 (defsystem "routeguide/server"
   :description "The RouteGuide server program, with go/routeguide/server's command line."
   :license "Apache-2.0"
-  :depends-on ("clgrpc" "clgrpc/health" "clgrpc/reflection" "cmdline" "cmdline/tls" "routeguide")
+  :depends-on ("clgrpc" "clgrpc/health" "clgrpc/reflection" "clgrpc/telemetry" "cmdline" "cmdline/tls"
+               "routeguide")
   :pathname "src/"
   :components ((:file "server")))
 

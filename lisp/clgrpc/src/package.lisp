@@ -242,6 +242,10 @@ kinds of method, and a client channel.")
    #:call-send #:call-recv #:call-close-send #:call-cancel #:call-close-and-recv
    #:call-set-response-metadata #:call-set-trailer-metadata #:call-send-headers
    #:call-set-response-compression #:call-received-compressed-p
+   ;; interceptors
+   #:call-on-finish #:call-message-octets #:call-attempt-count #:call-channel-target #:call-property
+   #:call-info #:call-info-on-finish #:call-info-target #:call-info-method #:call-info-kind #:call-info-metadata
+   #:call-info-timeout
    ;; server
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
    #:server-memory-held #:register-heap-report #:+heap-report-path+

@@ -290,13 +290,17 @@ handler's way catches it."))
 
 (defun channel-on-reactor (port index)
   "A channel to PORT whose server side is served by reactor INDEX (channels
-open until one is), and the channels opened on the way, to close."
+open until one is), and the channels opened on the way, to close.
+Reactors are taken in turn by client and server connections alike, so a
+channel's two sides can land on the same reactors every time: a bare
+connection to the server in between shifts the turn."
   (let ((opened '()))
     (loop repeat 20
           do (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
                (push ch opened)
                (when (eql index (aref (unary ch "ReactorIndex" (bytes) :timeout 5) 0))
-                 (return-from channel-on-reactor (values ch (remove ch opened))))))
+                 (return-from channel-on-reactor (values ch (remove ch opened))))
+               (raw-close (raw-connect port))))
     (values nil opened)))
 
 (test a-reactor-never-waits-on-the-log

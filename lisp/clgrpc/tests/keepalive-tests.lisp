@@ -2,7 +2,7 @@
 ;;;; policy: pings only while calls are open unless allowed without, and a
 ;;;; server's too_many_pings doubling the interval.  The same against
 ;;;; grpc-go's server, and a peer that stops answering, are tested in
-;;;; go/clientfeatures.
+;;;; go/features.
 
 (in-package #:clgrpc.tests)
 

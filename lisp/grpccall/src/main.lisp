@@ -1,7 +1,9 @@
 ;;;; grpccall: calls one method of a gRPC server with clgrpc's client, so
-;;;; that tests (go/clientfeatures) and people can see what the client does
+;;;; that tests (go/features) and people can see what the client does
 ;;;; against any server: its service config, deadlines, wait-for-ready,
-;;;; metadata and keepalive.  Messages are raw octets: the request is -request's hex, and
+;;;; metadata, keepalive, and the telemetry interceptors: -trace sends W3C
+;;;; traceparent, and -metrics_out writes gRPC's client metrics, in
+;;;; Prometheus' text format, to FILE once the calls are made.  Messages are raw octets: the request is -request's hex, and
 ;;;; a streaming request sends it -messages times.
 ;;;;
 ;;;;   grpccall -addr HOST:PORT -method /package.Service/Method
@@ -9,7 +11,7 @@
 ;;;;            [-request HEX] [-service_config JSON] [-timeout DURATION]
 ;;;;            [-wait_for_ready] [-metadata NAME=VALUE,...]
 ;;;;            [-keepalive_time DURATION] [-keepalive_timeout DURATION]
-;;;;            [-keepalive_without_calls]
+;;;;            [-keepalive_without_calls] [-trace] [-metrics_out FILE]
 ;;;;
 ;;;; Each call prints one line of JSON on stdout: {"call": i, "code": "OK",
 ;;;; "message": "...", "response": "HEX", "ms": elapsed}.  The exit code is
@@ -31,7 +33,9 @@
         (flag-spec "metadata" :string "" "request metadata, `NAME=VALUE,...`")
         (flag-spec "keepalive_time" :duration 0 "ping the server after this long without hearing from it (0: never; at least 10s)")
         (flag-spec "keepalive_timeout" :duration 20 "close the connection if a ping is not answered within this")
-        (flag-spec "keepalive_without_calls" :bool nil "ping even while no call is open")))
+        (flag-spec "keepalive_without_calls" :bool nil "ping even while no call is open")
+        (flag-spec "trace" :bool nil "send W3C trace context (traceparent) with each call")
+        (flag-spec "metrics_out" :string "" "write the client's gRPC metrics, Prometheus text, to this `file`")))
 
 (defun parse-hex (text)
   (unless (and (evenp (length text)) (every (lambda (c) (digit-char-p c 16)) text))
@@ -93,34 +97,47 @@
          (handler-case (clgrpc.grpc:parse-service-config config)
            (clgrpc.grpc:service-config-error (e) (flag-fail "-service_config: ~A" e))))))
 
+(defun open-channel (options config registry)
+  "The channel OPTIONS describe, with the telemetry interceptors they ask
+for (REGISTRY records the metrics)."
+  (multiple-value-bind (host port) (split-host-port (getf options :addr))
+    (clgrpc.grpc:make-channel
+     host port :service-config config
+               :interceptors (append (and registry (list (clgrpc.telemetry:client-metrics-interceptor registry)))
+                                     (and (getf options :trace) (list (clgrpc.telemetry:client-tracing-interceptor))))
+               :keepalive-time (let ((s (getf options :keepalive-time))) (and (plusp s) s))
+               :keepalive-timeout (getf options :keepalive-timeout)
+               :keepalive-without-calls (getf options :keepalive-without-calls))))
+
+(defun print-outcome (i code message response start)
+  (clgrpc.util:write-json
+   (list :call i :code (clgrpc.grpc:status-code-name code) :message message
+         :response (hex (or response #()))
+         :ms (round (* 1000 (- (get-internal-real-time) start)) internal-time-units-per-second))
+   *standard-output*)
+  (terpri)
+  (finish-output))
+
 (defun main ()
   "Entry point of the grpccall executable; returns the exit code."
   (call-with-command-line
    *flags* (rest sb-ext:*posix-argv*)
    (lambda (options rest given)
      (declare (ignore given))
-     (let ((config (check-options options rest))
-           (request (parse-hex (getf options :request)))
-           (metadata (parse-metadata (getf options :metadata))))
-       (multiple-value-bind (host port) (split-host-port (getf options :addr))
-         (let ((channel (clgrpc.grpc:make-channel
-                         host port :service-config config
-                                   :keepalive-time (let ((s (getf options :keepalive-time))) (and (plusp s) s))
-                                   :keepalive-timeout (getf options :keepalive-timeout)
-                                   :keepalive-without-calls (getf options :keepalive-without-calls))))
-           (unwind-protect
-                (dotimes (i (getf options :calls) 0)
-                  (let ((start (get-internal-real-time)))
-                    (multiple-value-bind (code message response)
-                        (call-once channel options request metadata)
-                      (clgrpc.util:write-json
-                       (list :call i :code (clgrpc.grpc:status-code-name code) :message message
-                             :response (hex (or response #()))
-                             :ms (round (* 1000 (- (get-internal-real-time) start))
-                                        internal-time-units-per-second))
-                       *standard-output*)
-                      (terpri)
-                      (finish-output))))
-             (clgrpc.grpc:channel-close channel))))))
+     (let* ((config (check-options options rest))
+            (request (parse-hex (getf options :request)))
+            (metadata (parse-metadata (getf options :metadata)))
+            (metrics-out (getf options :metrics-out))
+            (registry (and (plusp (length metrics-out)) (clgrpc.telemetry:make-registry)))
+            (channel (open-channel options config registry)))
+       (unwind-protect
+            (dotimes (i (getf options :calls) 0)
+              (let ((start (get-internal-real-time)))
+                (multiple-value-bind (code message response) (call-once channel options request metadata)
+                  (print-outcome i code message response start))))
+         (clgrpc.grpc:channel-close channel)
+         (when registry
+           (with-open-file (out metrics-out :direction :output :if-exists :supersede)
+             (write-string (clgrpc.telemetry:prometheus-text registry) out))))))
    :description "Calls one gRPC method with clgrpc's client, raw octets in and out, and prints
 each call's status as a line of JSON."))

@@ -3,6 +3,7 @@
 ;;;;
 ;;;;   server [-addr HOST:PORT] [-db PATH] [-max_concurrent_streams N]
 ;;;;          [-shutdown_timeout DURATION] [-unary_inline] [-heap_report]
+;;;;          [-metrics_addr HOST:PORT]
 ;;;;          [limit flags, as the Go server's]
 ;;;;          [-tls -cert_file FILE -key_file FILE [-ca_file FILE [-require_client_cert]]]
 ;;;;
@@ -17,7 +18,8 @@
 (in-package #:routeguide.server)
 
 (defun start-server (&key (host "127.0.0.1") (port 0) (db (default-features))
-                          (max-concurrent-streams 1000) unary-inline limits tls heap-report)
+                          (max-concurrent-streams 1000) unary-inline limits tls heap-report
+                          metrics-addr)
   "A running clgrpc server with the RouteGuide service, the standard health
 service (SERVING, for the server and for RouteGuide, once bound) and server
 reflection.
@@ -26,10 +28,19 @@ it runs on its connection's reactor instead of the handler executor.  It is
 tuning the Go server has no counterpart of, so it is off unless asked for.
 LIMITS is a plist of MAKE-SERVER's limit arguments; TLS a clgrpc server TLS
 context, or NIL for plaintext.  HEAP-REPORT serves the heap in use too
-(CLGRPC.GRPC:REGISTER-HEAP-REPORT), for hostile-peer tests.  Returns
-(values server port health)."
-  (let ((server (apply #'clgrpc.grpc:make-server :max-concurrent-streams max-concurrent-streams
-                                                 :tls tls limits)))
+(CLGRPC.GRPC:REGISTER-HEAP-REPORT), for hostile-peer tests.  METRICS-ADDR,
+(host . port), records gRPC's metrics and W3C trace context through
+interceptors (clgrpc/telemetry) and serves the metrics to Prometheus
+scrapes there.  Returns (values server port health)."
+  (let* ((registry (and metrics-addr (clgrpc.telemetry:make-registry)))
+         (server (apply #'clgrpc.grpc:make-server
+                        :max-concurrent-streams max-concurrent-streams :tls tls
+                        :interceptors (and registry
+                                           (list (clgrpc.telemetry:server-metrics-interceptor registry)
+                                                 (clgrpc.telemetry:server-tracing-interceptor)))
+                        limits)))
+    (when registry
+      (clgrpc.telemetry:serve-metrics registry :host (car metrics-addr) :port (cdr metrics-addr)))
     (register-service server :service (make-service db) :inline unary-inline)
     (let ((health (clgrpc.health:make-health)))
       (clgrpc.health:register-health server health)
@@ -76,6 +87,8 @@ context, or NIL for plaintext.  HEAP-REPORT serves the heap in use too
                     "SETTINGS_MAX_HEADER_LIST_SIZE advertised and enforced, in `bytes`")
          (flag-spec "heap_report" :bool nil
                     "also serve /clgrpc.Diagnostics/HeapInUse, the heap in use (for tests)")
+         (flag-spec "metrics_addr" :string ""
+                    "record gRPC's metrics and serve them to Prometheus at GET /metrics on this `host:port` (default: none)")
          (tls-flags:server-flags)))
 
 (defun limit-options (options)
@@ -119,6 +132,10 @@ context, or NIL for plaintext.  HEAP-REPORT serves the heap in use too
           :shutdown-timeout (getf options :shutdown-timeout)
           :unary-inline (getf options :unary-inline)
           :heap-report (getf options :heap-report)
+          :metrics-addr (let ((addr (getf options :metrics-addr)))
+                          (and (plusp (length addr))
+                               (multiple-value-bind (host port) (split-host-port addr)
+                                 (cons host port))))
           :limits (limit-options options)
           :tls (tls-flags:server-context options))))
 
@@ -148,6 +165,7 @@ TLS (OpenSSL 3, loaded from the system's library path or LD_LIBRARY_PATH). Print
                         :max-concurrent-streams (getf options :max-concurrent-streams)
                         :unary-inline (getf options :unary-inline)
                         :heap-report (getf options :heap-report)
+                        :metrics-addr (getf options :metrics-addr)
                         :limits (getf options :limits)
                         :tls (getf options :tls))
         ;; A signal handler only sets a flag: it may interrupt any thread,

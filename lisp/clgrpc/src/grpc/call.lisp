@@ -40,6 +40,10 @@
   (inbound-done nil)                    ; the peer half-closed
   (wake-deferred nil)                   ; the reactor will wake the receiver (framing.lisp)
   (received 0 :type fixnum)             ; messages received
+  ;; Message octets (as on the wire, compressed or not) received and
+  ;; encoded to send: what metrics report of a call.
+  (octets-received 0 :type fixnum)
+  (octets-sent 0 :type fixnum)
   ;; server: the request of a unary-request call, as octets until the
   ;; worker decodes it
   (request nil)
@@ -104,10 +108,14 @@
   ;; A drain of its messages is queued or running (each-message.lisp).
   (drain-pending nil)
   (user nil)
+  ;; Functions to call once it has its status, and what interceptors keep
+  ;; with the call (interceptors.lisp).
+  (finish-hooks nil :type list)
+  (properties nil :type list)
   ;; Server: when its request's HEADERS arrived (NOW-US).
   (%start-us 0 :type fixnum))
 
-(declaim (ftype function each-message-call-p schedule-drain))
+(declaim (ftype function each-message-call-p schedule-drain run-finish-hooks))
 
 (defun %call-over (call)
   "Lock held: CALL has its status.  Its timers go, so they no longer keep
@@ -116,6 +124,8 @@ whose handler runs per message has no thread to notice: a drain gives its
 handler slot back."
   (when (each-message-call-p call)
     (schedule-drain call))
+  (when (call-finish-hooks call)
+    (run-finish-hooks call))
   (when (call-timer call)
     (cancel-timer (call-timer call)))
   (when (call-stall-timer call)
@@ -142,6 +152,15 @@ next."
 (defun call-response-metadata (call) (call-%response-metadata call))
 (defun call-peer-trailers (call) (call-trailers call))
 (defun call-status-code (call) (call-status call))
+(defun call-message-octets (call)
+  "(values sent received): the octets of the messages CALL sent and
+received, as they went on the wire (compressed, when they were)."
+  (values (call-octets-sent call) (call-octets-received call)))
+(defun call-attempt-count (call)
+  "Client: the attempts CALL has made (retries and transparent retries
+included)."
+  (call-attempts call))
+
 (defun call-method-path (call) (call-path call))
 (defun call-deadline (call)
   "The deadline in seconds from now (a real), or NIL."

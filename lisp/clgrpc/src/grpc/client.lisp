@@ -34,6 +34,8 @@
   (keepalive-time-us nil :type (or null fixnum))
   (keepalive-timeout-us 20000000 :type fixnum)
   (keepalive-without-calls nil)
+  ;; Wrapped around every call (interceptors.lisp).
+  (interceptors '() :type list)
   ;; A weak pointer to the last connection whose too_many_pings doubled it.
   (heeded-goaway-conn nil)
   (closed nil))
@@ -81,7 +83,8 @@ now on, as grpc-go does."
                                     (initial-window-size 1048576)
                                     (connection-window-size 4194304)
                                     tls server-name service-config
-                                    keepalive-time (keepalive-timeout 20) keepalive-without-calls)
+                                    keepalive-time (keepalive-timeout 20) keepalive-without-calls
+                                    interceptors)
   "A channel to HOST:PORT.  Connects on first use.  TLS, a client context
 of clgrpc.tls:make-client-context, makes it connect over TLS (ALPN h2);
 the server's certificate must then name SERVER-NAME (gRPC's
@@ -96,7 +99,10 @@ default, for none) pings the server after that long without hearing from
 it while calls are open (and without calls too, given
 KEEPALIVE-WITHOUT-CALLS); a ping not answered within KEEPALIVE-TIMEOUT
 closes the connection, failing its calls with UNAVAILABLE.  A server's
-GOAWAY too_many_pings doubles the time."
+GOAWAY too_many_pings doubles the time.
+
+INTERCEPTORS, functions (interceptor info next), wrap every call, the
+first outermost (interceptors.lisp)."
   (when (stringp service-config)
     (setf service-config (parse-service-config service-config)))
   (check-type service-config (or null service-config))
@@ -105,6 +111,7 @@ GOAWAY too_many_pings doubles the time."
     (unless (eq (clgrpc.tls:tls-context-role tls) :client)
       (error "make-channel: TLS needs a client context")))
   (%make-channel :host host :port port :tls tls :service-config service-config
+                 :interceptors interceptors
                  :keepalive-time-us (and keepalive-time
                                          (round (* 1000000 (max keepalive-time *client-keepalive-floor*))))
                  :keepalive-timeout-us (round (* 1000000 keepalive-timeout))
@@ -412,12 +419,13 @@ everything sent can be sent again: gRPC's transparent retry, once per call."
                        metadata))))))
 
 (defun start-call (channel path kind encoder decoder timeout metadata request compress
-                   wait-for-ready)
+                   wait-for-ready &optional finish-hooks)
   "Open the stream and send HEADERS (and REQUEST, half-closing, if given).
 COMPRESS declares gzip and compresses the messages (CALL-SEND's :COMPRESS
 can still send one uncompressed).  The channel's service config for PATH
 shortens TIMEOUT and the message size limits, sets WAIT-FOR-READY when the
-call leaves it NIL, and gives the call its retry policy."
+call leaves it NIL, and gives the call its retry policy.  FINISH-HOOKS
+are called when the call ends (interceptors.lisp)."
   (let* ((config (method-config-for (channel-service-config channel) path))
          (timeout (let ((configured (and config (method-config-timeout config))))
                     (if (and timeout configured) (min timeout configured) (or timeout configured))))
@@ -435,6 +443,7 @@ call leaves it NIL, and gives the call its retry policy."
                            :wait-for-ready (if (null wait-for-ready)
                                                (and config (method-config-wait-for-ready config))
                                                (eq wait-for-ready t))
+                           :finish-hooks (reverse finish-hooks)
                            :%metadata metadata :%deadline deadline)))
     (when request
       (let ((buf (encode-message-frame call request)))
@@ -630,6 +639,19 @@ of the call does."
            (setf (call-last-compressed call) compressed)
            (%decode-or-fail call octets length compressed)))))
 
+(defmacro with-client-interceptors ((channel path kind metadata timeout hooks) &body body)
+  "BODY, which makes a call with METADATA, TIMEOUT and finish functions
+HOOKS (variables it sees rebound as the channel's interceptors left them),
+through those interceptors; without any, BODY at once."
+  (let ((perform (gensym "PERFORM")))
+    `(flet ((,perform (,metadata ,timeout ,hooks) ,@body))
+       (if (channel-interceptors ,channel)
+           (run-client-interceptors (channel-interceptors ,channel)
+                                    (make-call-info ,path ,kind ,metadata ,timeout
+                                                    (channel-authority ,channel))
+                                    #',perform)
+           (,perform ,metadata ,timeout nil)))))
+
 (defun unary-call (channel path request &key (encoder #'raw-encoder) (decoder #'raw-decoder)
                                              timeout metadata compress wait-for-ready)
   "Call the unary method PATH with REQUEST.  Returns (values response call);
@@ -638,30 +660,35 @@ sends the request gzip-compressed.  WAIT-FOR-READY T makes the call wait
 (until its deadline) for a connection that cannot be made yet instead of
 failing with UNAVAILABLE, :FALSE makes it fail so whatever the channel's
 service config says, and NIL leaves it to that config."
-  (let ((call (start-call channel path :unary encoder decoder timeout metadata request compress
-                          wait-for-ready)))
-    (values (await-status call) call)))
+  (with-client-interceptors (channel path :unary metadata timeout hooks)
+    (let ((call (start-call channel path :unary encoder decoder timeout metadata request compress
+                            wait-for-ready hooks)))
+      (values (await-status call) call))))
 
 (defun server-streaming-call (channel path request &key (encoder #'raw-encoder)
                                                        (decoder #'raw-decoder) timeout metadata
                                                        compress wait-for-ready)
   "Start a server-streaming call; read responses with CALL-RECV until NIL.
 The keywords are UNARY-CALL's."
-  (start-call channel path :server-streaming encoder decoder timeout metadata request compress
-              wait-for-ready))
+  (with-client-interceptors (channel path :server-streaming metadata timeout hooks)
+    (start-call channel path :server-streaming encoder decoder timeout metadata request compress
+                wait-for-ready hooks)))
 
 (defun client-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
                                                timeout metadata compress wait-for-ready)
   "Start a client-streaming call: CALL-SEND requests, then CALL-CLOSE-AND-RECV.
 The keywords are UNARY-CALL's."
-  (start-call channel path :client-streaming encoder decoder timeout metadata nil compress
-              wait-for-ready))
+  (with-client-interceptors (channel path :client-streaming metadata timeout hooks)
+    (start-call channel path :client-streaming encoder decoder timeout metadata nil compress
+                wait-for-ready hooks)))
 
 (defun bidi-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
                                              timeout metadata compress wait-for-ready)
   "Start a bidi call: CALL-SEND, CALL-RECV, CALL-CLOSE-SEND in any order.
 The keywords are UNARY-CALL's."
-  (start-call channel path :bidi encoder decoder timeout metadata nil compress wait-for-ready))
+  (with-client-interceptors (channel path :bidi metadata timeout hooks)
+    (start-call channel path :bidi encoder decoder timeout metadata nil compress wait-for-ready
+                hooks)))
 
 (defun call-close-send (call)
   "Half-close: tell the server no more messages are coming."
@@ -678,3 +705,8 @@ The keywords are UNARY-CALL's."
   "Client streaming: half-close and return the single response."
   (call-close-send call)
   (await-status call))
+
+(defun call-channel-target (call)
+  "Client: the host:port (or server name) CALL's channel calls."
+  (let ((channel (call-channel call)))
+    (and channel (channel-authority channel))))

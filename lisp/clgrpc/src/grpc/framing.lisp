@@ -61,6 +61,7 @@ COMPRESS and the call declared gzip in its headers."
             (setf (aref (obuf-data buf) 0) 1)
             (obuf-set-u32 buf 1 (length compressed)))
           (obuf-set-u32 buf 1 n)))
+    (incf (call-octets-sent call) (- (obuf-fill buf) 5))
     buf))
 
 (defun decode-message (call octets end compressed)
@@ -93,6 +94,7 @@ application takes it."
   (declare (type call call) (type octets octets) (type index length) (type fixnum window))
   (let ((compressed (= (call-asm-flag call) 1)))
     (incf (call-received call))
+    (incf (call-octets-received call) length)
     (if (and (eq (call-role call) :server)
              (member (call-kind call) '(:unary :server-streaming)))
         (%server-got-request call octets length compressed)

@@ -50,6 +50,8 @@
   (connection-options '() :type list)
   ;; A clgrpc.tls server context: every connection speaks TLS.
   (tls nil :type (or null clgrpc.tls:tls-context))
+  ;; Wrapped around every handler registered (interceptors.lisp).
+  (interceptors '() :type list)
   (state :new :type (member :new :running :stopping :stopped)))
 
 (defun scratch-wrapper (thunk)
@@ -82,7 +84,7 @@
                          (max-connection-memory (* 64 1024 1024))
                          (max-process-memory (clgrpc.http2:default-process-octets))
                          (max-calls 65536)
-                         tls)
+                         tls interceptors)
   "A server with no methods yet.  TLS, a server context of
 clgrpc.tls:make-server-context, makes it serve HTTP/2 over TLS only (ALPN
 h2); a handler finds the client's verified identity with CALL-PEER-TLS.
@@ -118,13 +120,17 @@ together MAX-PROCESS-MEMORY (a quarter of the heap); at most MAX-CALLS
 handlers are in flight.  Past a limit, a message that needs more fails its
 call with RESOURCE_EXHAUSTED, a response waits for window on its worker
 instead of parked (four at a time per connection; beyond them it fails
-with RESOURCE_EXHAUSTED), and new streams are refused (REFUSED_STREAM)."
+with RESOURCE_EXHAUSTED), and new streams are refused (REFUSED_STREAM).
+
+INTERCEPTORS, functions (interceptor call request next), wrap every
+handler REGISTER-METHOD registers, the first outermost (interceptors.lisp)."
   (when tls
     (check-type tls clgrpc.tls:tls-context)
     (unless (eq (clgrpc.tls:tls-context-role tls) :server)
       (error "make-server: TLS needs a server context")))
   (%make-server
    :tls tls
+   :interceptors interceptors
    :max-streaming-handlers-per-connection max-streaming-handlers-per-connection
    :max-connections max-connections
    :max-receive-message-size max-receive-message-size
@@ -199,7 +205,9 @@ CALL-STATE."
       (error "method path ~S is not /service/method" path))
     (setf (gethash (subseq path 1 slash) (server-services server)) t))
   (setf (gethash path (server-methods server))
-        (make-method-entry path kind handler response-encoder request-decoder
+        (make-method-entry path kind
+                           (intercepted-handler (server-interceptors server) kind each-message handler)
+                           response-encoder request-decoder
                            (and inline (member kind '(:unary :client-streaming)) t)
                            (and each-message t)))
   path)

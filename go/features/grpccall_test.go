@@ -1,4 +1,4 @@
-package clientfeatures_test
+package features_test
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package clientfeatures_test
+package features_test
 
 import (
 	"context"
@@ -36,6 +36,7 @@ type attempt struct {
 	at       time.Time     // when it arrived
 	timeout  time.Duration // its deadline, from then (0 if none)
 	messages int           // request messages (Sum)
+	trace    string        // its traceparent ("" if absent)
 }
 
 // peer is a grpc-go server at its defaults that records every attempt.
@@ -52,6 +53,7 @@ func (p *peer) record(ctx context.Context, messages int) (int, metadata.MD) {
 	if v := md.Get("grpc-previous-rpc-attempts"); len(v) > 0 {
 		a.previous = v[0]
 	}
+	a.trace = first(md, "traceparent")
 	if d, ok := ctx.Deadline(); ok {
 		a.timeout = time.Until(d)
 	}

@@ -1,0 +1,100 @@
+;;;; Interceptors, on both sides, and the hook that tells them how a call
+;;;; ended.
+;;;;
+;;;; A server's interceptors (MAKE-SERVER :INTERCEPTORS) wrap every handler
+;;;; registered with it, the first outermost: each is called as
+;;;; (interceptor call request next), REQUEST being the decoded request of
+;;;; a unary or server-streaming call (for a method called per message,
+;;;; :EACH-MESSAGE, the message, or NIL once the client finished sending;
+;;;; NIL for the other streaming calls), and goes on with
+;;;; (funcall next request), which returns what the handler returns.  It
+;;;; may read the call's metadata, set response and trailer metadata, end
+;;;; the call by signalling GRPC-ERROR instead of going on, or see the
+;;;; handler's error.
+;;;;
+;;;; A channel's interceptors (MAKE-CHANNEL :INTERCEPTORS) are called as
+;;;; (interceptor info next), the first outermost.  INFO is a CALL-INFO:
+;;;; the method, the kind, and the metadata and timeout the call will
+;;;; have, which it may change; (funcall next) makes the call and returns
+;;;; what the call function returns: (values response call) for a unary
+;;;; call, the call itself for a streaming one.  It may end the call by
+;;;; signalling GRPC-ERROR instead.  CALL-INFO-ON-FINISH registers, before
+;;;; the call starts, a function to call when it ends (below); a call that
+;;;; never started (no connection could be made) has none called: NEXT
+;;;; signals its GRPC-ERROR instead.
+;;;;
+;;;; CALL-PROPERTY keeps what an interceptor wants to find again on a
+;;;; call, as grpc-go's interceptors keep values in a context.
+;;;;
+;;;; How a call ended, whatever ended it (its handler, its deadline, the
+;;;; peer, a retry giving up), reaches the functions CALL-ON-FINISH
+;;;; registered: each is called once, as (fn call), with CALL-STATUS-CODE
+;;;; set, by the thread that ended the call and with its connection's lock
+;;;; held, so it must be quick and must not wait (count, note a time).
+
+(in-package #:clgrpc.grpc)
+
+(defstruct (call-info (:constructor make-call-info (method kind metadata timeout target)))
+  "What a client interceptor sees of a call before it starts."
+  (method "" :type string)
+  (target "" :type string)              ; the channel's host:port (or server name)
+  (kind :unary :type method-kind)
+  (metadata '() :type list)
+  (timeout nil :type (or null real))
+  (finish-hooks '() :type list))
+
+(defun call-info-on-finish (info fn)
+  "Have FN called as (fn call) when the call INFO describes ends."
+  (push fn (call-info-finish-hooks info))
+  info)
+
+(defun call-property (call key)
+  "What was kept on CALL under KEY (compared with EQ), or NIL."
+  (getf (call-properties call) key))
+
+(defun (setf call-property) (value call key)
+  (setf (getf (call-properties call) key) value))
+
+(defun call-on-finish (call fn)
+  "Have FN called as (fn call) once CALL has its status (see above); at
+once, if it already has."
+  (with-call-conn-lock (call)
+    (if (call-status call)
+        (funcall fn call)
+        (push fn (call-finish-hooks call))))
+  call)
+
+(defun run-finish-hooks (call)
+  "Lock held: CALL has its status."
+  (let ((hooks (shiftf (call-finish-hooks call) nil)))
+    (dolist (fn (reverse hooks))
+      (handler-case (funcall fn call)
+        (error (e)
+          (log-line "a call-on-finish function of ~A failed: ~A" (call-path call) e))))))
+
+(defun intercepted-handler (interceptors kind each-message handler)
+  "HANDLER, registered for a method of KIND, wrapped in INTERCEPTORS."
+  (labels ((chain (list call request final)
+             (if (null list)
+                 (funcall final request)
+                 (funcall (the function (first list)) call request
+                          (lambda (request) (chain (rest list) call request final))))))
+    (cond ((null interceptors) handler)
+          ((or each-message (member kind '(:unary :server-streaming)))
+           (lambda (request call)
+             (chain interceptors call request (lambda (request) (funcall handler request call)))))
+          (t
+           (lambda (call)
+             (chain interceptors call nil (lambda (request)
+                                            (declare (ignore request))
+                                            (funcall handler call))))))))
+
+(defun run-client-interceptors (interceptors info perform)
+  "PERFORM, a function of the call's metadata, timeout and finish
+functions that makes it, through INTERCEPTORS with INFO."
+  (labels ((chain (list)
+             (if (null list)
+                 (funcall perform (call-info-metadata info) (call-info-timeout info)
+                          (reverse (call-info-finish-hooks info)))
+                 (funcall (the function (first list)) info (lambda () (chain (rest list)))))))
+    (chain interceptors)))

@@ -1,0 +1,98 @@
+;;;; gRPC's metrics, with the names and labels of gRFC A66 (OpenTelemetry),
+;;;; recorded by interceptors:
+;;;;
+;;;;   server: grpc.server.call.started {grpc.method}
+;;;;           grpc.server.call.duration {grpc.method, grpc.status}
+;;;;           grpc.server.call.sent_total_compressed_message_size
+;;;;           grpc.server.call.rcvd_total_compressed_message_size
+;;;;   client: grpc.client.attempt.started {grpc.method, grpc.target}
+;;;;           grpc.client.call.duration {grpc.method, grpc.target, grpc.status}
+;;;;           grpc.client.attempt.sent_total_compressed_message_size
+;;;;           grpc.client.attempt.rcvd_total_compressed_message_size
+;;;;
+;;;; grpc.method is "package.Service/Method".  Attempts are counted when
+;;;; the call ends (retries included); the sizes are the whole call's, and
+;;;; grpc.client.attempt.duration is not recorded: clgrpc's retries happen
+;;;; below the interceptors, which see calls, not attempts.
+
+(in-package #:clgrpc.telemetry)
+
+(defun %method-label (path)
+  (if (and (plusp (length path)) (char= (char path 0) #\/)) (subseq path 1) path))
+
+(defun %status-label (call)
+  (clgrpc.grpc:status-code-name (or (clgrpc.grpc:call-status-code call) clgrpc.grpc:+unknown+)))
+
+(defun %elapsed-seconds (start-us)
+  (/ (- (clgrpc.util:now-us) start-us) 1d6))
+
+(defun server-metrics-interceptor (registry)
+  "A server interceptor (MAKE-SERVER :INTERCEPTORS) recording A66's server
+metrics in REGISTRY."
+  (let ((started (ensure-instrument registry "grpc.server.call.started" :counter '("grpc.method")
+                                    :help "Calls started on the server."))
+        (duration (ensure-instrument registry "grpc.server.call.duration" :histogram
+                                     '("grpc.method" "grpc.status") :unit "s" :buckets +latency-buckets+
+                                     :help "Time from a call's start to its end on the server."))
+        (sent (ensure-instrument registry "grpc.server.call.sent_total_compressed_message_size"
+                                 :histogram '("grpc.method" "grpc.status") :unit "By"
+                                 :buckets +size-buckets+ :help "Message octets a call sent."))
+        (received (ensure-instrument registry "grpc.server.call.rcvd_total_compressed_message_size"
+                                     :histogram '("grpc.method" "grpc.status") :unit "By"
+                                     :buckets +size-buckets+ :help "Message octets a call received.")))
+    (lambda (call request next)
+      (let ((method (%method-label (clgrpc.grpc:call-method-path call)))
+            (start (clgrpc.grpc:call-start-us call)))
+        (unless (clgrpc.grpc:call-property call 'metrics)
+          ;; Once a call, though a per-message handler passes here often.
+          (setf (clgrpc.grpc:call-property call 'metrics) t)
+          (counter-add registry started (list method))
+          (clgrpc.grpc:call-on-finish
+           call (lambda (call)
+                  (let ((labels (list method (%status-label call))))
+                    (histogram-record registry duration labels (%elapsed-seconds start))
+                    (multiple-value-bind (out in) (clgrpc.grpc:call-message-octets call)
+                      (histogram-record registry sent labels out)
+                      (histogram-record registry received labels in))))))
+        (funcall next request)))))
+
+(defun client-metrics-interceptor (registry)
+  "A channel interceptor (MAKE-CHANNEL :INTERCEPTORS) recording A66's
+client metrics in REGISTRY."
+  (let ((attempts (ensure-instrument registry "grpc.client.attempt.started" :counter
+                                     '("grpc.method" "grpc.target") :help "Attempts started."))
+        (duration (ensure-instrument registry "grpc.client.call.duration" :histogram
+                                     '("grpc.method" "grpc.target" "grpc.status") :unit "s"
+                                     :buckets +latency-buckets+
+                                     :help "Time from a call's start to its end, all attempts."))
+        (sent (ensure-instrument registry "grpc.client.attempt.sent_total_compressed_message_size"
+                                 :histogram '("grpc.method" "grpc.target" "grpc.status") :unit "By"
+                                 :buckets +size-buckets+ :help "Message octets a call sent."))
+        (received (ensure-instrument registry "grpc.client.attempt.rcvd_total_compressed_message_size"
+                                     :histogram '("grpc.method" "grpc.target" "grpc.status") :unit "By"
+                                     :buckets +size-buckets+ :help "Message octets a call received.")))
+    (lambda (info next)
+      (let* ((method (%method-label (clgrpc.grpc:call-info-method info)))
+             (start (clgrpc.util:now-us))
+             (recorded nil))
+        (flet ((record (target status attempt-count out in)
+                 (setf recorded t)
+                 (counter-add registry attempts (list method target) attempt-count)
+                 (let ((labels (list method target status)))
+                   (histogram-record registry duration labels (%elapsed-seconds start))
+                   (histogram-record registry sent labels out)
+                   (histogram-record registry received labels in))))
+          (clgrpc.grpc:call-info-on-finish
+           info (lambda (call)
+                  (multiple-value-bind (out in) (clgrpc.grpc:call-message-octets call)
+                    (record (or (clgrpc.grpc:call-channel-target call) "") (%status-label call)
+                            (clgrpc.grpc:call-attempt-count call) out in))))
+          (handler-bind ((clgrpc.grpc:grpc-error
+                           (lambda (e)
+                             ;; A call that never started (no connection):
+                             ;; one attempt, nothing sent.
+                             (unless recorded
+                               (record (clgrpc.grpc:call-info-target info)
+                                       (clgrpc.grpc:status-code-name (clgrpc.grpc:grpc-error-code e))
+                                       1 0 0)))))
+            (funcall next)))))))
