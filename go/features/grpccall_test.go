@@ -18,11 +18,18 @@ var grpccall = flag.String("grpccall", "", "rlocation of //lisp/grpccall, clgrpc
 
 // outcome is what grpccall printed for one call.
 type outcome struct {
-	Call     int    `json:"call"`
-	Code     string `json:"code"`
-	Message  string `json:"message"`
-	Response string `json:"response"`
-	Ms       int    `json:"ms"`
+	Call     int      `json:"call"`
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+	Response string   `json:"response"`
+	Ms       int      `json:"ms"`
+	Details  []detail `json:"details"`
+}
+
+// detail is one detail of a rich error, as grpccall prints it.
+type detail struct {
+	TypeURL string `json:"type_url"`
+	Value   string `json:"value"` // hex
 }
 
 // runGrpccall runs clgrpc's caller against addr with args and returns each

@@ -229,7 +229,9 @@ kinds of method, and a client channel.")
    #:+failed-precondition+ #:+aborted+ #:+out-of-range+ #:+unimplemented+
    #:+internal+ #:+unavailable+ #:+data-loss+ #:+unauthenticated+
    #:status-code-name #:grpc-error #:grpc-error-code #:grpc-error-message
-   #:grpc-error-metadata #:raise-grpc-error
+   #:grpc-error-metadata #:grpc-error-details #:raise-grpc-error
+   #:status-detail #:make-status-detail #:status-detail-type-url #:status-detail-value
+   #:encode-rpc-status #:decode-rpc-status
    #:percent-encode-message #:percent-decode-message
    ;; deadlines and metadata
    #:parse-grpc-timeout #:format-grpc-timeout

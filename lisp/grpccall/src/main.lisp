@@ -14,7 +14,8 @@
 ;;;;            [-keepalive_without_calls] [-trace] [-metrics_out FILE]
 ;;;;
 ;;;; Each call prints one line of JSON on stdout: {"call": i, "code": "OK",
-;;;; "message": "...", "response": "HEX", "ms": elapsed}.  The exit code is
+;;;; "message": "...", "response": "HEX", "ms": elapsed, "details": [...]},
+;;;; the details being a rich error's, each {"type_url": ..., "value": HEX}.  The exit code is
 ;;;; 0 when the calls were made (whatever their statuses), 2 on a bad
 ;;;; command line or service config.
 
@@ -61,7 +62,7 @@
   (format nil "~(~{~2,'0x~}~)" (coerce octets 'list)))
 
 (defun call-once (channel options request metadata)
-  "One call as OPTIONS say: (values code message response-octets)."
+  "One call as OPTIONS say: (values code message response-octets details)."
   (let ((path (getf options :method))
         (timeout (let ((s (getf options :timeout))) (and (plusp s) s)))
         (wait (if (getf options :wait-for-ready) t nil)))
@@ -77,7 +78,8 @@
                         (clgrpc.grpc:call-send call request))
                       (clgrpc.grpc:call-close-and-recv call))))
       (clgrpc.grpc:grpc-error (e)
-        (values (clgrpc.grpc:grpc-error-code e) (clgrpc.grpc:grpc-error-message e) nil)))))
+        (values (clgrpc.grpc:grpc-error-code e) (clgrpc.grpc:grpc-error-message e) nil
+                (clgrpc.grpc:grpc-error-details e))))))
 
 (defun check-options (options rest)
   (when rest
@@ -109,11 +111,15 @@ for (REGISTRY records the metrics)."
                :keepalive-timeout (getf options :keepalive-timeout)
                :keepalive-without-calls (getf options :keepalive-without-calls))))
 
-(defun print-outcome (i code message response start)
+(defun print-outcome (i code message response details start)
   (clgrpc.util:write-json
    (list :call i :code (clgrpc.grpc:status-code-name code) :message message
          :response (hex (or response #()))
-         :ms (round (* 1000 (- (get-internal-real-time) start)) internal-time-units-per-second))
+         :ms (round (* 1000 (- (get-internal-real-time) start)) internal-time-units-per-second)
+         :details (mapcar (lambda (d)
+                            (list :type-url (clgrpc.grpc:status-detail-type-url d)
+                                  :value (hex (clgrpc.grpc:status-detail-value d))))
+                          details))
    *standard-output*)
   (terpri)
   (finish-output))
@@ -133,8 +139,9 @@ for (REGISTRY records the metrics)."
        (unwind-protect
             (dotimes (i (getf options :calls) 0)
               (let ((start (get-internal-real-time)))
-                (multiple-value-bind (code message response) (call-once channel options request metadata)
-                  (print-outcome i code message response start))))
+                (multiple-value-bind (code message response details)
+                    (call-once channel options request metadata)
+                  (print-outcome i code message response details start))))
          (clgrpc.grpc:channel-close channel)
          (when registry
            (with-open-file (out metrics-out :direction :output :if-exists :supersede)

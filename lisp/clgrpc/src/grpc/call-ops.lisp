@@ -55,7 +55,8 @@ timeout while CALL sent; its stream is reset, and the call fails."
   (let ((code (or (call-status call) +cancelled+)))
     (error 'grpc-error :code (if (= code +ok+) +cancelled+ code)
                        :message (if (= code +ok+) "call already finished" (call-status-message call))
-                       :metadata (call-trailers call))))
+                       :metadata (call-trailers call)
+                       :details (and (/= code +ok+) (call-status-details call)))))
 
 (defun %kept-for-the-next-attempt-p (call)
   "Lock held: CALL's attempt ended while a message was being written, and

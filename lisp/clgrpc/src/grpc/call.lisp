@@ -90,6 +90,7 @@
   ;; ---- outcome
   (status nil :type (or null fixnum))
   (status-message "" :type string)
+  (status-details nil :type list)       ; a rich error's (status-details.lisp)
   (trailers nil :type list)             ; client: trailing metadata received
   ;; ---- metadata
   (%metadata nil :type list)            ; server: request metadata; client: sent

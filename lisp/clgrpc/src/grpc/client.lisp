@@ -284,6 +284,8 @@ trailers, are NIL for a reset stream): another attempt follows when the
 retry policy allows one (retry.lisp); otherwise the call ends."
   (let ((delay (and (call-retry-throttle-or-policy-p call) (retry-delay-us call code headers))))
     (cond ((null delay)
+           (unless (= code +ok+)
+             (setf (call-status-details call) (status-details-from-trailers headers)))
            (%client-complete call code message (headers-to-metadata headers)))
           (t
            (when (clgrpc.http2:stream-can-send-p stream)

@@ -123,6 +123,7 @@ status that ends the call: (values code message metadata response)."
                   (result (values +ok+ nil nil result))
                   (t (values +internal+ "handler returned no response")))))
     (grpc-error (e)
+      (setf (call-status-details call) (grpc-error-details e))
       (values (grpc-error-code e) (grpc-error-message e) (grpc-error-metadata e)))
     (error (e)
       (values +unknown+ (or (ignore-errors (princ-to-string e)) "handler error")))

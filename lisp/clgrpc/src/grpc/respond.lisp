@@ -64,7 +64,11 @@ it stops (RFC 9113 8.1)."
     (when (clgrpc.http2:stream-can-send-p stream)
       (let ((trailers (handler-case (trailer-headers code message metadata)
                         (grpc-error (e)
-                          (trailer-headers +internal+ (grpc-error-message e) nil)))))
+                          (trailer-headers +internal+ (grpc-error-message e) nil))))
+            (details (and (/= code +ok+)
+                          (status-details-header code message (call-status-details call)))))
+        (when details
+          (setf trailers (append trailers (list details))))
         (unless (clgrpc.http2:header-list-fits-p conn trailers)
           (setf trailers (trailer-headers +internal+ "response trailers exceed the client's header list limit" nil)))
         (clgrpc.http2:stream-write-headers conn stream

@@ -40,13 +40,17 @@
 (define-condition grpc-error (error)
   ((code :initarg :code :initform +unknown+ :reader grpc-error-code)
    (message :initarg :message :initform "" :reader grpc-error-message)
-   (metadata :initarg :metadata :initform '() :reader grpc-error-metadata))
+   (metadata :initarg :metadata :initform '() :reader grpc-error-metadata)
+   ;; A rich error's details, STATUS-DETAIL structures (status-details.lisp).
+   (details :initarg :details :initform '() :reader grpc-error-details))
   (:report (lambda (c s)
              (format s "gRPC ~A~@[: ~A~]" (status-code-name (grpc-error-code c))
                      (let ((m (grpc-error-message c))) (and (plusp (length m)) m)))))
   (:documentation "A call ended with a non-OK status.  Handlers signal it to
-answer with CODE and MESSAGE (and METADATA as trailers); clients receive
-it for every failed call."))
+answer with CODE and MESSAGE (and METADATA as trailers, and DETAILS, a
+list of STATUS-DETAIL, as google.rpc.Status in grpc-status-details-bin);
+clients receive it for every failed call, with the details the server
+sent."))
 
 (defun raise-grpc-error (code format-control &rest args)
   (error 'grpc-error :code code :message (apply #'format nil format-control args)))
