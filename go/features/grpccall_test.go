@@ -32,11 +32,15 @@ type detail struct {
 	Value   string `json:"value"` // hex
 }
 
-// runGrpccall runs clgrpc's caller against addr with args and returns each
-// call's outcome; the caller must exit 0 within two minutes.
+// runGrpccall runs clgrpc's caller against addr (none: args give a
+// -target) with args and returns each call's outcome; the caller must
+// exit 0 within two minutes.
 func runGrpccall(t *testing.T, addr string, args ...string) []outcome {
 	t.Helper()
-	out, stderr, code := runGrpccallExit(t, append([]string{"-addr", addr}, args...)...)
+	if addr != "" {
+		args = append([]string{"-addr", addr}, args...)
+	}
+	out, stderr, code := runGrpccallExit(t, args...)
 	if code != 0 {
 		t.Fatalf("grpccall %q exited %d: %s", args, code, stderr)
 	}

@@ -146,12 +146,20 @@ func (p *peer) desc() *grpc.ServiceDesc {
 // startPeer serves a new peer on lis until the test ends.
 func startPeer(t *testing.T, lis net.Listener, opts ...grpc.ServerOption) *peer {
 	t.Helper()
+	p, _ := startStoppablePeer(t, lis, opts...)
+	return p
+}
+
+// startStoppablePeer is startPeer, and a function that stops the server
+// gracefully (the test's end stops it too).
+func startStoppablePeer(t *testing.T, lis net.Listener, opts ...grpc.ServerOption) (*peer, func()) {
+	t.Helper()
 	p := &peer{attempts: map[string][]attempt{}}
 	srv := grpc.NewServer(append(opts, grpc.ForceServerCodec(wire.Codec{}))...)
 	srv.RegisterService(p.desc(), nil)
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
-	return p
+	return p, srv.GracefulStop
 }
 
 // listen is a loopback listener on a free port.

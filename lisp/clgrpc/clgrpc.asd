@@ -24,6 +24,7 @@
                (:module "net"
                 :serial t
                 :components ((:file "socket")
+                             (:file "resolve")
                              (:file "epoll")))
                (:module "tls"
                 :serial t
@@ -85,7 +86,9 @@
                              (:file "server-lifecycle")
                              (:file "heap-report")
                              (:file "retry")
-                             (:file "client")))
+                             (:file "client")
+                             (:file "target")
+                             (:file "balancer")))
                (:module "descriptor"
                 :serial t
                 :components ((:file "model")
@@ -178,6 +181,7 @@ test credentials (//tools/testcerts), and the dynamic linker must find libssl.so
                (:file "keepalive-tests")
                (:file "interceptor-tests")
                (:file "status-details-tests")
+               (:file "balancer-tests")
                (:file "plain-http-tests")
                (:file "generated")
                (:static-file "data/messages/clgrpc.test.Everything.full.bin")

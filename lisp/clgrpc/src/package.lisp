@@ -113,7 +113,7 @@ the file descriptor so the hot path neither conses nor goes through streams.")
   (:export
    #:tcp-listen #:tcp-accept #:tcp-connect #:connect-timeout #:connect-aborted #:socket-local-port #:socket-fd
    #:socket-close #:fd-read #:fd-write #:fd-write-some #:fd-write-some-sap #:fd-shutdown #:fd-wait-readable
-   #:fd-recv-some #:fd-close #:resolve-host #:raise-open-file-limit
+   #:fd-recv-some #:fd-close #:resolve-host #:resolve-addresses #:ipv6-literal-p #:raise-open-file-limit
    ;; epoll and eventfd (epoll.lisp)
    #:+epollin+ #:+epollout+ #:+epollerr+ #:+epollhup+ #:+epollrdhup+
    #:epoll-create #:epoll-control #:make-epoll-events #:epoll-wait
@@ -255,6 +255,7 @@ kinds of method, and a client channel.")
    #:register-service-descriptors #:server-service-names #:server-file-descriptors
    ;; client
    #:channel #:make-channel #:channel-close #:*connect-timeout* #:*client-keepalive-floor*
+   #:make-target-channel #:parse-target #:target-error #:channel-connectivity-state
    #:parse-service-config #:service-config #:service-config-error #:service-config-error-reason
    #:service-config-throttle #:retry-throttle-token-count
    #:unary-call #:server-streaming-call #:client-streaming-call #:bidi-streaming-call))

@@ -6,7 +6,8 @@
 ;;;; Prometheus' text format, to FILE once the calls are made.  Messages are raw octets: the request is -request's hex, and
 ;;;; a streaming request sends it -messages times.
 ;;;;
-;;;;   grpccall -addr HOST:PORT -method /package.Service/Method
+;;;;   grpccall {-addr HOST:PORT | -target TARGET [-lb_policy POLICY]}
+;;;;            -method /package.Service/Method [-interval DURATION]
 ;;;;            [-kind unary|client_streaming] [-calls N] [-messages N]
 ;;;;            [-request HEX] [-service_config JSON] [-timeout DURATION]
 ;;;;            [-wait_for_ready] [-metadata NAME=VALUE,...]
@@ -23,6 +24,9 @@
 
 (defparameter *flags*
   (list (flag-spec "addr" :string "127.0.0.1:10000" "the server's `host:port`")
+        (flag-spec "target" :string "" "a gRPC `target` (dns:///host:port, ipv4:..., ipv6:..., unix:path) instead of -addr")
+        (flag-spec "lb_policy" :string "pick_first" "how -target's addresses are picked: pick_first or round_robin")
+        (flag-spec "interval" :duration 0 "pause between calls")
         (flag-spec "method" :string "" "the method's `path`, /package.Service/Method")
         (flag-spec "kind" :string "unary" "the method's kind: unary or client_streaming")
         (flag-spec "calls" :int 1 "calls made one after another")
@@ -86,6 +90,10 @@
     (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
   (unless (and (plusp (length (getf options :method))) (char= #\/ (char (getf options :method) 0)))
     (flag-fail "-method ~S is not /package.Service/Method" (getf options :method)))
+  (unless (member (getf options :lb-policy) '("pick_first" "round_robin") :test #'string=)
+    (flag-fail "-lb_policy ~S is not pick_first or round_robin" (getf options :lb-policy)))
+  (when (minusp (getf options :interval))
+    (flag-fail "-interval must not be negative"))
   (unless (member (getf options :kind) '("unary" "client_streaming") :test #'string=)
     (flag-fail "-kind ~S is not unary or client_streaming" (getf options :kind)))
   (unless (and (plusp (getf options :calls)) (not (minusp (getf options :messages))))
@@ -102,14 +110,20 @@
 (defun open-channel (options config registry)
   "The channel OPTIONS describe, with the telemetry interceptors they ask
 for (REGISTRY records the metrics)."
-  (multiple-value-bind (host port) (split-host-port (getf options :addr))
-    (clgrpc.grpc:make-channel
-     host port :service-config config
-               :interceptors (append (and registry (list (clgrpc.telemetry:client-metrics-interceptor registry)))
-                                     (and (getf options :trace) (list (clgrpc.telemetry:client-tracing-interceptor))))
-               :keepalive-time (let ((s (getf options :keepalive-time))) (and (plusp s) s))
-               :keepalive-timeout (getf options :keepalive-timeout)
-               :keepalive-without-calls (getf options :keepalive-without-calls))))
+  (let ((keys (list :service-config config
+                    :interceptors (append (and registry (list (clgrpc.telemetry:client-metrics-interceptor registry)))
+                                          (and (getf options :trace) (list (clgrpc.telemetry:client-tracing-interceptor))))
+                    :keepalive-time (let ((s (getf options :keepalive-time))) (and (plusp s) s))
+                    :keepalive-timeout (getf options :keepalive-timeout)
+                    :keepalive-without-calls (getf options :keepalive-without-calls)))
+        (target (getf options :target)))
+    (if (plusp (length target))
+        (handler-case (apply #'clgrpc.grpc:make-target-channel target
+                             :lb-policy (if (string= (getf options :lb-policy) "round_robin") :round-robin :pick-first)
+                             keys)
+          (clgrpc.grpc:target-error (e) (flag-fail "-target: ~A" e)))
+        (multiple-value-bind (host port) (split-host-port (getf options :addr))
+          (apply #'clgrpc.grpc:make-channel host port keys)))))
 
 (defun print-outcome (i code message response details start)
   (clgrpc.util:write-json
@@ -141,7 +155,9 @@ for (REGISTRY records the metrics)."
               (let ((start (get-internal-real-time)))
                 (multiple-value-bind (code message response details)
                     (call-once channel options request metadata)
-                  (print-outcome i code message response details start))))
+                  (print-outcome i code message response details start))
+                (when (plusp (getf options :interval))
+                  (sleep (getf options :interval)))))
          (clgrpc.grpc:channel-close channel)
          (when registry
            (with-open-file (out metrics-out :direction :output :if-exists :supersede)

@@ -36,6 +36,16 @@
   (keepalive-without-calls nil)
   ;; Wrapped around every call (interceptors.lisp).
   (interceptors '() :type list)
+  ;; A channel over several addresses: one channel each (its
+  ;; subchannels), and the policy that picks among them (balancer.lisp).
+  (subchannels nil :type (or null simple-vector))
+  (lb-policy :pick-first :type (member :pick-first :round-robin))
+  (next-pick 0 :type sb-ext:word)
+  ;; A subchannel's connectivity: :IDLE, :CONNECTING, :READY or
+  ;; :TRANSIENT-FAILURE, and its reconnect backoff (balancer.lisp).
+  (state :idle)
+  (backoff-us 0 :type fixnum)
+  (retry-after-us 0 :type fixnum)
   ;; A weak pointer to the last connection whose too_many_pings doubled it.
   (heeded-goaway-conn nil)
   (closed nil))
@@ -124,7 +134,9 @@ first outermost (interceptors.lisp)."
                                            :connection-window-size connection-window-size)))
 
 (defun channel-close (channel)
-  "Close the channel's connection; calls in flight fail with UNAVAILABLE."
+  "Close the channel's connection (or its subchannels'); calls in flight
+fail with UNAVAILABLE."
+  (map nil #'channel-close (or (channel-subchannels channel) #()))
   (let ((conn (sb-thread:with-mutex ((channel-lock channel))
                 (setf (channel-closed channel) t)
                 ;; Calls waiting for a connection fail now; the one
@@ -155,9 +167,19 @@ made before connecting, so that a bad server name fails the call at once
            (clgrpc.tls:tls-error (e)
              (raise-grpc-error +unavailable+ "~A" e))))))
 
+(declaim (ftype function balanced-connection note-connect-outcome))
+
 (defun channel-connection (channel &optional stale deadline)
   "A connection that can take new streams (not STALE, the one that just
-could not).  Connecting happens outside the channel's lock, bounded by
+could not): the channel's own, or, for a channel over several addresses,
+one its load-balancing policy picks (balancer.lisp)."
+  (if (channel-subchannels channel)
+      (balanced-connection channel stale deadline)
+      (direct-connection channel stale deadline)))
+
+(defun direct-connection (channel &optional stale deadline)
+  "CHANNEL's own connection, if it can take new streams (not STALE), or a
+new one.  Connecting happens outside the channel's lock, bounded by
 DEADLINE (NOW-US time, NIL for none); other callers wait for it.  A
 connection replaced while still open (its stream identifiers ran out) is
 sent GOAWAY, so it closes once its last stream ends."
@@ -169,9 +191,10 @@ sent GOAWAY, so it closes once its last stream ends."
           (raise-grpc-error +unavailable+ "channel closed"))
         (let ((conn (channel-conn channel)))
           (cond ((%usable-p conn stale)
-                 (return-from channel-connection conn))
+                 (return-from direct-connection conn))
                 ((not (channel-connecting channel))
                  (setf (channel-connecting channel) t
+                       (channel-state channel) :connecting
                        retired (and conn (not (clgrpc.http2:connection-closed-p conn)) conn))
                  (when conn
                    (%heed-too-many-pings channel conn))
@@ -220,6 +243,7 @@ sent GOAWAY, so it closes once its last stream ends."
             (if (channel-closed channel)
                 (setf orphan conn)
                 (setf (channel-conn channel) conn)))
+          (note-connect-outcome channel (and conn t))
           (sb-thread:condition-broadcast (channel-cv channel))))
       (when orphan
         ;; The channel was closed while this connected.

@@ -1,4 +1,4 @@
-;;;; TCP sockets.
+;;;; TCP sockets, over IPv4 or IPv6, and Unix domain stream sockets.
 ;;;;
 ;;;; sb-bsd-sockets creates, binds, accepts and connects; after that the
 ;;;; connection layer only needs the file descriptor.  Reads and writes are
@@ -22,17 +22,23 @@
 (defconstant +shut-rdwr+ 2)
 
 (defun resolve-host (host)
-  "An IPv4 address vector for HOST (dotted quad, \"localhost\" or a name)."
-  (cond ((vectorp host) (if (stringp host)
-                            (resolve-host-string host)
-                            host))
+  "An address for HOST: an IPv4 (4 octets) or IPv6 (16) address vector, as
+given or for a dotted quad, an IPv6 literal, \"localhost\" or a name (its
+first address); or (:UNIX path) as given."
+  (cond ((and (consp host) (eq (first host) :unix)) host)
+        ((stringp host) (resolve-host-string host))
+        ((vectorp host) host)
         (t (error "bad host ~S" host))))
+
+(defun ipv6-literal-p (host)
+  (and (find #\: host) (every (lambda (c) (or (digit-char-p c 16) (find c ":."))) host)))
 
 (defun resolve-host-string (host)
   (cond ((string= host "localhost") (vector 127 0 0 1))
         ((every (lambda (c) (or (digit-char-p c) (char= c #\.))) host)
          (sb-bsd-sockets:make-inet-address host))
-        (t (sb-bsd-sockets:host-ent-address (sb-bsd-sockets:get-host-by-name host)))))
+        ((ipv6-literal-p host) (sb-bsd-sockets:make-inet6-address host))
+        (t (first (resolve-addresses host)))))
 
 (defun socket-fd (socket)
   (sb-bsd-sockets:socket-file-descriptor socket))
@@ -82,19 +88,28 @@ Go's net/http and grpc-go do."
 (defconstant +connect-poll-seconds+ 1/10
   "How often a connect in progress asks whether to abandon it.")
 
+(defun %new-stream-socket (address)
+  (cond ((consp address) (make-instance 'sb-bsd-sockets:local-socket :type :stream))
+        ((= (length address) 16) (make-instance 'sb-bsd-sockets:inet6-socket :type :stream :protocol :tcp))
+        (t (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp))))
+
 (defun tcp-connect (host port &optional timeout abort-p)
-  "A connected socket to HOST:PORT with TCP_NODELAY set.  TIMEOUT (seconds,
-NIL for none) bounds the connect: past it this signals CONNECT-TIMEOUT.
+  "A connected socket to HOST:PORT (RESOLVE-HOST's hosts; PORT is ignored
+for (:UNIX path)), with TCP_NODELAY set on TCP.  TIMEOUT (seconds, NIL
+for none) bounds the connect: past it this signals CONNECT-TIMEOUT.
 ABORT-P, if given, is called while the connect is in progress, every
 tenth of a second: once it returns true, this signals CONNECT-ABORTED.
 The connect never blocks the thread beyond those bounds, however long the
 kernel would retry an unanswered SYN."
-  (let ((socket (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp))
-        (give-up (and timeout (+ (get-internal-real-time)
-                                 (ceiling (* (max timeout 0) internal-time-units-per-second))))))
+  (let* ((address (resolve-host host))
+         (socket (%new-stream-socket address))
+         (give-up (and timeout (+ (get-internal-real-time)
+                                  (ceiling (* (max timeout 0) internal-time-units-per-second))))))
     (handler-bind ((error (lambda (e) (declare (ignore e)) (sb-bsd-sockets:socket-close socket))))
       (setf (sb-bsd-sockets:non-blocking-mode socket) t)
-      (handler-case (sb-bsd-sockets:socket-connect socket (resolve-host host) port)
+      (handler-case (if (consp address)
+                        (sb-bsd-sockets:socket-connect socket (second address))
+                        (sb-bsd-sockets:socket-connect socket address port))
         (sb-bsd-sockets:operation-in-progress ()
           (loop
             (let ((left (and give-up (/ (- give-up (get-internal-real-time))
@@ -112,7 +127,8 @@ kernel would retry an unanswered SYN."
           ;; has a peer.
           (sb-bsd-sockets:socket-peername socket)))
       (setf (sb-bsd-sockets:non-blocking-mode socket) nil)
-      (setf (sb-bsd-sockets:sockopt-tcp-nodelay socket) t))
+      (unless (consp address)
+        (setf (sb-bsd-sockets:sockopt-tcp-nodelay socket) t)))
     socket))
 
 (defun socket-close (socket)
