@@ -24,7 +24,9 @@ import (
 //   - fail-first: N, the first N attempts fail;
 //   - fail-code: the status they fail with (a number; UNAVAILABLE if absent);
 //   - pushback-ms: the grpc-retry-pushback-ms trailer of a failure;
-//   - sleep-ms: how long an attempt waits before answering.
+//   - sleep-ms: how long an attempt waits before answering;
+//   - sleep-first-ms: how long the call's first attempt waits (a slow
+//     server, for hedging).
 const (
 	flakyPath = "/features.Peer/Flaky"
 	sumPath   = "/features.Peer/Sum"
@@ -41,8 +43,9 @@ type attempt struct {
 
 // peer is a grpc-go server at its defaults that records every attempt.
 type peer struct {
-	mu       sync.Mutex
-	attempts map[string][]attempt
+	mu        sync.Mutex
+	attempts  map[string][]attempt
+	cancelled map[string]int // attempts whose client cancelled them while they waited
 }
 
 // record notes an attempt of the call in ctx and returns how many of its
@@ -62,6 +65,10 @@ func (p *peer) record(ctx context.Context, messages int) (int, metadata.MD) {
 	defer p.mu.Unlock()
 	p.attempts[id] = append(p.attempts[id], a)
 	return len(p.attempts[id]) - 1, md
+}
+
+func newPeer() *peer {
+	return &peer{attempts: map[string][]attempt{}, cancelled: map[string]int{}}
 }
 
 // seen is a copy of the attempts recorded under call id.
@@ -85,13 +92,20 @@ func number(md metadata.MD, key string, def int) int {
 	return def
 }
 
-// answer fails the attempt that came after `before` others if the metadata
+// answer waits as the metadata says, then fails the attempt that came after `before` others if the metadata
 // says so, and otherwise returns response.
-func answer(ctx context.Context, before int, md metadata.MD, response []byte) ([]byte, error) {
-	if ms := number(md, "sleep-ms", 0); ms > 0 {
+func (p *peer) answer(ctx context.Context, before int, md metadata.MD, response []byte) ([]byte, error) {
+	ms := number(md, "sleep-ms", 0)
+	if before == 0 {
+		ms += number(md, "sleep-first-ms", 0)
+	}
+	if ms > 0 {
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
 		case <-ctx.Done():
+			p.mu.Lock()
+			p.cancelled[first(md, "call-id")]++
+			p.mu.Unlock()
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
 	}
@@ -110,7 +124,7 @@ func (p *peer) flaky(_ any, ctx context.Context, dec func(any) error, _ grpc.Una
 		return nil, err
 	}
 	before, md := p.record(ctx, 1)
-	return answer(ctx, before, md, request)
+	return p.answer(ctx, before, md, request)
 }
 
 func (p *peer) sum(_ any, stream grpc.ServerStream) error {
@@ -127,7 +141,7 @@ func (p *peer) sum(_ any, stream grpc.ServerStream) error {
 		messages++
 	}
 	before, md := p.record(stream.Context(), messages)
-	response, err := answer(stream.Context(), before, md, binary.BigEndian.AppendUint32(nil, uint32(messages)))
+	response, err := p.answer(stream.Context(), before, md, binary.BigEndian.AppendUint32(nil, uint32(messages)))
 	if err != nil {
 		return err
 	}
@@ -154,7 +168,7 @@ func startPeer(t *testing.T, lis net.Listener, opts ...grpc.ServerOption) *peer 
 // gracefully (the test's end stops it too).
 func startStoppablePeer(t *testing.T, lis net.Listener, opts ...grpc.ServerOption) (*peer, func()) {
 	t.Helper()
-	p := &peer{attempts: map[string][]attempt{}}
+	p := newPeer()
 	srv := grpc.NewServer(append(opts, grpc.ForceServerCodec(wire.Codec{}))...)
 	srv.RegisterService(p.desc(), nil)
 	go srv.Serve(lis)

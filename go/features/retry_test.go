@@ -177,3 +177,40 @@ func TestInvalidServiceConfigIsAUsageError(t *testing.T) {
 		}
 	}
 }
+
+func TestHedgingAnswersFromASecondAttemptWhileTheFirstIsSlow(t *testing.T) {
+	lis := listen(t)
+	p := startPeer(t, lis)
+	config := `{"methodConfig": [{"name": [{"service": "features.Peer"}],
+		"hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.1s", "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}`
+	got := runGrpccall(t, lis.Addr().String(), "-method", flakyPath, "-request", "07", "-service_config", config,
+		"-timeout", "10s", "-metadata", "call-id=hedged,sleep-first-ms=5000")
+	if len(got) != 1 || got[0].Code != "OK" || got[0].Response != "07" || got[0].Ms > 2000 {
+		t.Fatalf("a hedged call whose first attempt takes 5 s: %+v, want OK from the hedge within about 0.1 s", got)
+	}
+	if want := []string{"", "1"}; !slices.Equal(previous(p.seen("hedged")), want) {
+		t.Errorf("grpc-go saw attempts with grpc-previous-rpc-attempts %q, want %q", previous(p.seen("hedged")), want)
+	}
+	// The slow attempt is cancelled once the hedge has answered.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		p.mu.Lock()
+		cancelled := p.cancelled["hedged"]
+		p.mu.Unlock()
+		if cancelled == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slow first attempt was not cancelled")
+		}
+	}
+	t.Logf("answered in %d ms by the hedge; the first attempt cancelled", got[0].Ms)
+
+	// A non-fatal failure sends the next hedge at once, whatever the delay.
+	config = `{"methodConfig": [{"name": [{"service": "features.Peer"}],
+		"hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "10s", "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}`
+	got = runGrpccall(t, lis.Addr().String(), "-method", flakyPath, "-service_config", config, "-timeout", "10s",
+		"-metadata", "call-id=nonfatal,fail-first=1")
+	if len(got) != 1 || got[0].Code != "OK" || got[0].Ms > 2000 || len(p.seen("nonfatal")) != 2 {
+		t.Errorf("first attempt UNAVAILABLE (non-fatal): %+v after %d attempts, want OK at once after 2", got, len(p.seen("nonfatal")))
+	}
+}

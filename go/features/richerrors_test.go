@@ -30,7 +30,7 @@ var badRequest = &errdetails.BadRequest{FieldViolations: []*errdetails.BadReques
 
 func TestRichErrorFromGrpcGoReachesClgrpc(t *testing.T) {
 	lis := listen(t)
-	p := &peer{attempts: map[string][]attempt{}}
+	p := newPeer()
 	srv := grpc.NewServer(grpc.ForceServerCodec(wire.Codec{}))
 	desc := p.desc()
 	desc.Methods[0].Handler = func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {

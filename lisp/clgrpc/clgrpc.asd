@@ -88,7 +88,8 @@
                              (:file "retry")
                              (:file "client")
                              (:file "target")
-                             (:file "balancer")))
+                             (:file "balancer")
+                             (:file "hedging")))
                (:module "descriptor"
                 :serial t
                 :components ((:file "model")

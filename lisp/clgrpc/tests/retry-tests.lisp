@@ -76,11 +76,19 @@
                ("\"x\"" "object"))
         do (let ((reason (config-error-reason json)))
              (is (and reason (search expected reason)) "~A: ~S" json reason)))
-  ;; A hedging policy is ignored, as grpc-go ignores it, and null is absent.
-  (let ((config (clgrpc.grpc:parse-service-config
-                 "{\"methodConfig\": [{\"name\": [{\"service\": \"a.S\"}], \"timeout\": \"2s\",
-                    \"waitForReady\": null, \"hedgingPolicy\": {\"maxAttempts\": 3}}]}")))
-    (is (= 2 (clgrpc.grpc::method-config-timeout (clgrpc.grpc::method-config-for config "/a.S/M")))))
+  ;; Null is absent; a hedging policy has its defaults.
+  (let* ((config (clgrpc.grpc:parse-service-config
+                  "{\"methodConfig\": [{\"name\": [{\"service\": \"a.S\"}], \"timeout\": \"2s\",
+                     \"waitForReady\": null, \"hedgingPolicy\": {\"maxAttempts\": 7}}]}"))
+         (method (clgrpc.grpc::method-config-for config "/a.S/M"))
+         (hedging (clgrpc.grpc::method-config-hedging-policy method)))
+    (is (= 2 (clgrpc.grpc::method-config-timeout method)))
+    (is (= 5 (clgrpc.grpc::hedging-policy-max-attempts hedging)))
+    (is (= 0 (clgrpc.grpc::hedging-policy-delay-us hedging))))
+  (is (search "not both" (config-error-reason
+                          "{\"methodConfig\": [{\"name\": [{\"service\": \"a.S\"}], \"hedgingPolicy\": {\"maxAttempts\": 2},
+                             \"retryPolicy\": {\"maxAttempts\": 2, \"initialBackoff\": \"1s\", \"maxBackoff\": \"1s\",
+                             \"backoffMultiplier\": 1, \"retryableStatusCodes\": [14]}}]}")))
   ;; The channel refuses a bad one, before any call.
   (signals clgrpc.grpc:service-config-error
     (clgrpc.grpc:make-channel "127.0.0.1" 1 :service-config "{\"methodConfig\": 1}")))
@@ -261,3 +269,65 @@ attempt's grpc-previous-rpc-attempts."
            (is (equalp (bytes 3 13 64) (clgrpc.grpc:call-close-and-recv call))))
       (clgrpc.grpc:channel-close channel)
       (clgrpc.grpc:server-stop server :grace 1))))
+
+;;; ------------------------------------------------------------------
+;;; Hedging
+
+(defun hedging-config (&key (attempts 3) (delay "0.05s") (non-fatal "\"UNAVAILABLE\""))
+  (format nil "{\"methodConfig\": [{\"name\": [{\"service\": \"hedge.Svc\"}],
+                \"hedgingPolicy\": {\"maxAttempts\": ~D, \"hedgingDelay\": ~S,
+                  \"nonFatalStatusCodes\": [~A]}}]}"
+          attempts delay non-fatal))
+
+(defmacro with-hedge-server ((channel config) &body body)
+  "BODY with CHANNEL (service config CONFIG) to a server of hedge.Svc/Slow:
+its first attempt waits up to 3 s for the call to be cancelled, or fails
+with the status of the request's first octet if it is not 0; later
+attempts answer their attempt number at once."
+  (let ((server (gensym "SERVER")))
+    `(let* ((,server (clgrpc.grpc:make-server))
+            (,channel (progn
+                        (clgrpc.grpc:register-method
+                         ,server "/hedge.Svc/Slow"
+                         (lambda (request call)
+                           (let ((attempt (sb-ext:atomic-incf (car *attempts*))))
+                             (observe (list :hedge attempt
+                                            (cdr (assoc "grpc-previous-rpc-attempts" (clgrpc.grpc:call-metadata call)
+                                                        :test #'string=))))
+                             (cond ((plusp attempt) (bytes attempt))
+                                   ((plusp (aref request 0))
+                                    (error 'clgrpc.grpc:grpc-error :code (aref request 0) :message "first fails"))
+                                   (t (loop repeat 300 until (clgrpc.grpc:call-cancelled-p call) do (sleep 0.01))
+                                      (observe (list :first-cancelled (clgrpc.grpc:call-cancelled-p call)))
+                                      (bytes 0))))))
+                        (clgrpc.grpc:make-channel "127.0.0.1" (clgrpc.grpc:server-start ,server)
+                                                  :service-config ,config))))
+       (setf *observed* nil (car *attempts*) 0)
+       (unwind-protect (progn ,@body)
+         (clgrpc.grpc:channel-close ,channel)
+         (clgrpc.grpc:server-stop ,server :grace 1)))))
+
+(defun hedge-attempts ()
+  (sort (loop for o in *observed* when (eq (first o) :hedge) collect (rest o)) #'< :key #'first))
+
+(test a-hedge-answers-while-the-first-attempt-is-slow
+  (with-hedge-server (ch (hedging-config))
+    (let ((start (get-internal-real-time)))
+      (is (equalp (bytes 1) (clgrpc.grpc:unary-call ch "/hedge.Svc/Slow" (bytes 0) :timeout 5)))
+      (is (< (- (get-internal-real-time) start) (floor internal-time-units-per-second 2))))
+    (is (equal '((0 nil) (1 "1")) (hedge-attempts)))
+    ;; The slow first attempt was cancelled once the hedge answered.
+    (is (wait-observed (lambda (o) (equal o '(:first-cancelled t)))))))
+
+(test a-non-fatal-failure-sends-the-next-hedge-at-once
+  (with-hedge-server (ch (hedging-config :delay "10s"))
+    (let ((start (get-internal-real-time)))
+      (is (equalp (bytes 1) (clgrpc.grpc:unary-call ch "/hedge.Svc/Slow" (bytes clgrpc.grpc:+unavailable+) :timeout 5)))
+      (is (< (- (get-internal-real-time) start) (floor internal-time-units-per-second 2))))))
+
+(test a-fatal-failure-ends-a-hedged-call
+  (with-hedge-server (ch (hedging-config :delay "10s"))
+    (is (equal '("INVALID_ARGUMENT" "first fails")
+               (status-of (lambda () (clgrpc.grpc:unary-call ch "/hedge.Svc/Slow" (bytes clgrpc.grpc:+invalid-argument+)
+                                                             :timeout 5)))))
+    (is (= 1 (length (hedge-attempts))))))

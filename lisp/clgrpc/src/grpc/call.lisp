@@ -81,6 +81,7 @@
   (retry-policy nil)
   (retry-throttle nil)                  ; the channel's, shared by its calls
   (retries 0 :type fixnum)              ; attempts made again under the policy
+  (previous-attempts 0 :type fixnum)    ; hedges sent before this one (hedging.lisp)
   (backoff-step 0 :type fixnum)         ; retries since the last pushback
   (retry-at nil :type (or null fixnum)) ; NOW-US time the pending retry waits for
   (committed nil)                       ; no further attempt can be made

@@ -167,7 +167,7 @@ made before connecting, so that a bad server name fails the call at once
            (clgrpc.tls:tls-error (e)
              (raise-grpc-error +unavailable+ "~A" e))))))
 
-(declaim (ftype function balanced-connection note-connect-outcome))
+(declaim (ftype function balanced-connection note-connect-outcome hedged-unary-call))
 
 (defun channel-connection (channel &optional stale deadline)
   "A connection that can take new streams (not STALE, the one that just
@@ -435,23 +435,25 @@ everything sent can be sent again: gRPC's transparent retry, once per call."
                 (when deadline
                   ;; Not indexed: every call has a different value.
                   (list (list "grpc-timeout" (format-grpc-timeout (- deadline (now-us))) :without)))
-                (when (plusp (call-retries call))
-                  (list (cons "grpc-previous-rpc-attempts" (princ-to-string (call-retries call)))))
+                (let ((previous (+ (call-retries call) (call-previous-attempts call))))
+                  (when (plusp previous)
+                    (list (cons "grpc-previous-rpc-attempts" (princ-to-string previous)))))
                 (when metadata
                   (metadata-to-headers
-                   (if (plusp (call-retries call))
+                   (if (plusp (+ (call-retries call) (call-previous-attempts call)))
                        ;; Ours, above, is the one the server gets.
                        (remove "grpc-previous-rpc-attempts" metadata :key #'car :test #'string-equal)
                        metadata))))))
 
 (defun start-call (channel path kind encoder decoder timeout metadata request compress
-                   wait-for-ready &optional finish-hooks)
+                   wait-for-ready &optional finish-hooks (previous-attempts 0))
   "Open the stream and send HEADERS (and REQUEST, half-closing, if given).
 COMPRESS declares gzip and compresses the messages (CALL-SEND's :COMPRESS
 can still send one uncompressed).  The channel's service config for PATH
 shortens TIMEOUT and the message size limits, sets WAIT-FOR-READY when the
 call leaves it NIL, and gives the call its retry policy.  FINISH-HOOKS
-are called when the call ends (interceptors.lisp)."
+are called when the call ends (interceptors.lisp).  PREVIOUS-ATTEMPTS
+counts the hedges sent before this one (hedging.lisp)."
   (let* ((config (method-config-for (channel-service-config channel) path))
          (timeout (let ((configured (and config (method-config-timeout config))))
                     (if (and timeout configured) (min timeout configured) (or timeout configured))))
@@ -470,6 +472,7 @@ are called when the call ends (interceptors.lisp)."
                                                (and config (method-config-wait-for-ready config))
                                                (eq wait-for-ready t))
                            :finish-hooks (reverse finish-hooks)
+                           :previous-attempts previous-attempts
                            :%metadata metadata :%deadline deadline)))
     (when request
       (let ((buf (encode-message-frame call request)))
@@ -687,9 +690,16 @@ sends the request gzip-compressed.  WAIT-FOR-READY T makes the call wait
 failing with UNAVAILABLE, :FALSE makes it fail so whatever the channel's
 service config says, and NIL leaves it to that config."
   (with-client-interceptors (channel path :unary metadata timeout hooks)
-    (let ((call (start-call channel path :unary encoder decoder timeout metadata request compress
-                            wait-for-ready hooks)))
-      (values (await-status call) call))))
+    (let* ((config (method-config-for (channel-service-config channel) path))
+           (hedging (and config (method-config-hedging-policy config))))
+      (if hedging
+          (hedged-unary-call channel path request hedging encoder decoder
+                             (let ((configured (method-config-timeout config)))
+                               (if (and timeout configured) (min timeout configured) (or timeout configured)))
+                             metadata compress wait-for-ready hooks)
+          (let ((call (start-call channel path :unary encoder decoder timeout metadata request compress
+                                  wait-for-ready hooks)))
+            (values (await-status call) call))))))
 
 (defun server-streaming-call (channel path request &key (encoder #'raw-encoder)
                                                        (decoder #'raw-decoder) timeout metadata

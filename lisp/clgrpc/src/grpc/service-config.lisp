@@ -5,9 +5,8 @@
 ;;;; It is checked as grpc-go checks it: a config that breaks a rule is
 ;;;; refused whole (SERVICE-CONFIG-ERROR, saying which rule), never applied
 ;;;; in part.  Retry policies allow at most five attempts, larger values
-;;;; being lowered to five, as A6 specifies.  A hedgingPolicy is ignored,
-;;;; with a log line, as grpc-go ignores it: clgrpc sends no hedged
-;;;; attempts.  JSON null stands for an absent field.
+;;;; being lowered to five, as A6 specifies, and so do hedging policies
+;;;; (hedging.lisp).  JSON null stands for an absent field.
 
 (in-package #:clgrpc.grpc)
 
@@ -28,12 +27,18 @@
   (backoff-multiplier 1d0 :type double-float)
   (retryable-codes '() :type list))
 
+(defstruct (hedging-policy (:constructor %make-hedging-policy))
+  (max-attempts 2 :type (integer 2 5))
+  (delay-us 0 :type (integer 0))
+  (non-fatal-codes '() :type list))
+
 (defstruct (method-config (:constructor %make-method-config))
   (timeout nil :type (or null real))    ; seconds
   (wait-for-ready nil)
   (max-request-size nil :type (or null (integer 0)))
   (max-response-size nil :type (or null (integer 0)))
-  (retry-policy nil :type (or null retry-policy)))
+  (retry-policy nil :type (or null retry-policy))
+  (hedging-policy nil :type (or null hedging-policy)))
 
 (defstruct (retry-throttle (:constructor %make-retry-throttle (max-tokens token-ratio
                                                               &aux (tokens (float max-tokens 1d0)))))
@@ -131,11 +136,23 @@ or 14."
                           :backoff-multiplier (float multiplier 1d0)
                           :retryable-codes codes))))
 
+(defun %parse-hedging-policy (object)
+  (%check-object object "hedgingPolicy")
+  (let ((attempts (%field object "maxAttempts"))
+        (delay (%field object "hedgingDelay"))
+        (codes (or (%field object "nonFatalStatusCodes") '())))
+    (unless (and (integerp attempts) (> attempts 1))
+      (%config-fail "hedgingPolicy's maxAttempts must be an integer above 1, not ~S" attempts))
+    (unless (and (listp codes) (every (lambda (c) (or (stringp c) (integerp c))) codes))
+      (%config-fail "hedgingPolicy's nonFatalStatusCodes must be a list of status codes"))
+    (%make-hedging-policy :max-attempts (min attempts +max-retry-attempts+)
+                          :delay-us (if delay (parse-config-duration delay "hedgingDelay") 0)
+                          :non-fatal-codes (remove-duplicates (mapcar #'status-code-from-config codes)))))
+
 (defun %parse-method-config (object)
   (%check-object object "a methodConfig entry")
-  (when (%field object "hedgingPolicy")
-    ;; As grpc-go, which parses no hedging either: the rest still applies.
-    (log-line "service config: hedgingPolicy is ignored (clgrpc sends no hedged attempts)"))
+  (when (and (%field object "retryPolicy") (%field object "hedgingPolicy"))
+    (%config-fail "a methodConfig has a retryPolicy or a hedgingPolicy, not both"))
   (let ((timeout (%field object "timeout"))
         (wait (%field object "waitForReady")))
     (unless (member wait '(nil t :false))
@@ -146,7 +163,9 @@ or 14."
      :max-request-size (%octet-count (%field object "maxRequestMessageBytes") "maxRequestMessageBytes")
      :max-response-size (%octet-count (%field object "maxResponseMessageBytes") "maxResponseMessageBytes")
      :retry-policy (let ((policy (%field object "retryPolicy")))
-                     (and policy (%parse-retry-policy policy))))))
+                     (and policy (%parse-retry-policy policy)))
+     :hedging-policy (let ((policy (%field object "hedgingPolicy")))
+                       (and policy (%parse-hedging-policy policy))))))
 
 (defun %method-config-key (name)
   "The lookup key of one entry of a methodConfig's name list."
