@@ -10,8 +10,11 @@
 ;;;;           grpc.client.attempt.sent_total_compressed_message_size
 ;;;;           grpc.client.attempt.rcvd_total_compressed_message_size
 ;;;;
-;;;; grpc.method is "package.Service/Method".  Attempts are counted when
-;;;; the call ends (retries included); the sizes are the whole call's, and
+;;;; grpc.method is "package.Service/Method" ("other" for a method the
+;;;; server does not serve).  The server's are recorded by a call observer,
+;;;; which sees every request from its HEADERS; the client's by an
+;;;; interceptor.  Attempts are counted when the call ends (retries
+;;;; included); the sizes are the whole call's, and
 ;;;; grpc.client.attempt.duration is not recorded: clgrpc's retries happen
 ;;;; below the interceptors, which see calls, not attempts.
 
@@ -20,15 +23,22 @@
 (defun %method-label (path)
   (if (and (plusp (length path)) (char= (char path 0) #\/)) (subseq path 1) path))
 
+(defun %status-name (code)
+  "CODE's name; a code past the known ones is UNKNOWN, so that a peer
+sending codes of its own cannot make series without bound."
+  (clgrpc.grpc:status-code-name (if (and code (<= 0 code 16)) code clgrpc.grpc:+unknown+)))
+
 (defun %status-label (call)
-  (clgrpc.grpc:status-code-name (or (clgrpc.grpc:call-status-code call) clgrpc.grpc:+unknown+)))
+  (%status-name (clgrpc.grpc:call-status-code call)))
 
 (defun %elapsed-seconds (start-us)
   (/ (- (clgrpc.util:now-us) start-us) 1d6))
 
-(defun server-metrics-interceptor (registry)
-  "A server interceptor (MAKE-SERVER :INTERCEPTORS) recording A66's server
-metrics in REGISTRY."
+(defun server-metrics-observer (registry)
+  "A server call observer (MAKE-SERVER :CALL-OBSERVERS) recording A66's
+server metrics in REGISTRY: every gRPC request from its HEADERS, those
+refused before a handler (UNIMPLEMENTED: grpc.method \"other\" when the
+server does not serve it) too."
   (let ((started (ensure-instrument registry "grpc.server.call.started" :counter '("grpc.method")
                                     :help "Calls started on the server."))
         (duration (ensure-instrument registry "grpc.server.call.duration" :histogram
@@ -40,21 +50,16 @@ metrics in REGISTRY."
         (received (ensure-instrument registry "grpc.server.call.rcvd_total_compressed_message_size"
                                      :histogram '("grpc.method" "grpc.status") :unit "By"
                                      :buckets +size-buckets+ :help "Message octets a call received.")))
-    (lambda (call request next)
-      (let ((method (%method-label (clgrpc.grpc:call-method-path call)))
-            (start (clgrpc.grpc:call-start-us call)))
-        (unless (clgrpc.grpc:call-property call 'metrics)
-          ;; Once a call, though a per-message handler passes here often.
-          (setf (clgrpc.grpc:call-property call 'metrics) t)
-          (counter-add registry started (list method))
-          (clgrpc.grpc:call-on-finish
-           call (lambda (call)
-                  (let ((labels (list method (%status-label call))))
-                    (histogram-record registry duration labels (%elapsed-seconds start))
-                    (multiple-value-bind (out in) (clgrpc.grpc:call-message-octets call)
-                      (histogram-record registry sent labels out)
-                      (histogram-record registry received labels in))))))
-        (funcall next request)))))
+    (lambda (path registered)
+      (let ((method (if registered (%method-label path) "other"))
+            (start (clgrpc.util:now-us)))
+        (counter-add registry started (list method))
+        (lambda (code call)
+          (let ((labels (list method (%status-name code))))
+            (histogram-record registry duration labels (%elapsed-seconds start))
+            (multiple-value-bind (out in) (if call (clgrpc.grpc:call-message-octets call) (values 0 0))
+              (histogram-record registry sent labels out)
+              (histogram-record registry received labels in))))))))
 
 (defun client-metrics-interceptor (registry)
   "A channel interceptor (MAKE-CHANNEL :INTERCEPTORS) recording A66's

@@ -14,7 +14,7 @@ propagated through interceptors.")
    #:registry #:make-registry #:counter-add #:histogram-record #:metric-value
    #:+latency-buckets+ #:+size-buckets+
    ;; gRPC's metrics
-   #:server-metrics-interceptor #:client-metrics-interceptor
+   #:server-metrics-observer #:client-metrics-interceptor
    ;; Prometheus
    #:prometheus-text #:serve-metrics #:stop-metrics #:metrics-server-port
    ;; tracing
@@ -25,10 +25,12 @@ propagated through interceptors.")
 (in-package #:clgrpc.telemetry)
 
 (defparameter +latency-buckets+
-  #(0 0.00001 0.00005 0.0001 0.0003 0.0006 0.0008 0.001 0.002 0.003 0.004 0.005 0.006 0.008 0.01
-    0.013 0.016 0.02 0.025 0.03 0.04 0.05 0.065 0.08 0.1 0.13 0.16 0.2 0.25 0.3 0.4 0.5 0.65 0.8 1
-    2 5 10 20 50 100)
-  "gRFC A66's bucket bounds for durations, in seconds.")
+  (map 'vector (lambda (x) (/ x 100000))
+       '(0 1 5 10 30 60 80 100 200 300 400 500 600 800 1000 1300 1600 2000 2500 3000 4000 5000 6500
+         8000 10000 13000 16000 20000 25000 30000 40000 50000 65000 80000 100000 200000 500000 1000000
+         2000000 5000000 10000000))
+  "gRFC A66's bucket bounds for durations, in seconds, as exact rationals
+(0, 1e-05, 5e-05, ..., 100): printed exactly, and compared exactly.")
 
 (defparameter +size-buckets+
   #(0 1024 2048 4096 16384 65536 262144 1048576 4194304 16777216 67108864 268435456 1073741824
@@ -49,6 +51,12 @@ propagated through interceptors.")
   (count 0 :type integer)               ; counter value, or observations
   (sum 0 :type real)
   (buckets buckets :type (or null (simple-array integer (*)))))
+
+(defun %copy-series (series)
+  (let ((copy (copy-structure series)))
+    (when (series-buckets series)
+      (setf (series-buckets copy) (copy-seq (series-buckets series))))
+    copy))
 
 (defstruct (registry (:constructor make-registry ()))
   "Instruments by name, and the lock every recording takes."

@@ -42,13 +42,19 @@ first span of a new sampled trace."
 
 (defun %lower-hex-p (string start end)
   (loop for i from start below end
-        always (let ((c (char string i))) (or (digit-char-p c) (char<= #\a c #\f)))))
+        always (let ((c (char string i))) (or (char<= #\0 c #\9) (char<= #\a c #\f)))))
 
 (defun parse-traceparent (value)
   "The TRACE-CONTEXT a traceparent header VALUE names (its span id is the
-caller's), or NIL if the value is not one version 00 allows."
-  (and (stringp value) (= (length value) 55)
-       (string= "00-" value :end2 3)
+caller's), or NIL if W3C's rules refuse it: version 00 exactly 55
+characters; a later version (not ff) read as 00 from its first 55, with
+anything after them behind a dash."
+  (and (stringp value) (>= (length value) 55)
+       (%lower-hex-p value 0 2) (char= #\- (char value 2))
+       (let ((version (parse-integer value :end 2 :radix 16)))
+         (cond ((= version 0) (= (length value) 55))
+               ((= version 255) nil)
+               (t (or (= (length value) 55) (char= #\- (char value 55))))))
        (char= #\- (char value 35)) (char= #\- (char value 52))
        (%lower-hex-p value 3 35) (%lower-hex-p value 36 52) (%lower-hex-p value 53 55)
        (find-if (lambda (c) (char/= c #\0)) value :start 3 :end 35)

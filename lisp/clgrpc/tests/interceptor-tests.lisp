@@ -11,11 +11,13 @@
 (defun metadata-value (name metadata)
   (cdr (assoc name metadata :test #'string=)))
 
-(defmacro with-intercepted ((channel &key server-interceptors channel-interceptors) &body body)
+(defmacro with-intercepted ((channel &key server-interceptors server-observers channel-interceptors)
+                            &body body)
   "BODY with CHANNEL to a server of the test service, each with the
-interceptors given."
+interceptors (and call observers) given."
   (let ((server (gensym "SERVER")))
-    `(let* ((,server (clgrpc.grpc:make-server :interceptors ,server-interceptors))
+    `(let* ((,server (clgrpc.grpc:make-server :interceptors ,server-interceptors
+                                              :call-observers ,server-observers))
             (,channel (progn (register-test-methods ,server)
                              (clgrpc.grpc:make-channel "127.0.0.1" (clgrpc.grpc:server-start ,server)
                                                        :interceptors ,channel-interceptors))))
@@ -86,14 +88,18 @@ interceptors given."
 
 (test metrics-count-calls-by-method-and-status-and-a-scrape-reads-them
   (let ((registry (clgrpc.telemetry:make-registry)))
-    (with-intercepted (ch :server-interceptors (list (clgrpc.telemetry:server-metrics-interceptor registry))
+    (with-intercepted (ch :server-observers (list (clgrpc.telemetry:server-metrics-observer registry))
                           :channel-interceptors (list (clgrpc.telemetry:client-metrics-interceptor registry)))
       (dotimes (i 3) (unary ch "Echo" (filled 100 1)))
       (status-of (lambda () (unary ch "Fail" (bytes))))
+      ;; Refused before any handler: counted, under "other".
+      (status-of (lambda () (unary ch "NoSuchMethod" (bytes))))
       (flet ((value (name &rest labels) (clgrpc.telemetry:metric-value registry name labels)))
         (is (= 3 (value "grpc.server.call.started" "test.Svc/Echo")))
         (is (= 3 (value "grpc.server.call.duration" "test.Svc/Echo" "OK")))
         (is (= 1 (value "grpc.server.call.duration" "test.Svc/Fail" "FAILED_PRECONDITION")))
+        (is (= 1 (value "grpc.server.call.started" "other")))
+        (is (= 1 (value "grpc.server.call.duration" "other" "UNIMPLEMENTED")))
         (let ((target (clgrpc.grpc::channel-authority ch)))
           (is (= 3 (value "grpc.client.attempt.started" "test.Svc/Echo" target)))
           (is (= 3 (value "grpc.client.call.duration" "test.Svc/Echo" target "OK")))
@@ -105,6 +111,9 @@ interceptors given."
         (is (search "grpc_server_call_started_total{grpc_method=\"test.Svc/Echo\"} 3" text))
         (is (search "# TYPE grpc_server_call_duration_seconds histogram" text))
         (is (search "grpc_server_call_duration_seconds_count{grpc_method=\"test.Svc/Echo\",grpc_status=\"OK\"} 3" text))
+        ;; A66's bounds, printed exactly.
+        (is (search "le=\"0.00001\"" text))
+        (is (search "le=\"0.0003\"" text))
         ;; Each Echo sent and received 100 octets: all three in the 1024 bucket.
         (is (search "grpc_server_call_sent_total_compressed_message_size_bytes_bucket{grpc_method=\"test.Svc/Echo\",grpc_status=\"OK\",le=\"1024\"} 3" text))))))
 
@@ -157,10 +166,37 @@ interceptors given."
     (is (equal "4bf92f3577b34da6a3ce929d0e0e4736"
                (clgrpc.telemetry:trace-context-trace-id (clgrpc.telemetry:parse-traceparent good))))
     (is (equal good (clgrpc.telemetry:format-traceparent (clgrpc.telemetry:parse-traceparent good))))
-    (dolist (bad '("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    ;; A later version is read as 00, what follows its fields behind a dash.
+    (dolist (later '("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+                     "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-holds"))
+      (is (equal "00f067aa0ba902b7"
+                 (clgrpc.telemetry:trace-context-span-id (clgrpc.telemetry:parse-traceparent later)))
+          "~S" later))
+    (dolist (bad '("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+                   "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.what"
                    "00-00000000000000000000000000000000-00f067aa0ba902b7-01"
                    "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01"
                    "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"
                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-"
                    "" nil))
       (is (null (clgrpc.telemetry:parse-traceparent bad)) "~S" bad))))
+
+(test the-scrape-endpoint-outlasts-a-slow-client-and-stops
+  ;; A client that sends a byte now and then holds one of four slots for
+  ;; 5 s at most; a scrape beside it is answered at once; stopping ends both.
+  (let* ((registry (clgrpc.telemetry:make-registry))
+         (handle (clgrpc.telemetry:serve-metrics registry :host "localhost"))
+         (port (clgrpc.telemetry:metrics-server-port handle))
+         (slow (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp)))
+    (unwind-protect
+         (progn
+           (sb-bsd-sockets:socket-connect slow #(127 0 0 1) port)
+           (sb-bsd-sockets:socket-send slow "GET" nil)
+           (let ((start (get-internal-real-time)))
+             (is (search "HTTP/1.1 200 OK" (http-get port "/metrics?x=1")))
+             (is (< (- (get-internal-real-time) start) internal-time-units-per-second)))
+           (is (search "404" (http-get port "/other"))))
+      (let ((start (get-internal-real-time)))
+        (clgrpc.telemetry:stop-metrics handle)
+        (is (< (- (get-internal-real-time) start) (* 2 internal-time-units-per-second))))
+      (sb-bsd-sockets:socket-close slow))))

@@ -56,8 +56,8 @@
      (multiple-value-bind (host port) (split-host-port (getf options :addr))
        (let* ((registry (clgrpc.telemetry:make-registry))
               (server (clgrpc.grpc:make-server
-                       :interceptors (list (clgrpc.telemetry:server-metrics-interceptor registry)
-                                           (clgrpc.telemetry:server-tracing-interceptor)))))
+                       :call-observers (list (clgrpc.telemetry:server-metrics-observer registry))
+                       :interceptors (list (clgrpc.telemetry:server-tracing-interceptor)))))
          (clgrpc.grpc:register-method server "/features.Peer/Flaky" #'flaky)
          (let ((metrics (getf options :metrics-addr)))
            (when (plusp (length metrics))

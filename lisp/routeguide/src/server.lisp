@@ -29,15 +29,14 @@ tuning the Go server has no counterpart of, so it is off unless asked for.
 LIMITS is a plist of MAKE-SERVER's limit arguments; TLS a clgrpc server TLS
 context, or NIL for plaintext.  HEAP-REPORT serves the heap in use too
 (CLGRPC.GRPC:REGISTER-HEAP-REPORT), for hostile-peer tests.  METRICS-ADDR,
-(host . port), records gRPC's metrics and W3C trace context through
-interceptors (clgrpc/telemetry) and serves the metrics to Prometheus
+(host . port), records gRPC's metrics (a call observer) and W3C trace
+context (an interceptor) with clgrpc/telemetry and serves the metrics to Prometheus
 scrapes there.  Returns (values server port health)."
   (let* ((registry (and metrics-addr (clgrpc.telemetry:make-registry)))
          (server (apply #'clgrpc.grpc:make-server
                         :max-concurrent-streams max-concurrent-streams :tls tls
-                        :interceptors (and registry
-                                           (list (clgrpc.telemetry:server-metrics-interceptor registry)
-                                                 (clgrpc.telemetry:server-tracing-interceptor)))
+                        :call-observers (and registry (list (clgrpc.telemetry:server-metrics-observer registry)))
+                        :interceptors (and registry (list (clgrpc.telemetry:server-tracing-interceptor)))
                         limits)))
     (when registry
       (clgrpc.telemetry:serve-metrics registry :host (car metrics-addr) :port (cdr metrics-addr)))

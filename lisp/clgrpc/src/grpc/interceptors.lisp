@@ -26,6 +26,17 @@
 ;;;; CALL-PROPERTY keeps what an interceptor wants to find again on a
 ;;;; call, as grpc-go's interceptors keep values in a context.
 ;;;;
+;;;; A server's call observers (MAKE-SERVER :CALL-OBSERVERS) see what
+;;;; interceptors cannot: every gRPC request, those answered before any
+;;;; handler (UNIMPLEMENTED) or failed before theirs ran (a message too
+;;;; large, a deadline while queued) too, as grpc-go's stats handlers do.
+;;;; Each is called as (observer path registered) when the request's
+;;;; HEADERS arrive, REGISTERED being whether the server serves PATH, and
+;;;; returns NIL or a function called as (finish code call) once the
+;;;; request ends with status CODE (CALL is NIL for one refused before a
+;;;; call was made).  Both run on the reactor with the connection's lock
+;;;; held, as call-on-finish functions do.
+;;;;
 ;;;; How a call ended, whatever ended it (its handler, its deadline, the
 ;;;; peer, a retry giving up), reaches the functions CALL-ON-FINISH
 ;;;; registered: each is called once, as (fn call), with CALL-STATUS-CODE

@@ -44,7 +44,7 @@ the application's metadata cannot be sent, the call ends with INTERNAL
     (when (plusp (length message))
       ;; Not indexed: messages vary and would churn the HPACK table.
       (push (list "grpc-message" (percent-encode-message message) :without) tail))
-    (cons (cons "grpc-status" (svref *status-strings* code)) tail)))
+    (cons (cons "grpc-status" (status-string code)) tail)))
 
 (defun %send-trailers (call code message metadata &key (reset-code clgrpc.http2:+no-error+))
   "End the call with status CODE: trailers (a trailers-only response if no
@@ -87,7 +87,7 @@ it stops (RFC 9113 8.1)."
   (clgrpc.http2:stream-write-headers
    conn stream
    (list* (cons ":status" http-status) '("content-type" . "application/grpc")
-          (cons "grpc-status" (svref *status-strings* code))
+          (cons "grpc-status" (status-string code))
           (list "grpc-message" (percent-encode-message message) :without)
           extra)
    :end-stream t)

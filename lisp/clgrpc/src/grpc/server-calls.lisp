@@ -47,6 +47,19 @@ decodes it."
                         :reset-code clgrpc.http2:+cancel+)
         (clgrpc.http2:request-flush conn)))))
 
+(defun %observe-call (server path registered)
+  "The finish functions SERVER's call observers return for a request of
+PATH (REGISTERED: a method SERVER serves)."
+  (loop for observer in (server-call-observers server)
+        for finish = (funcall (the function observer) path registered)
+        when finish collect finish))
+
+(defun %observed-refusal (server path code)
+  "A request of PATH answered with CODE before any call was made: the
+observers see it start and end."
+  (dolist (finish (%observe-call server path (and (gethash path (server-methods server)) t)))
+    (funcall finish code nil)))
+
 (defun start-server-call (server conn stream headers end-stream)
   (let ((method nil) (path nil) (content-type nil) (timeout nil) (encoding nil)
         (accept-encoding nil))
@@ -66,7 +79,8 @@ decodes it."
       ((and encoding (not (supported-encoding-p encoding)))
        (%trailers-only conn stream "200" +unimplemented+
                        (format nil "grpc-encoding ~A is not supported" encoding)
-                       (list (cons "grpc-accept-encoding" +accepted-encodings+))))
+                       (list (cons "grpc-accept-encoding" +accepted-encodings+)))
+       (%observed-refusal server path +unimplemented+))
       (t
        (let ((entry (gethash path (server-methods server))))
          (if (null entry)
@@ -76,7 +90,8 @@ decodes it."
                                (if (and service (gethash service (server-services server)))
                                    (format nil "unknown method ~A for service ~A"
                                            (subseq path (1+ slash)) service)
-                                   (format nil "unknown service ~A" (or service path)))))
+                                   (format nil "unknown service ~A" (or service path))))
+               (%observed-refusal server path +unimplemented+))
              (let ((call (%make-call :role :server :kind (method-entry-kind entry)
                                      :conn conn :stream stream :path path
                                      :encoder (method-entry-encoder entry)
@@ -89,6 +104,9 @@ decodes it."
                                      :%metadata (headers-to-metadata headers)
                                      :%start-us (now-us))))
                (setf (clgrpc.http2:h2-stream-user stream) call)
+               (dolist (finish (%observe-call server path t))
+                 (push (let ((finish finish)) (lambda (call) (funcall finish (call-status call) call)))
+                       (call-finish-hooks call)))
                (clgrpc.http2:claim-handler-slot conn stream)
                (when timeout
                  (let ((deadline (+ (now-us) timeout)))

@@ -50,8 +50,10 @@
   (connection-options '() :type list)
   ;; A clgrpc.tls server context: every connection speaks TLS.
   (tls nil :type (or null clgrpc.tls:tls-context))
-  ;; Wrapped around every handler registered (interceptors.lisp).
+  ;; Wrapped around every handler registered, and told of every request
+  ;; (interceptors.lisp).
   (interceptors '() :type list)
+  (call-observers '() :type list)
   (state :new :type (member :new :running :stopping :stopped)))
 
 (defun scratch-wrapper (thunk)
@@ -84,7 +86,7 @@
                          (max-connection-memory (* 64 1024 1024))
                          (max-process-memory (clgrpc.http2:default-process-octets))
                          (max-calls 65536)
-                         tls interceptors)
+                         tls interceptors call-observers)
   "A server with no methods yet.  TLS, a server context of
 clgrpc.tls:make-server-context, makes it serve HTTP/2 over TLS only (ALPN
 h2); a handler finds the client's verified identity with CALL-PEER-TLS.
@@ -123,7 +125,9 @@ instead of parked (four at a time per connection; beyond them it fails
 with RESOURCE_EXHAUSTED), and new streams are refused (REFUSED_STREAM).
 
 INTERCEPTORS, functions (interceptor call request next), wrap every
-handler REGISTER-METHOD registers, the first outermost (interceptors.lisp)."
+handler REGISTER-METHOD registers, the first outermost; CALL-OBSERVERS,
+functions (observer path registered), are told of every gRPC request,
+those refused before a handler is chosen too (interceptors.lisp)."
   (when tls
     (check-type tls clgrpc.tls:tls-context)
     (unless (eq (clgrpc.tls:tls-context-role tls) :server)
@@ -131,6 +135,7 @@ handler REGISTER-METHOD registers, the first outermost (interceptors.lisp)."
   (%make-server
    :tls tls
    :interceptors interceptors
+   :call-observers call-observers
    :max-streaming-handlers-per-connection max-streaming-handlers-per-connection
    :max-connections max-connections
    :max-receive-message-size max-receive-message-size

@@ -32,6 +32,13 @@
 (defparameter *status-strings*
   (coerce (loop for i from 0 to 16 collect (princ-to-string i)) 'simple-vector))
 
+(defun status-string (code)
+  "The grpc-status value of CODE; a code past the known ones (an
+application may send any) keeps its number."
+  (if (and (integerp code) (< -1 code (length *status-strings*)))
+      (svref *status-strings* code)
+      (princ-to-string code)))
+
 (defun status-code-name (code)
   (if (and (integerp code) (< -1 code (length *status-names*)))
       (svref *status-names* code)
