@@ -189,6 +189,7 @@ drives without blocking.")
    #:connection #:make-connection #:connection-start #:connection-role
    #:connection-user #:connection-app #:connection-closed-p #:connection-lock
    #:connection-goaway-received-p #:connection-goaway-sent-p #:connection-peer-goaway
+   #:connection-peer-settings-seen-p
    #:connection-stream-count #:connection-peer-max-concurrent-streams
    #:connection-peer-max-frame-size #:connection-send-window
    #:connection-close #:connection-shutdown #:connection-send-goaway #:connection-wait-closed #:connection-ping

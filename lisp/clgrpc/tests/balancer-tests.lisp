@@ -10,8 +10,9 @@
 
 (test targets-resolve-as-grpc-names-them
   (flet ((addresses (target) (clgrpc.grpc:parse-target target)))
-    (is (equalp '((#(127 0 0 1) . 50051)) (addresses "dns:///localhost:50051")))
-    (is (equalp '((#(127 0 0 1) . 443)) (addresses "localhost")))
+    ;; Every address of the name (this host's localhost may have ::1 too).
+    (is (member '(#(127 0 0 1) . 50051) (addresses "dns:///localhost:50051") :test #'equalp))
+    (is (member '(#(127 0 0 1) . 443) (addresses "localhost") :test #'equalp))
     (is (equalp '((#(127 0 0 1) . 80) (#(127 0 0 2) . 81)) (addresses "ipv4:127.0.0.1:80,127.0.0.2:81")))
     (is (equalp '((#(0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1) . 80)) (addresses "ipv6:[::1]:80")))
     (is (equalp '(((:unix "/tmp/s.sock") . 0)) (addresses "unix:///tmp/s.sock")))
@@ -51,6 +52,11 @@
       (unwind-protect
            (progn
              (is (eq :idle (clgrpc.grpc:channel-connectivity-state channel)))
+             ;; The first call connects every address.
+             (is (who channel))
+             (is (loop repeat 200
+                       thereis (every #'clgrpc.grpc::%ready-p (clgrpc.grpc::channel-subchannels channel))
+                       do (sleep 0.01)))
              (is (equal '(0 10 10 10) (tally channel 30)))
              (is (eq :ready (clgrpc.grpc:channel-connectivity-state channel)))
              ;; Server 2 stops: its share goes to the others, no call fails.
@@ -92,3 +98,40 @@
              (is (equal "UNAVAILABLE" (first (status-of (lambda () (clgrpc.grpc:unary-call channel "/lb.Svc/Who" (bytes) :timeout 5))))))
              (is (eq :transient-failure (clgrpc.grpc:channel-connectivity-state channel))))
         (clgrpc.grpc:channel-close channel)))))
+
+(test an-address-that-never-answers-holds-up-no-call
+  ;; One address accepts TCP and never speaks HTTP/2, another closes each
+  ;; connection at once; the third is a server.  Every call is answered by
+  ;; the server, at once, and the closing address is retried only after
+  ;; its backoff.
+  (let* ((mute (clgrpc.net:tcp-listen "127.0.0.1" 0))
+         (closer (clgrpc.net:tcp-listen "127.0.0.1" 0))
+         (closed (list 0))
+         (closer-thread (sb-thread:make-thread
+                         (lambda ()
+                           (loop (let ((s (ignore-errors (clgrpc.net:tcp-accept closer))))
+                                   (unless s (return))
+                                   (sb-ext:atomic-incf (car closed))
+                                   (clgrpc.net:socket-close s)))))))
+    (multiple-value-bind (server port) (start-identified-server 3)
+      (dolist (policy '(:round-robin :pick-first))
+        (let ((channel (clgrpc.grpc:make-target-channel
+                        (format nil "ipv4:127.0.0.1:~D,127.0.0.1:~D,127.0.0.1:~D"
+                                (clgrpc.net:socket-local-port mute) (clgrpc.net:socket-local-port closer) port)
+                        :lb-policy policy)))
+          (setf (car closed) 0)
+          (unwind-protect
+               (let ((start (get-internal-real-time))
+                     (answers (loop repeat 20
+                                    collect (ignore-errors (aref (clgrpc.grpc:unary-call channel "/lb.Svc/Who" (bytes)
+                                                                                         :timeout 2)
+                                                                 0)))))
+                 (is (every (lambda (a) (eql a 3)) answers) "~S: ~S" policy answers)
+                 (is (< (- (get-internal-real-time) start) (* 3 internal-time-units-per-second)) "~S" policy)
+                 (is (<= (car closed) 2) "~S: the closing address was connected ~D times" policy (car closed)))
+            (clgrpc.grpc:channel-close channel))))
+      (clgrpc.grpc:server-stop server :grace 1))
+    (clgrpc.net:socket-close mute)
+    (ignore-errors (clgrpc.net:fd-shutdown (clgrpc.net:socket-fd closer)))
+    (clgrpc.net:socket-close closer)
+    (sb-thread:join-thread closer-thread :default nil :timeout 2)))

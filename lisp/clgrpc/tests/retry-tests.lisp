@@ -331,3 +331,14 @@ attempts answer their attempt number at once."
                (status-of (lambda () (clgrpc.grpc:unary-call ch "/hedge.Svc/Slow" (bytes clgrpc.grpc:+invalid-argument+)
                                                              :timeout 5)))))
     (is (= 1 (length (hedge-attempts))))))
+
+(test no-hedge-goes-while-the-throttle-holds-half-its-tokens-or-fewer
+  (with-hedge-server (ch (concatenate 'string (subseq (hedging-config) 0 (1- (length (hedging-config))))
+                                      ", \"retryThrottling\": {\"maxTokens\": 10, \"tokenRatio\": 0.1}}"))
+    (let ((throttle (clgrpc.grpc:service-config-throttle (clgrpc.grpc::channel-service-config ch))))
+      (setf (clgrpc.grpc::retry-throttle-tokens throttle) 5d0)
+      ;; The first attempt answers only after 3 s: no hedge overtakes it.
+      (is (equalp (bytes 0) (clgrpc.grpc:unary-call ch "/hedge.Svc/Slow" (bytes 0) :timeout 10)))
+      (is (= 1 (length (hedge-attempts))))
+      ;; Its success gives a tenth of a token back, once.
+      (is (= 5.1d0 (clgrpc.grpc:retry-throttle-token-count throttle))))))

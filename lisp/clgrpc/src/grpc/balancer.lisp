@@ -5,14 +5,16 @@
 ;;;;
 ;;;;   :pick-first   the first address that connects, kept until its
 ;;;;                 connection fails, then the next (in order, wrapping);
-;;;;   :round-robin  each new stream on the next address in turn whose
-;;;;                 connection is up or can be made.
+;;;;   :round-robin  connections to every address; each new stream on the
+;;;;                 next one in turn among those READY.
 ;;;;
 ;;;; A subchannel whose connect failed is in TRANSIENT_FAILURE and skipped
 ;;;; until its backoff (1 s, then 1.6 times longer each failure, at most
 ;;;; 120 s, jittered by 20%) has passed; then a pick tries it again, so a
-;;;; server that comes back rejoins.  Connecting is done by the call that
-;;;; picks the subchannel, within its deadline.
+;;;; server that comes back rejoins.  A subchannel is READY once its
+;;;; server's SETTINGS arrive; one that closes before them failed to
+;;;; connect.  pick_first connects in the call that picks, within its
+;;;; deadline; round_robin connects the others on threads of their own.
 
 (in-package #:clgrpc.grpc)
 
@@ -20,18 +22,42 @@
 (defconstant +max-backoff-us+ 120000000)
 
 (defun note-connect-outcome (channel connected)
-  "CHANNEL's lock held: its connect attempt succeeded (READY, backoff
-reset) or failed (TRANSIENT_FAILURE until the jittered backoff passes)."
+  "CHANNEL's lock held: its connect attempt made a connection (READY; the
+backoff is reset once the server's SETTINGS show it is an HTTP/2 server,
+see %USABLE-P's callers) or failed (TRANSIENT_FAILURE until the jittered
+backoff passes)."
   (if connected
-      (setf (channel-state channel) :ready
-            (channel-backoff-us channel) 0)
-      (let ((backoff (if (zerop (channel-backoff-us channel))
-                         +initial-backoff-us+
-                         (min +max-backoff-us+ (round (* 1.6d0 (channel-backoff-us channel)))))))
-        (setf (channel-state channel) :transient-failure
-              (channel-backoff-us channel) backoff
-              (channel-retry-after-us channel)
-              (+ (now-us) (round (* backoff (+ 0.8d0 (random 0.4d0)))))))))
+      (setf (channel-state channel) :ready)
+      (%note-failure channel nil)))
+
+(defun %note-failure (channel why)
+  "CHANNEL's lock held: a connect failed (WHY, if not already noted)."
+  (let ((backoff (if (zerop (channel-backoff-us channel))
+                     +initial-backoff-us+
+                     (min +max-backoff-us+ (round (* 1.6d0 (channel-backoff-us channel)))))))
+    (when why
+      (setf (channel-last-failure channel) why))
+    (setf (channel-state channel) :transient-failure
+          (channel-backoff-us channel) backoff
+          (channel-retry-after-us channel)
+          (+ (now-us) (round (* backoff (+ 0.8d0 (random 0.4d0))))))))
+
+(defun %ready-p (sub)
+  "SUB has a connection that takes streams and whose server has answered
+(its SETTINGS arrived): its backoff is over."
+  (sb-thread:with-mutex ((channel-lock sub))
+    (let ((conn (channel-conn sub)))
+      (when (and (%usable-p conn nil) (clgrpc.http2:connection-peer-settings-seen-p conn))
+        (setf (channel-backoff-us sub) 0)
+        t))))
+
+(defun %connecting-p (sub)
+  "SUB is connecting: a connect is under way, or its connection waits for
+the server's SETTINGS."
+  (sb-thread:with-mutex ((channel-lock sub))
+    (or (channel-connecting sub)
+        (let ((conn (channel-conn sub)))
+          (and (%usable-p conn nil) (not (clgrpc.http2:connection-peer-settings-seen-p conn)))))))
 
 (defun channel-connectivity-state (channel)
   "CHANNEL's connectivity: :READY (a connection takes streams),
@@ -60,35 +86,75 @@ are, else IDLE."
          (not (%usable-p (channel-conn sub) nil))
          (< (now-us) (channel-retry-after-us sub)))))
 
+(defun %connect-idle-subchannels (subs)
+  "round_robin connects every address, as gRPC's does: a thread for each
+subchannel without a connection that is neither connecting nor backing
+off (its outcome is noted on the subchannel; nothing waits for it)."
+  (loop for sub across subs
+        do (when (sb-thread:with-mutex ((channel-lock sub))
+                   (and (not (channel-connecting sub))
+                        (not (channel-closed sub))
+                        (not (%usable-p (channel-conn sub) nil))
+                        (not (and (eq (channel-state sub) :transient-failure)
+                                  (< (now-us) (channel-retry-after-us sub))))))
+             (sb-thread:make-thread (lambda (sub) (ignore-errors (direct-connection sub nil nil)))
+                                    :name "grpc subchannel connect" :arguments (list sub)))))
+
+(defconstant +pick-poll-us+ 20000
+  "How often a pick that found every address connecting looks again.")
+
 (defun balanced-connection (channel stale deadline)
-  "A connection of one of CHANNEL's subchannels, as its policy picks:
-those backing off are passed over, and one that cannot connect is left
-for the next.  UNAVAILABLE when none can take the call."
+  "A connection of one of CHANNEL's subchannels, as its policy picks, as
+gRPC's pickers do: among the READY ones when there are any (round_robin
+in turn, pick_first the one in use, else the first).  With none READY, the
+call connects one that is neither backing off nor being connected by
+another call, in order; if all that remain are connecting, it waits for
+one of them (until its deadline, or the connect timeout).  UNAVAILABLE
+when every address is failing."
   (let* ((subs (channel-subchannels channel))
-         ;; Those backing off are out of the turn, so the others share it
-         ;; evenly meanwhile.
-         (candidates (remove-if #'%backing-off-p subs))
-         (n (length candidates))
          (round-robin (eq (channel-lb-policy channel) :round-robin))
-         (start (cond ((zerop n) 0)
-                      (round-robin (mod (sb-ext:atomic-incf (channel-next-pick channel)) n))
-                      ;; Pick first: from the one in use, kept until it fails.
-                      (t (or (position (svref subs (mod (channel-next-pick channel) (length subs))) candidates)
-                             0))))
+         (give-up (or deadline (+ (now-us) (round (* *connect-timeout* 1000000)))))
          (last-error nil))
-    (dotimes (i n)
-      (let ((sub (svref candidates (mod (+ start i) n))))
-        (handler-case
-            (let ((conn (direct-connection sub stale deadline)))
-              (unless round-robin
-                (setf (channel-next-pick channel) (position sub subs)))
-              (return-from balanced-connection conn))
-          (grpc-error (e)
-            (unless (= (grpc-error-code e) +unavailable+)
-              (error e))
-            (setf last-error e)))))
-    (raise-grpc-error +unavailable+ "no address of ~A can take the call~@[: ~A~]"
-                      (channel-authority channel) (and last-error (grpc-error-message last-error)))))
+    (when round-robin
+      (%connect-idle-subchannels subs))
+    (loop
+      (when (channel-closed channel)
+        (raise-grpc-error +unavailable+ "channel closed"))
+      (let ((ready (remove-if-not #'%ready-p subs)))
+        (when (plusp (length ready))
+          (let ((sub (if round-robin
+                         (svref ready (mod (sb-ext:atomic-incf (channel-next-pick channel)) (length ready)))
+                         (let ((current (svref subs (mod (channel-next-pick channel) (length subs)))))
+                           (if (find current ready) current (svref ready 0))))))
+            (handler-case
+                (let ((conn (direct-connection sub stale deadline)))
+                  (unless round-robin
+                    (setf (channel-next-pick channel) (position sub subs)))
+                  (return-from balanced-connection conn))
+              (grpc-error (e)
+                (unless (= (grpc-error-code e) +unavailable+) (error e))
+                (setf last-error e))))))
+      ;; None READY: connect one that nobody is connecting.
+      (let ((connecting nil))
+        (loop for sub across subs
+              do (cond ((%backing-off-p sub))
+                       ((%connecting-p sub) (setf connecting t))
+                       (t (handler-case
+                              ;; A new connection is READY once its server's
+                              ;; SETTINGS arrive; until then it is waited for.
+                              (progn (direct-connection sub stale deadline)
+                                     (setf connecting t))
+                            (grpc-error (e)
+                              (unless (= (grpc-error-code e) +unavailable+) (error e))
+                              (setf last-error e))))))
+        (when (or (not connecting) (>= (now-us) give-up))
+          (if (and connecting deadline)
+              (raise-grpc-error +deadline-exceeded+ "deadline exceeded while connecting to ~A"
+                                (channel-authority channel))
+              (raise-grpc-error +unavailable+ "no address of ~A can take the call~@[: ~A~]"
+                                (channel-authority channel)
+                                (and last-error (grpc-error-message last-error)))))
+        (sleep (/ (min +pick-poll-us+ (max 1 (- give-up (now-us)))) 1d6))))))
 
 (defun make-target-channel (target &rest channel-options &key (lb-policy :pick-first) &allow-other-keys)
   "A channel to TARGET, a gRPC target name (target.lisp): dns:///host:port

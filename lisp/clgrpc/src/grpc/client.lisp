@@ -44,6 +44,7 @@
   ;; A subchannel's connectivity: :IDLE, :CONNECTING, :READY or
   ;; :TRANSIENT-FAILURE, and its reconnect backoff (balancer.lisp).
   (state :idle)
+  (last-failure "" :type string)        ; why its last connect failed
   (backoff-us 0 :type fixnum)
   (retry-after-us 0 :type fixnum)
   ;; A weak pointer to the last connection whose too_many_pings doubled it.
@@ -167,7 +168,7 @@ made before connecting, so that a bad server name fails the call at once
            (clgrpc.tls:tls-error (e)
              (raise-grpc-error +unavailable+ "~A" e))))))
 
-(declaim (ftype function balanced-connection note-connect-outcome hedged-unary-call))
+(declaim (ftype function balanced-connection note-connect-outcome %note-failure hedged-unary-call))
 
 (defun channel-connection (channel &optional stale deadline)
   "A connection that can take new streams (not STALE, the one that just
@@ -184,7 +185,8 @@ DEADLINE (NOW-US time, NIL for none); other callers wait for it.  A
 connection replaced while still open (its stream identifiers ran out) is
 sent GOAWAY, so it closes once its last stream ends."
   (let ((lock (channel-lock channel))
-        (retired nil))
+        (retired nil)
+        (waited nil))
     (sb-thread:with-mutex (lock)
       (loop
         (when (channel-closed channel)
@@ -192,14 +194,28 @@ sent GOAWAY, so it closes once its last stream ends."
         (let ((conn (channel-conn channel)))
           (cond ((%usable-p conn stale)
                  (return-from direct-connection conn))
+                ((and waited (eq (channel-state channel) :transient-failure))
+                 ;; The attempt this call waited for failed: it shares that
+                 ;; outcome rather than trying again at once.
+                 (raise-grpc-error +unavailable+ "cannot connect to ~A: ~A" (channel-authority channel)
+                                   (channel-last-failure channel)))
                 ((not (channel-connecting channel))
+                 (when (and conn (not (clgrpc.http2:connection-peer-settings-seen-p conn))
+                            (eq (channel-state channel) :ready))
+                   ;; Connected, but closed before the server's SETTINGS: not
+                   ;; a server to send to.  Its backoff goes on, and this
+                   ;; call fails as if the connect had.
+                   (%note-failure channel (or (clgrpc.http2:connection-close-reason conn)
+                                              "closed before the server's SETTINGS"))
+                   (raise-grpc-error +unavailable+ "cannot connect to ~A: ~A" (channel-authority channel)
+                                     (channel-last-failure channel)))
                  (setf (channel-connecting channel) t
                        (channel-state channel) :connecting
                        retired (and conn (not (clgrpc.http2:connection-closed-p conn)) conn))
                  (when conn
                    (%heed-too-many-pings channel conn))
                  (return))
-                ((not (wait-on (channel-cv channel) lock deadline))
+                ((not (setf waited (wait-on (channel-cv channel) lock deadline)))
                  (raise-grpc-error +deadline-exceeded+ "deadline exceeded while connecting to ~A"
                                    (channel-authority channel)))))))
     (when retired
@@ -218,6 +234,8 @@ sent GOAWAY, so it closes once its last stream ends."
                             (clgrpc.net:connect-aborted ()
                               (raise-grpc-error +unavailable+ "channel closed"))
                             (error (e)
+                              (sb-thread:with-mutex (lock)
+                                (setf (channel-last-failure channel) (princ-to-string e)))
                               (raise-grpc-error (if (and (typep e 'clgrpc.net:connect-timeout) deadline-bound)
                                                     +deadline-exceeded+
                                                     +unavailable+)

@@ -67,7 +67,8 @@ it stops (RFC 9113 8.1)."
                           (trailer-headers +internal+ (grpc-error-message e) nil))))
             (details (and (/= code +ok+)
                           (status-details-header code message (call-status-details call)))))
-        (when details
+        (when (and details (clgrpc.http2:header-list-fits-p conn (append trailers (list details))))
+          ;; Details the client cannot take are dropped, the status kept.
           (setf trailers (append trailers (list details))))
         (unless (clgrpc.http2:header-list-fits-p conn trailers)
           (setf trailers (trailer-headers +internal+ "response trailers exceed the client's header list limit" nil)))

@@ -32,6 +32,11 @@ retry buffer).")
                   (max 0d0 (1- (retry-throttle-tokens throttle)))))
         (> (retry-throttle-tokens throttle) (/ max 2))))))
 
+(defun throttle-allows-p (throttle)
+  "Whether THROTTLE lets another attempt go, taking nothing."
+  (sb-thread:with-mutex ((retry-throttle-lock throttle))
+    (> (retry-throttle-tokens throttle) (/ (retry-throttle-max-tokens throttle) 2))))
+
 (defun retry-throttle-token-count (throttle)
   "The throttle's tokens now (a double-float), for tests and metrics."
   (sb-thread:with-mutex ((retry-throttle-lock throttle))

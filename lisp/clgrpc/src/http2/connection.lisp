@@ -321,6 +321,9 @@ out once it is complete."
 (defun connection-lock (conn) (conn-lock conn))
 (defun connection-closed-p (conn) (conn-closed conn))
 (defun connection-goaway-received-p (conn) (conn-goaway-received conn))
+(defun connection-peer-settings-seen-p (conn)
+  "Whether the peer's first SETTINGS arrived: an HTTP/2 peer is there."
+  (conn-peer-settings-seen conn))
 (defun connection-peer-goaway (conn)
   "The peer's GOAWAY: (values error-code debug-string), or NIL."
   (let ((goaway (conn-peer-goaway conn)))

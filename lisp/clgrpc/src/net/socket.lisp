@@ -38,7 +38,11 @@ first address); or (:UNIX path) as given."
         ((every (lambda (c) (or (digit-char-p c) (char= c #\.))) host)
          (sb-bsd-sockets:make-inet-address host))
         ((ipv6-literal-p host) (sb-bsd-sockets:make-inet6-address host))
-        (t (first (resolve-addresses host)))))
+        ;; A name: its first IPv4 address if it has one (a channel to a
+        ;; single host:port connects to one address; make-target-channel
+        ;; balances over all of them).
+        (t (let ((addresses (resolve-addresses host)))
+             (or (find 4 addresses :key #'length) (first addresses))))))
 
 (defun socket-fd (socket)
   (sb-bsd-sockets:socket-file-descriptor socket))

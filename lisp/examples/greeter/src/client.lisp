@@ -8,11 +8,13 @@ if the call fails."
   (hello-reply-message (greeter-say-hello channel (make-hello-request :name name) :timeout timeout)))
 
 (defun greet-each (channel names &key (timeout 5))
-  "The greetings for NAMES, sent on one stream as the replies come back."
+  "The greetings for NAMES on one stream: each name sent, then its reply
+read, so neither side's flow-control window ever fills however many names
+there are."
   (let ((call (greeter-say-hello-to-each channel :timeout timeout)))
-    (dolist (name names)
-      (clgrpc.grpc:call-send call (make-hello-request :name name)))
-    (clgrpc.grpc:call-close-send call)
-    (loop for reply = (clgrpc.grpc:call-recv call)
-          while reply
-          collect (hello-reply-message reply))))
+    (prog1 (loop for name in names
+                 collect (progn (clgrpc.grpc:call-send call (make-hello-request :name name))
+                                (hello-reply-message (clgrpc.grpc:call-recv call))))
+      (clgrpc.grpc:call-close-send call)
+      ;; The server's end of the stream, and its status.
+      (clgrpc.grpc:call-recv call))))
