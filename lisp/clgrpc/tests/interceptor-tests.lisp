@@ -86,6 +86,20 @@ interceptors (and call observers) given."
                    ("/test.Svc/Count" ,clgrpc.grpc:+ok+))
                  (reverse ended))))))
 
+(defun http-get (port path)
+  "The whole answer of an HTTP/1.1 GET of PATH on loopback PORT."
+  (let ((socket (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp)))
+    (sb-bsd-sockets:socket-connect socket #(127 0 0 1) port)
+    (let ((stream (sb-bsd-sockets:socket-make-stream socket :input t :output t :external-format :latin-1
+                                                            :timeout 5)))
+      (unwind-protect
+           (progn (format stream "GET ~A HTTP/1.1~C~CHost: localhost~C~C~C~C" path
+                          #\Return #\Newline #\Return #\Newline #\Return #\Newline)
+                  (finish-output stream)
+                  (with-output-to-string (out)
+                    (loop for line = (read-line stream nil) while line do (write-line line out))))
+        (close stream)))))
+
 (test metrics-count-calls-by-method-and-status-and-a-scrape-reads-them
   (let ((registry (clgrpc.telemetry:make-registry)))
     (with-intercepted (ch :server-observers (list (clgrpc.telemetry:server-metrics-observer registry))
@@ -116,20 +130,6 @@ interceptors (and call observers) given."
         (is (search "le=\"0.0003\"" text))
         ;; Each Echo sent and received 100 octets: all three in the 1024 bucket.
         (is (search "grpc_server_call_sent_total_compressed_message_size_bytes_bucket{grpc_method=\"test.Svc/Echo\",grpc_status=\"OK\",le=\"1024\"} 3" text))))))
-
-(defun http-get (port path)
-  "The whole answer of an HTTP/1.1 GET of PATH on loopback PORT."
-  (let ((socket (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp)))
-    (sb-bsd-sockets:socket-connect socket #(127 0 0 1) port)
-    (let ((stream (sb-bsd-sockets:socket-make-stream socket :input t :output t :external-format :latin-1
-                                                            :timeout 5)))
-      (unwind-protect
-           (progn (format stream "GET ~A HTTP/1.1~C~CHost: localhost~C~C~C~C" path
-                          #\Return #\Newline #\Return #\Newline #\Return #\Newline)
-                  (finish-output stream)
-                  (with-output-to-string (out)
-                    (loop for line = (read-line stream nil) while line do (write-line line out))))
-        (close stream)))))
 
 (test trace-context-follows-a-call-into-its-handler
   (let ((seen nil))
