@@ -22,12 +22,16 @@
 (defvar *trace-context* nil
   "The span the current thread works in, or NIL.")
 
-(defvar *trace-random* (make-random-state t))
+(defvar *trace-random* nil
+  "Seeded on first use, in the running program: a state seeded while an
+executable is built would be saved in it, making every build's bytes (and
+every run's ids) differ or repeat.")
 (defvar *trace-random-lock* (sb-thread:make-mutex :name "trace ids"))
 
 (defun %random-hex (digits)
   (let ((n (sb-thread:with-mutex (*trace-random-lock*)
-             (loop for n = (random (ash 1 (* 4 digits)) *trace-random*)
+             (loop with state = (or *trace-random* (setf *trace-random* (make-random-state t)))
+                   for n = (random (ash 1 (* 4 digits)) state)
                    until (plusp n)
                    finally (return n)))))
     (format nil "~(~v,'0x~)" digits n)))

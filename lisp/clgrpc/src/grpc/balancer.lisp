@@ -40,7 +40,7 @@ backoff passes)."
     (setf (channel-state channel) :transient-failure
           (channel-backoff-us channel) backoff
           (channel-retry-after-us channel)
-          (+ (now-us) (round (* backoff (+ 0.8d0 (random 0.4d0))))))))
+          (+ (now-us) (round (* backoff (+ 0.8d0 (jitter-random 0.4d0))))))))
 
 (defun %ready-p (sub)
   "SUB has a connection that takes streams and whose server has answered

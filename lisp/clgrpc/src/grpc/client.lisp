@@ -524,7 +524,7 @@ connection backoff until its deadline passes or the channel closes."
         (grpc-error (e)
           (unless (and (call-wait-for-ready call) (= (grpc-error-code e) +unavailable+))
             (error e))
-          (let ((wake (+ (now-us) (round (* backoff-us (+ 0.8d0 (random 0.4d0)))))))
+          (let ((wake (+ (now-us) (round (* backoff-us (+ 0.8d0 (jitter-random 0.4d0)))))))
             (loop until (or (>= (now-us) wake) (call-status call) (channel-closed channel)
                             (and deadline (>= (now-us) deadline)))
                   do (sleep (/ (min 50000 (max 1 (- wake (now-us)))) 1d6)))

@@ -15,6 +15,18 @@
 
 (in-package #:clgrpc.grpc)
 
+(defvar *jitter-random* nil
+  "The random state of backoff jitter, seeded in the running process on
+first use: SBCL's default state is saved in the executable, so every
+client would draw the same delays and retry in step.")
+(defvar *jitter-lock* (sb-thread:make-mutex :name "jitter"))
+
+(defun jitter-random (limit)
+  "A random number below LIMIT (a positive integer or float), from a
+state seeded per process."
+  (sb-thread:with-mutex (*jitter-lock*)
+    (random limit (or *jitter-random* (setf *jitter-random* (make-random-state t))))))
+
 (defconstant +retry-buffer-limit+ (* 256 1024)
   "Octets of request messages a streaming call keeps to send again on a
 retry; past them it is committed to its attempt (grpc-go's per-call
@@ -59,7 +71,7 @@ where milliseconds is NIL when the value forbids a retry."
   (let ((ceiling-us (min (retry-policy-max-backoff-us policy)
                          (* (retry-policy-initial-backoff-us policy)
                             (expt (retry-policy-backoff-multiplier policy) (1- step))))))
-    (random (max 1 (round ceiling-us)))))
+    (jitter-random (max 1 (round ceiling-us)))))
 
 (defun call-retry-throttle-or-policy-p (call)
   (or (call-retry-policy call) (call-retry-throttle call)))
