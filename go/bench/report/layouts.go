@@ -23,20 +23,20 @@ var BuiltinLayouts = map[string]Layout{
 		Sections: []Section{
 			VariantComparison{
 				Title:   "Results",
-				GroupBy: []string{"containers", "annotations", "per_chunk"},
+				GroupBy: []string{"containers", "annotations", "per_chunk", "codec"},
 				Variant: "method", Order: []string{"list", "stream", "chunked"},
 				Names:   criNames,
 				Metrics: criMetrics,
 			},
 			VariantComparison{
 				Title:   "Chunk size impact",
-				GroupBy: []string{"method", "containers", "annotations"},
+				GroupBy: []string{"method", "containers", "annotations", "codec"},
 				Variant: "per_chunk",
 				Metrics: criMetrics,
 			},
 			AllConfigurations{
 				Title:   "Stream vs List (all configurations)",
-				GroupBy: []string{"containers", "annotations"},
+				GroupBy: []string{"containers", "annotations", "codec"},
 				Vary:    []string{"method", "per_chunk"},
 				Order:   []string{"list", "stream", "chunked"},
 				Names:   criNames,
@@ -53,8 +53,9 @@ var BuiltinLayouts = map[string]Layout{
 					"run at once, so read the host's CPU pressure next to the ratios: near 100% means " +
 					"the peers took turns on busy cores.",
 				Where:    map[string]string{"containers": "1024"},
+				In:       criJudgedCodecs,
 				Cells:    map[string][]string{"containers": {"1024"}},
-				GroupBy:  []string{"containers", "annotations"},
+				GroupBy:  []string{"containers", "annotations", "codec"},
 				Vary:     []string{"method", "per_chunk"},
 				Baseline: "list",
 				Names:    criNames,
@@ -67,14 +68,34 @@ var BuiltinLayouts = map[string]Layout{
 				Statement: "At 1024 containers, the stream of one container per message costs at most " +
 					"1.1x List's total CPU (client + server), both peers at Go's default GOGC.",
 				Where:    map[string]string{"containers": "1024"},
+				In:       criJudgedCodecs,
 				Cells:    map[string][]string{"containers": {"1024"}},
-				GroupBy:  []string{"containers", "annotations"},
+				GroupBy:  []string{"containers", "annotations", "codec"},
 				Vary:     []string{"method", "per_chunk"},
 				Baseline: "list",
 				Names:    criNames,
 				Config:   map[string]string{"method": "stream"},
 				Limits:   []RatioLimit{{Metric: schema.MetricTotalCPU, Max: 1.1}},
 				Context:  []MetricView{{Name: schema.MetricLatencyP50}, {Name: schema.MetricCPUPressure}},
+			},
+			FloorSplit{
+				Title: "Above grpc-go's floor",
+				Statement: "Each method's total CPU (client + server) beside the same listing's at grpc-go's floor, " +
+					"measured in the same turns: the same bytes in the same messages, which neither peer encodes " +
+					"nor decodes (codec=floor). What lies above the floor is the codec's work and its garbage.",
+				Where:    map[string]string{"containers": "1024"},
+				GroupBy:  []string{"containers", "annotations"},
+				Variant:  "codec",
+				Floor:    "floor",
+				Vary:     []string{"method", "per_chunk"},
+				Baseline: "list",
+				Names:    criNames,
+				Metric:   schema.MetricTotalCPU,
+				// The two goals' limits on total CPU, above.
+				Goals: []FloorGoal{
+					{Config: map[string]string{"method": "chunked", "per_chunk": "16"}, Max: 1.0},
+					{Config: map[string]string{"method": "stream"}, Max: 1.1},
+				},
 			},
 			ChartSection{
 				Title: "Latency p50", GroupBy: []string{"per_chunk"}, Kind: BarChart,
@@ -395,6 +416,11 @@ var BuiltinLayouts = map[string]Layout{
 }
 
 var criMetrics = Metrics(schema.MetricWallTime, schema.MetricTotalCPU, schema.MetricClientCPUPerOp, schema.MetricServerCPUPerOp, schema.MetricCPUPerWall, schema.MetricLatencyP50, schema.MetricLatencyP99, schema.MetricBytesPerOp, schema.MetricAllocsPerOp)
+
+// criJudgedCodecs are the codecs a goal judges: a kubelet's and ours, not
+// the floor, which decodes nothing ("" is a result from before codecs were
+// recorded).
+var criJudgedCodecs = map[string][]string{"codec": {"", "proto", "criwire"}}
 
 var criNames = map[string]string{"list": "List", "stream": "Stream", "chunked": "Chunked stream"}
 

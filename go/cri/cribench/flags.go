@@ -30,8 +30,12 @@ type config struct {
 	connect   bool             // endpoint is set: do not start a server
 	transport string           // "unix" or "tcp", for a started server
 
-	// tune is the transport tuning of the client and of a started server.
+	// tune is the transport tuning of the client and of a started server;
+	// its Codec is set per scenario, from codecs.
 	tune mockcri.Transport
+	// codecs are the codecs measured, each with its own server and
+	// connection, in turns with the others.
+	codecs stringsFlag
 	// gcPercent is the GOGC of this process and of a started server.
 	gcPercent int
 
@@ -66,6 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		containers:  intsFlag{32},
 		annotations: intsFlag{32},
 		perChunk:    intsFlag{16},
+		codecs:      stringsFlag{mockcri.CodecCRIWire},
 		harness:     harness.Flags{Reps: 3, Warmup: harness.Warmup{Ops: 10}},
 	}
 	cfg.harness.Register(fs)
@@ -84,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	window := fs.Int("window", 0, "initial HTTP/2 flow-control window of streams and connection, in `bytes`, for the client and a started server alike; 0 keeps grpc-go's dynamic default")
 	fs.IntVar(&cfg.tune.Buffer, "buffer", 0, "socket read and write buffer size in `bytes`, client and started server alike; 0 keeps grpc-go's default")
 	fs.StringVar(&cfg.tune.Pool, "pool", mockcri.PoolPow2, "buffer `pool` of frames and messages, client and started server alike: "+mockcri.PoolGRPC+" (grpc-go's default) or "+mockcri.PoolPow2+" (a tier at every power of two)")
-	fs.StringVar(&cfg.tune.Codec, "codec", mockcri.CodecCRIWire, "`codec` of messages, client and started server alike: "+mockcri.CodecProto+" (protobuf-go) or "+mockcri.CodecCRIWire+" (container listings without reflection, the rest protobuf-go)")
+	fs.Var(&cfg.codecs, "codec", "`codecs` of messages, comma-separated, each measured in turns with its own started server: "+mockcri.CodecProto+" (protobuf-go), "+mockcri.CodecCRIWire+" (container listings without reflection, the rest protobuf-go), or "+mockcri.CodecFloor+" (listings neither encoded nor decoded: grpc-go's own cost, for measuring)")
 	fs.IntVar(&cfg.gcPercent, "gogc", mockcri.DefaultGCPercent, "garbage collector `percent` (GOGC) of this process and of a started server; -1 turns it off (see go/cri/README.md)")
 	fs.StringVar(&cfg.cpus, "cpus", placement.Auto, placement.Usage+"; with -endpoint, nothing is pinned")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the client (this process) over all scenarios to `file`")
@@ -146,8 +151,20 @@ func (c *config) check() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := c.tune.Validate(); err != nil {
-		errs = append(errs, err)
+	if len(c.codecs) == 0 {
+		errs = append(errs, errors.New("-codec names no codec"))
+	}
+	for i, codec := range c.codecs {
+		if codec == "" {
+			errs = append(errs, errors.New("-codec names an empty codec"))
+			continue
+		}
+		if slices.Contains(c.codecs[:i], codec) {
+			errs = append(errs, fmt.Errorf("-codec names %s twice", codec))
+		}
+		if err := c.tuneFor(codec).Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := mockcri.ValidateGCPercent(c.gcPercent); err != nil {
 		errs = append(errs, err)
@@ -165,11 +182,22 @@ func (c *config) check() error {
 		if c.explicit["server"] || c.explicit["transport"] || c.explicit["seed"] || c.explicit["labels"] {
 			errs = append(errs, errors.New("-endpoint connects to a running server: -server, -transport, -seed and -labels do not apply"))
 		}
+		if len(c.codecs) != 1 {
+			errs = append(errs, errors.New("-endpoint connects to one server: give one -codec, the one it serves with"))
+		}
 		if len(c.containers) != 1 || len(c.annotations) != 1 {
 			errs = append(errs, errors.New("-endpoint connects to one server: give at most one -containers and one -annotations value"))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// tuneFor is the transport tuning of the client, and of a started server,
+// that measure with codec.
+func (c *config) tuneFor(codec string) mockcri.Transport {
+	t := c.tune
+	t.Codec = codec
+	return t
 }
 
 // usageError reports a bad command line the way the flag package does for

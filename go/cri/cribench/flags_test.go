@@ -17,7 +17,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 	}
 	if !slices.Equal(cfg.modes, methodsFlag(methods)) || cfg.n != 100 || !slices.Equal(cfg.containers, intsFlag{32}) ||
 		!slices.Equal(cfg.perChunk, intsFlag{16}) || cfg.transport != "unix" || cfg.connect || cfg.harness.Reps != 3 ||
-		cfg.tune.Codec != "criwire" || cfg.gcPercent != 100 {
+		!slices.Equal(cfg.codecs, stringsFlag{"criwire"}) || cfg.gcPercent != 100 {
 		t.Errorf("defaults: %+v", cfg)
 	}
 }
@@ -47,6 +47,9 @@ func TestBadFlagsExitWithUsage(t *testing.T) {
 		{"-labels", "-1"},
 		{"-transport", "udp"},
 		{"-codec", "gogo"},
+		{"-codec", "criwire,criwire"},
+		{"-codec", ""},
+		{"-endpoint", "unix:///tmp/x.sock", "-codec", "criwire,floor"},
 		{"-gogc", "0"},
 		{"-gogc", "-2"},
 		{"-op_timeout", "0s"},

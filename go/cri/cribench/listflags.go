@@ -54,3 +54,17 @@ func (l *methodsFlag) Set(s string) error {
 	*l = out
 	return nil
 }
+
+// stringsFlag is a flag of comma-separated words: -codec criwire,floor.
+type stringsFlag []string
+
+func (l *stringsFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *stringsFlag) Set(s string) error {
+	var out stringsFlag
+	for _, part := range strings.Split(s, ",") {
+		out = append(out, strings.TrimSpace(part))
+	}
+	*l = out
+	return nil
+}

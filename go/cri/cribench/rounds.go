@@ -15,7 +15,8 @@ import (
 // the suite is about. Each round starts one scenario later than the one
 // before (harness.InTurns), so that no method always runs first, after the
 // previous round's last method has left its garbage to the server.
-func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []schema.Result {
+// sessions holds each codec's server; one not measured has no session.
+func (b *bench) runRounds(ctx context.Context, sessions map[string]*session, scs []scenario) []schema.Result {
 	type state struct {
 		reps    []harness.Rep
 		sampler *serverSampler
@@ -26,6 +27,7 @@ func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []
 	harness.InTurns(len(scs), rounds, func(i, round int) {
 		s := scs[i]
 		st := &states[i]
+		sess := sessions[s.codec]
 		if st.err != nil {
 			return // a failed scenario keeps its first error
 		}
@@ -51,7 +53,7 @@ func (b *bench) runRounds(ctx context.Context, sess *session, scs []scenario) []
 	out := make([]schema.Result, len(scs))
 	for i, s := range scs {
 		st := states[i]
-		out[i] = harness.Result(s.name(), s.params(sess.transport, b.cfg), st.reps, st.err)
+		out[i] = harness.Result(s.name(), s.params(sessions[s.codec].transport, b.cfg), st.reps, st.err)
 		if st.sampler != nil {
 			out[i].Metrics = append(out[i].Metrics, st.sampler.metrics(st.reps)...)
 		}

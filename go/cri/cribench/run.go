@@ -95,61 +95,87 @@ func findServer(flagValue string) (string, error) {
 	return path, nil
 }
 
-// runStarted starts a mock server for g, runs g's scenarios against it and
-// stops it. A server that fails to start fails every scenario of g.
+// runStarted starts a mock server per codec for g, runs g's scenarios
+// against them in turns, and stops them. A server that fails to start fails
+// every scenario of g.
 func (b *bench) runStarted(ctx context.Context, g serverGroup) []schema.Result {
-	fail := func(err error) []schema.Result {
-		var out []schema.Result
-		for _, s := range g.scenarios {
-			out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.transport, b.cfg), err))
+	sessions := make(map[string]*session)
+	for _, codec := range b.cfg.codecs {
+		sess, stop, err := b.startServer(ctx, g, codec)
+		if err != nil {
+			var out []schema.Result
+			for _, s := range g.scenarios {
+				out = append(out, harness.ErrorResult(s.name(), s.params(b.cfg.transport, b.cfg), err))
+			}
+			return out
 		}
-		return out
+		defer stop()
+		sessions[codec] = sess
 	}
+	return b.runRounds(ctx, sessions, g.scenarios)
+}
+
+// startServer starts a mock server for g with codec and connects to it;
+// stop closes the connection and stops the server.
+func (b *bench) startServer(ctx context.Context, g serverGroup, codec string) (sess *session, stop func(), err error) {
+	var cleanup []func()
+	stop = func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
 	listen := "tcp://127.0.0.1:0"
 	if b.cfg.transport == "unix" {
 		dir, sock, err := mockcri.SocketDir("mockcri.sock")
 		if err != nil {
-			return fail(err)
+			return nil, nil, err
 		}
-		defer os.RemoveAll(dir)
+		cleanup = append(cleanup, func() { os.RemoveAll(dir) })
 		listen = "unix://" + sock
 	}
+	tune := b.cfg.tuneFor(codec)
 	proc, ep, err := startServer(ctx, []string{b.serverPath,
 		"-listen", listen,
 		"-containers", strconv.Itoa(g.containers),
 		"-annotations", strconv.Itoa(g.annotations),
 		"-labels", strconv.Itoa(b.cfg.labels),
 		"-seed", strconv.FormatUint(b.cfg.seed, 10),
-		"-window", strconv.Itoa(int(b.cfg.tune.Window)),
-		"-buffer", strconv.Itoa(b.cfg.tune.Buffer),
-		"-pool", b.cfg.tune.Pool,
-		"-codec", b.cfg.tune.Codec,
+		"-window", strconv.Itoa(int(tune.Window)),
+		"-buffer", strconv.Itoa(tune.Buffer),
+		"-pool", tune.Pool,
+		"-codec", tune.Codec,
 		"-gogc", strconv.Itoa(b.cfg.gcPercent),
 	}, b.cfg.place.Server, b.log)
 	if err != nil {
-		return fail(fmt.Errorf("starting %s: %w", b.serverPath, err))
+		return nil, nil, fmt.Errorf("starting %s: %w", b.serverPath, err)
 	}
-	defer func() {
+	cleanup = append(cleanup, func() {
 		if err := proc.Stop(); err != nil {
 			fmt.Fprintf(b.log, "cri-bench: %v\n", err)
 		}
-	}()
-	sess, err := openSession(ctx, ep, proc, b.cfg.tune)
+	})
+	sess, err = openSession(ctx, ep, proc, tune)
 	if err != nil {
-		return fail(err)
+		return nil, nil, err
 	}
-	defer sess.close()
+	cleanup = append(cleanup, func() { sess.close() })
 	if sess.containers != g.containers {
-		return fail(fmt.Errorf("the server lists %d containers, want %d", sess.containers, g.containers))
+		return nil, nil, fmt.Errorf("the server lists %d containers, want %d", sess.containers, g.containers)
 	}
-	return b.runRounds(ctx, sess, g.scenarios)
+	return sess, stop, nil
 }
 
 // runEndpoint runs every scenario against the server at -endpoint. What it
 // serves is what is measured: -containers and -annotations, if given, must
 // agree with it.
 func (b *bench) runEndpoint(ctx context.Context) []schema.Result {
-	sess, err := openSession(ctx, b.cfg.endpoint, nil, b.cfg.tune)
+	codec := b.cfg.codecs[0]
+	sess, err := openSession(ctx, b.cfg.endpoint, nil, b.cfg.tuneFor(codec))
 	containers, annotations := b.cfg.containers[0], b.cfg.annotations[0]
 	if err == nil {
 		defer sess.close()
@@ -169,5 +195,5 @@ func (b *bench) runEndpoint(ctx context.Context) []schema.Result {
 		}
 		return out
 	}
-	return b.runRounds(ctx, sess, scs)
+	return b.runRounds(ctx, map[string]*session{codec: sess}, scs)
 }

@@ -17,10 +17,12 @@ import (
 // a connection's buffer pool option reaches only the transport's frame
 // buffers, not the encoded message nor the one gathered for decoding, which
 // are where a message's size meets the pool's tiers. With listings set it
-// encodes and decodes container listings with criwire (CodecCRIWire).
+// encodes and decodes container listings with criwire (CodecCRIWire); with
+// floor set it neither encodes nor decodes them (CodecFloor, floor.go).
 type codec struct {
 	pool     mem.BufferPool
 	listings bool
+	floor    *floorCache
 }
 
 // Name is the codec it stands in for, so peers see the usual
@@ -31,7 +33,9 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 	if e, ok := v.(*encoded); ok {
 		return e.data, nil
 	}
-	if f := listingField(v); f != nil && c.listings {
+	if f, kind := listingField(v); f != nil && c.floor != nil {
+		return c.floor.encoded(kind, *f, func() mem.BufferSlice { return c.marshalListing(*f) }), nil
+	} else if f != nil && c.listings {
 		return c.marshalListing(*f), nil
 	}
 	m, ok := v.(proto.Message)
@@ -61,7 +65,17 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return fmt.Errorf("proto: cannot unmarshal into %T, not a proto.Message", v)
 	}
-	if f := listingField(v); f != nil && c.listings {
+	f, _ := listingField(v)
+	if f != nil && c.floor != nil {
+		cs, err := countContainers(data)
+		if err != nil {
+			return err
+		}
+		proto.Reset(m)
+		*f = cs
+		return nil
+	}
+	if f != nil && c.listings {
 		// The containers' strings will be substrings of one copy of the
 		// frames, which a strings.Builder makes without clearing it first.
 		var sb strings.Builder
@@ -100,16 +114,16 @@ func (c codec) marshalListing(cs []*runtimeapi.Container) mem.BufferSlice {
 	return mem.BufferSlice{mem.NewBuffer(pooled, c.pool)}
 }
 
-// listingField is the containers field of v if v is a container listing,
-// the messages criwire encodes and decodes.
-func listingField(v any) *[]*runtimeapi.Container {
+// listingField is the containers field of v, and the name of v's type, if
+// v is a container listing, the messages criwire encodes and decodes.
+func listingField(v any) (*[]*runtimeapi.Container, string) {
 	switch m := v.(type) {
 	case *runtimeapi.ListContainersResponse:
-		return &m.Containers
+		return &m.Containers, "list"
 	case *runtimeapi.StreamContainersResponse:
-		return &m.Containers
+		return &m.Containers, "stream"
 	case *cripb.ListContainersChunkedResponse:
-		return &m.Containers
+		return &m.Containers, "chunked"
 	}
-	return nil
+	return nil, ""
 }

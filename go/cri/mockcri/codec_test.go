@@ -114,6 +114,7 @@ func TestTransportValidate(t *testing.T) {
 		{Transport{Window: 1024}, false},
 		{Transport{Buffer: -1}, false},
 		{Transport{Codec: CodecCRIWire}, true},
+		{Transport{Codec: CodecFloor}, true},
 		{Transport{Codec: "gogo"}, false},
 		{Transport{Pool: "jumbo"}, false},
 	} {

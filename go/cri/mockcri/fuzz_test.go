@@ -63,7 +63,7 @@ func split(data []byte, cut1, cut2 int) mem.BufferSlice {
 // stale sets a listing's containers, or any message's unknown fields, so
 // that decoding into it must replace what it held.
 func stale(m proto.Message) {
-	if f := listingField(m); f != nil {
+	if f, _ := listingField(m); f != nil {
 		*f = []*runtimeapi.Container{{Id: "stale", Labels: map[string]string{"stale": "x"}}}
 		return
 	}

@@ -28,6 +28,13 @@ func serve(t *testing.T, inv *Inventory, network string) clients {
 // serveTuned is serve with transport tuning tune on both peers.
 func serveTuned(t *testing.T, inv *Inventory, network string, tune Transport) clients {
 	t.Helper()
+	return servePeers(t, inv, network, tune, tune)
+}
+
+// servePeers is serve with the server tuned by server and the client by
+// client.
+func servePeers(t *testing.T, inv *Inventory, network string, server, client Transport) clients {
+	t.Helper()
 	e := Endpoint{"tcp", "127.0.0.1:0"}
 	if network == "unix" {
 		dir, sock, err := SocketDir("cri.sock")
@@ -41,10 +48,10 @@ func serveTuned(t *testing.T, inv *Inventory, network string, tune Transport) cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(inv, tune)
+	srv := NewServer(inv, server)
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
-	conn, err := Dial(bound, tune.DialOptions()...)
+	conn, err := Dial(bound, client.DialOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

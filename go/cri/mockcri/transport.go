@@ -24,7 +24,7 @@ type Transport struct {
 	// decoding: "" or PoolGRPC for grpc-go's default, or PoolPow2.
 	Pool string
 	// Codec encodes and decodes messages: "" or CodecProto for
-	// protobuf-go, or CodecCRIWire.
+	// protobuf-go, CodecCRIWire, or CodecFloor.
 	Codec string
 }
 
@@ -52,6 +52,11 @@ const (
 	// Chunked responses), protobuf-go for the rest. Same bytes on the
 	// wire, so it pairs with a CodecProto peer.
 	CodecCRIWire = "criwire"
+	// CodecFloor sends and receives listings without encoding or decoding
+	// a container (floor.go): grpc-go's own cost of carrying them, the
+	// least any codec can reach. Its clients see empty containers, so it
+	// is for measuring only, with a CodecFloor peer.
+	CodecFloor = "floor"
 )
 
 // pow2Pool is PoolPow2, shared by every server and client of the process
@@ -83,8 +88,8 @@ func (t Transport) Validate() error {
 	if t.Pool != "" && t.Pool != PoolGRPC && t.Pool != PoolPow2 {
 		return fmt.Errorf("pool must be %s or %s, got %q", PoolGRPC, PoolPow2, t.Pool)
 	}
-	if t.Codec != "" && t.Codec != CodecProto && t.Codec != CodecCRIWire {
-		return fmt.Errorf("codec must be %s or %s, got %q", CodecProto, CodecCRIWire, t.Codec)
+	if t.Codec != "" && t.Codec != CodecProto && t.Codec != CodecCRIWire && t.Codec != CodecFloor {
+		return fmt.Errorf("codec must be %s, %s or %s, got %q", CodecProto, CodecCRIWire, CodecFloor, t.Codec)
 	}
 	return nil
 }
@@ -118,7 +123,7 @@ func (t Transport) DialOptions() []grpc.DialOption {
 	if t.Pool == PoolPow2 {
 		opts = append(opts, experimental.WithBufferPool(pow2Pool))
 	}
-	if t.Pool == PoolPow2 || t.Codec == CodecCRIWire {
+	if t.Pool == PoolPow2 || t.Codec == CodecCRIWire || t.Codec == CodecFloor {
 		opts = append(opts, grpc.WithDefaultCallOptions(grpc.ForceCodecV2(t.codec())))
 	}
 	return opts
@@ -127,6 +132,9 @@ func (t Transport) DialOptions() []grpc.DialOption {
 // codec returns the codec of t's Codec with t's pool for messages.
 func (t Transport) codec() codec {
 	c := codec{pool: mem.DefaultBufferPool(), listings: t.Codec == CodecCRIWire}
+	if t.Codec == CodecFloor {
+		c.floor = newFloorCache()
+	}
 	if t.Pool == PoolPow2 {
 		c.pool = pow2Pool
 	}

@@ -48,7 +48,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	window := fs.Int("window", 0, "initial HTTP/2 flow-control window of streams and the connection, in `bytes`; 0 keeps grpc-go's dynamic default")
 	fs.IntVar(&cfg.transport.Buffer, "buffer", 0, "socket read and write buffer size in `bytes`; 0 keeps grpc-go's default")
 	fs.StringVar(&cfg.transport.Pool, "pool", mockcri.PoolGRPC, "buffer `pool` of frames and messages: "+mockcri.PoolGRPC+" (grpc-go's default) or "+mockcri.PoolPow2+" (a tier at every power of two)")
-	fs.StringVar(&cfg.transport.Codec, "codec", mockcri.CodecProto, "`codec` of messages: "+mockcri.CodecProto+" (protobuf-go) or "+mockcri.CodecCRIWire+" (container listings without reflection, the rest protobuf-go)")
+	fs.StringVar(&cfg.transport.Codec, "codec", mockcri.CodecProto, "`codec` of messages: "+mockcri.CodecProto+" (protobuf-go), "+mockcri.CodecCRIWire+" (container listings without reflection, the rest protobuf-go), or "+mockcri.CodecFloor+" (listings neither encoded nor decoded: grpc-go's own cost, for measuring)")
 	fs.IntVar(&cfg.gcPercent, "gogc", mockcri.DefaultGCPercent, "garbage collector `percent` (GOGC) of this process; -1 turns it off")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` when the server stops")
 	if err := fs.Parse(args[1:]); err != nil {

@@ -1,0 +1,182 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// FloorSplit splits each configuration's cost in two, with a floor variant
+// measured in the same turns: the same messages over the same transport,
+// with nothing encoded nor decoded. Its cost is what the transport (grpc-go)
+// takes alone, the least any codec can reach within its API; the rest is
+// the application's encoding, decoding and their garbage. For a goal that
+// bounds a configuration's cost as a multiple of the baseline's, the split
+// says how small that rest would have to be, given the floor: where it
+// would have to be smaller than the baseline's own, the transport's cost
+// per message is what stands between the two.
+//
+// Repetitions pair by round, as the suite measured them in turns, and the
+// ratio of the parts above the floor gets the paired interval of
+// paired_interval.go.
+type FloorSplit struct {
+	Title     string
+	Statement string
+	Where     map[string]string // only scenarios with these parameters count
+	GroupBy   []string
+	Variant   string // the parameter naming the floor (e.g. codec)
+	Floor     string // its value for the floor
+	// Vary, Baseline and Names make the configurations, as in Goal.
+	Vary     []string
+	Baseline string
+	Names    map[string]string
+	Metric   string
+	// Goals are limits of the form "a configuration costs at most Max
+	// times the baseline's Metric": for each, the split says what the
+	// floor leaves above it.
+	Goals []FloorGoal
+}
+
+// FloorGoal is one limit on a configuration, named by its Vary parameters.
+type FloorGoal struct {
+	Config map[string]string
+	Max    float64
+}
+
+func (g FloorGoal) matches(r Row) bool {
+	for k, v := range g.Config {
+		if r.Param(k) != v {
+			return false
+		}
+	}
+	return len(g.Config) > 0
+}
+
+func (s FloorSplit) Render(d *Dataset, p *Page) {
+	if len(s.Vary) == 0 {
+		return
+	}
+	data := d.Filter(func(r Row) bool {
+		for k, v := range s.Where {
+			if r.Param(k) != v {
+				return false
+			}
+		}
+		return r.Status == schema.StatusOK
+	})
+	floor := data.Where(s.Variant, s.Floor)
+	if len(floor.Rows) == 0 {
+		return
+	}
+	titled(p, s.Title)
+	if s.Statement != "" {
+		p.Text(s.Statement)
+	}
+	configs := AllConfigurations{Vary: s.Vary, Order: []string{s.Baseline}, Names: s.Names}
+	for _, g := range data.GroupBy(append(slices.Clone(s.GroupBy), s.Variant)) {
+		cols := configs.columns(g.Data)
+		if len(cols) < 2 || cols[0].Row.Param(s.Variant) == s.Floor || cols[0].Row.Param(s.Vary[0]) != s.Baseline {
+			continue
+		}
+		s.renderGroup(p, g, cols, floor)
+	}
+}
+
+// floorPart is one configuration: its reps, its floor's, and the part
+// above the floor, round by round.
+type floorPart struct {
+	name                string
+	total, floor, above []float64
+	unit                string
+}
+
+func (s FloorSplit) part(c Column, floor *Dataset) (floorPart, bool) {
+	match := map[string]string{s.Variant: s.Floor}
+	for _, k := range s.Vary {
+		if v := c.Row.Param(k); v != "" {
+			match[k] = v
+		}
+	}
+	fr, ok := floor.Find(match)
+	if !ok {
+		return floorPart{}, false
+	}
+	m, ok1 := c.Row.Metric(s.Metric)
+	fm, ok2 := fr.Metric(s.Metric)
+	if !ok1 || !ok2 || len(m.Reps) != len(fm.Reps) || len(m.Reps) == 0 {
+		return floorPart{}, false
+	}
+	fp := floorPart{name: c.Name, total: m.Reps, floor: fm.Reps, unit: m.Unit}
+	for i := range m.Reps {
+		fp.above = append(fp.above, m.Reps[i]-fm.Reps[i])
+	}
+	return fp, true
+}
+
+func (s FloorSplit) renderGroup(p *Page, g Group, cols []Column, floor *Dataset) {
+	base, ok := s.part(cols[0], floor)
+	if !ok {
+		return
+	}
+	label := MetricLabel(s.Metric)
+	t := Table{Header: []string{"Configuration", label, "At the floor (transport alone)", "Above the floor", "Above the floor / " + cols[0].Name}}
+	type judged struct {
+		part  floorPart
+		ratio ratioInterval
+		goal  FloorGoal
+	}
+	var goals []judged
+	for _, c := range cols {
+		fp, ok := s.part(c, floor)
+		if !ok {
+			continue
+		}
+		ratio := "1.00x"
+		if c.Row != cols[0].Row {
+			ratio = "no interval"
+			if r, err := newPairedRatioInterval(fp.above, base.above, goalAlpha); err == nil {
+				ratio = fmt.Sprintf("%.2fx (%s)", r.Estimate, r.bounds(NotDecided, true, true))
+				for _, goal := range s.Goals {
+					if goal.matches(*c.Row) {
+						goals = append(goals, judged{fp, r, goal})
+					}
+				}
+			}
+		}
+		t.Rows = append(t.Rows, []string{fp.name,
+			FormatMetric(s.Metric, schema.Median(fp.total), fp.unit),
+			FormatMetric(s.Metric, schema.Median(fp.floor), fp.unit),
+			FormatMetric(s.Metric, schema.Median(fp.above), fp.unit),
+			ratio})
+	}
+	groupHeading(p, g)
+	p.Table(t)
+	for _, j := range goals {
+		p.Text(s.allowance(base, j.part, j.ratio, j.goal.Max))
+	}
+}
+
+// allowance says what a limit of max times the baseline leaves above the
+// floor for part, against what part measured there.
+func (s FloorSplit) allowance(base, part floorPart, ratio ratioInterval, max float64) string {
+	// part at most max times the baseline: floor + above <= max * total,
+	// so above may be at most max * total - floor.
+	allowed := max*schema.Median(base.total) - schema.Median(part.floor)
+	share := allowed / schema.Median(base.above)
+	measured := fmt.Sprintf("it measured %.2fx, not decided", ratio.Estimate)
+	switch {
+	case ratio.Bounded && ratio.Lo > share:
+		measured = fmt.Sprintf("it measured %.2fx (95%%: ≥ %.2fx)", ratio.Estimate, ratio.Lo)
+	case ratio.Bounded && ratio.Hi < share:
+		measured = fmt.Sprintf("it measured %.2fx (95%%: ≤ %.2fx)", ratio.Estimate, ratio.Hi)
+	}
+	than := "less than"
+	if share >= 1 {
+		than = "at least as much as"
+	}
+	return fmt.Sprintf("At a floor of %s, %s costs at most %gx %s's %s only if its part above the floor is at most %s, "+
+		"%.2fx %s's: %s %s spends above its own floor. %s.",
+		FormatMetric(s.Metric, schema.Median(part.floor), part.unit), part.name, max, base.name, MetricLabel(s.Metric),
+		FormatMetric(s.Metric, allowed, part.unit), share, base.name, than, base.name, "I"+measured[1:])
+}
