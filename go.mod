@@ -150,6 +150,7 @@ require (
 
 tool (
 	github.com/fullstorydev/grpcurl/cmd/grpcurl
+	github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto
 	github.com/summerwind/h2spec/cmd/h2spec
 	google.golang.org/grpc/interop/server
 	sigs.k8s.io/cri-tools/cmd/crictl

@@ -31,6 +31,7 @@ func benchChannels() []struct {
 		ch   channelUnderTest
 	}{
 		{"ours", inprocgrpc.New()},
+		{"ours-merge", inprocgrpc.New(inprocgrpc.WithoutGeneratedClones())},
 		{"ours-detached", inprocgrpc.New(inprocgrpc.WithDetachedUnary())},
 		{"grpchan", &grpchan.Channel{}},
 	}

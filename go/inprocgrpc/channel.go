@@ -53,7 +53,10 @@ func New(opts ...Option) *Channel {
 	switch {
 	case o.codec != nil:
 		c.xfer = codecTransfer{o.codec}
-	case o.sharedUnary:
+	case o.reflectOnly:
+		c.xfer = protoTransfer{reflectOnly: true}
+	}
+	if o.codec == nil && o.sharedUnary {
 		c.unaryXfer = sharedCopy{}
 	}
 	c.invoker = c.invoke

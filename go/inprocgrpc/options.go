@@ -23,6 +23,7 @@ type options struct {
 	streamBuffer  int
 	detachedUnary bool
 	sharedUnary   bool
+	reflectOnly   bool
 }
 
 // WithServerUnaryInterceptors adds server interceptors for unary RPCs. They
@@ -93,4 +94,12 @@ func WithDetachedUnary() Option {
 // WithCodec, messages are encoded and this option has no effect.
 func WithSharedUnaryMessages() Option {
 	return func(o *options) { o.sharedUnary = true }
+}
+
+// WithoutGeneratedClones copies every message with proto.Merge, as grpchan
+// and grpc-go's own code do, even where its type has generated clone code
+// (vtprotobuf's CloneVT), which the channel otherwise uses: to compare the
+// two, or to rule the generated code out.
+func WithoutGeneratedClones() Option {
+	return func(o *options) { o.reflectOnly = true }
 }

@@ -1,6 +1,8 @@
 package inprocgrpc
 
 import (
+	"reflect"
+
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
@@ -44,9 +46,34 @@ type frame struct {
 // release frees what the frame holds once it has been attached.
 func (f frame) release() { f.data.Free() }
 
-// protoTransfer copies protobuf messages with proto.Merge: no bytes, no
-// encoding, only the fields that are set.
-type protoTransfer struct{}
+// protoTransfer copies protobuf messages field by field: no bytes, no
+// encoding, only the fields that are set. A type with generated copy code
+// (generatedCopier) is copied by it, the rest with proto.Merge, unless
+// reflectOnly.
+type protoTransfer struct{ reflectOnly bool }
+
+// generatedCopier is a message type with generated deep-copy code: CloneVT
+// and CloneMessageVT as vtprotobuf's clone feature writes them, and
+// CopyMessageVT from //go/inprocgrpc/cmd/protoc-gen-go-vtcopy, which fills
+// another message of the type. Both make the copies proto.Clone and
+// proto.Merge make, without reflection.
+type generatedCopier interface {
+	CloneMessageVT() proto.Message
+	CopyMessageVT(dst proto.Message)
+}
+
+// copier returns src's generated copy code, if t uses it, src's type has
+// it, and dst is of src's type.
+func (t protoTransfer) copier(dst, src any) generatedCopier {
+	if t.reflectOnly {
+		return nil
+	}
+	c, ok := src.(generatedCopier)
+	if !ok || reflect.TypeOf(dst) != reflect.TypeOf(src) {
+		return nil
+	}
+	return c
+}
 
 // asProto returns m as a protobuf message: itself, or a view of a legacy
 // (github.com/golang/protobuf era) message, as grpc's codec sees it.
@@ -60,10 +87,14 @@ func asProto(m any) (proto.Message, bool) {
 	return nil, false
 }
 
-func (protoTransfer) copy(dst, src any) error {
+func (t protoTransfer) copy(dst, src any) error {
 	d, s, err := protoPair(dst, src)
 	if err != nil || d == nil {
 		return err
+	}
+	if c := t.copier(dst, src); c != nil {
+		c.CopyMessageVT(dst.(proto.Message))
+		return nil
 	}
 	proto.Reset(d.Interface())
 	if s.IsValid() { // a nil message arrives empty, as it would off the wire
@@ -97,12 +128,14 @@ func protoPair(dst, src any) (d, s protoreflect.Message, err error) {
 	return d, s, nil
 }
 
-func (protoTransfer) detach(m any, cache *carrierCache) (frame, error) {
+func (t protoTransfer) detach(m any, cache *carrierCache) (frame, error) {
 	pm, ok := m.(proto.Message)
 	if ok && cache != nil {
 		if cp := cache.get(pm); cp != nil {
 			c := cp.pool.Get().(proto.Message)
-			if pm.ProtoReflect().IsValid() { // a nil message travels empty
+			if g := t.copier(c, pm); g != nil {
+				g.CopyMessageVT(c)
+			} else if pm.ProtoReflect().IsValid() { // a nil message travels empty
 				proto.Merge(c, pm)
 			}
 			return frame{msg: c, carrier: cp}, nil
@@ -113,6 +146,9 @@ func (protoTransfer) detach(m any, cache *carrierCache) (frame, error) {
 	}
 	if r := pm.ProtoReflect(); !r.IsValid() {
 		return frame{msg: r.Type().New().Interface()}, nil
+	}
+	if g := t.copier(m, m); g != nil {
+		return frame{msg: g.CloneMessageVT()}, nil
 	}
 	return frame{msg: proto.Clone(pm)}, nil
 }

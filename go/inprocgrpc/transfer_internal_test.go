@@ -6,6 +6,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/grpcbench/grpcbench/go/inprocgrpc/internal/clonepb"
 )
 
 // TestAttachCarriesEveryField checks the carrier path of a stream message:
@@ -58,5 +61,45 @@ func TestAttachIntoOtherMessageTypeFails(t *testing.T) {
 	got := &descriptorpb.FieldOptions{}
 	if err := (protoTransfer{}).attach(got, f); err == nil {
 		t.Fatalf("attaching google.protobuf.FileOptions into FieldOptions succeeded: %v", got)
+	}
+}
+
+// A type with generated copy code is copied by it, into a message of its
+// own type only, and by proto.Merge where the channel is told not to; the
+// copies are independent of the original whichever way they are made.
+func TestGeneratedCopiesWhereTheTypeHasThem(t *testing.T) {
+	msg := &clonepb.Everything{By: []byte("abc"), Children: []*clonepb.Everything{{S: "child"}}}
+	if (protoTransfer{}).copier(&clonepb.Everything{}, msg) == nil {
+		t.Error("a type with CopyMessageVT is not copied by it")
+	}
+	if (protoTransfer{reflectOnly: true}).copier(&clonepb.Everything{}, msg) != nil {
+		t.Error("reflectOnly still uses the generated code")
+	}
+	dyn := dynamicpb.NewMessage(msg.ProtoReflect().Descriptor())
+	if (protoTransfer{}).copier(dyn, msg) != nil {
+		t.Error("generated code would fill a message of another Go type")
+	}
+	for _, xfer := range []protoTransfer{{}, {reflectOnly: true}} {
+		for _, dst := range []proto.Message{&clonepb.Everything{S: "stale"}, dynamicpb.NewMessage(msg.ProtoReflect().Descriptor())} {
+			if err := xfer.copy(dst, msg); err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(dst, msg) {
+				t.Errorf("%+v into %T: got %v, want %v", xfer, dst, dst, msg)
+			}
+		}
+		f, err := xfer.detach(msg, &carrierCache{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg.By[0] = 'x'
+		got := &clonepb.Everything{}
+		if err := xfer.attach(got, f); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.By) != "abc" || got.Children[0].S != "child" {
+			t.Errorf("%+v: a detached message changed with its sender's: %v", xfer, got)
+		}
+		msg.By[0] = 'a'
 	}
 }
