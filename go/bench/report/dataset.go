@@ -117,6 +117,24 @@ func (d *Dataset) Filter(keep func(Row) bool) *Dataset {
 	return out
 }
 
+// Matching returns the scenarios whose parameters equal where's values
+// and are among in's.
+func (d *Dataset) Matching(where map[string]string, in map[string][]string) *Dataset {
+	return d.Filter(func(r Row) bool {
+		for k, v := range where {
+			if r.Param(k) != v {
+				return false
+			}
+		}
+		for k, vs := range in {
+			if !slices.Contains(vs, r.Param(k)) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // Where returns the scenarios whose parameter key equals value.
 func (d *Dataset) Where(key, value string) *Dataset {
 	return d.Filter(func(r Row) bool { return r.Param(key) == value })

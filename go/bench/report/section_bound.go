@@ -61,14 +61,7 @@ func (b Bound) decide(m schema.Metric) (Decision, string) {
 }
 
 func (s BoundGoal) Render(d *Dataset, p *Page) {
-	data := d.Filter(func(r Row) bool {
-		for k, v := range s.Where {
-			if r.Param(k) != v {
-				return false
-			}
-		}
-		return true
-	})
+	data := d.Matching(s.Where, nil)
 	if len(data.Rows) == 0 || len(s.Bounds) == 0 {
 		return
 	}

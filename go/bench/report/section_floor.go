@@ -57,14 +57,7 @@ func (s FloorSplit) Render(d *Dataset, p *Page) {
 	if len(s.Vary) == 0 {
 		return
 	}
-	data := d.Filter(func(r Row) bool {
-		for k, v := range s.Where {
-			if r.Param(k) != v {
-				return false
-			}
-		}
-		return r.Status == schema.StatusOK
-	})
+	data := d.Matching(s.Where, nil).Filter(func(r Row) bool { return r.Status == schema.StatusOK })
 	floor := data.Where(s.Variant, s.Floor)
 	if len(floor.Rows) == 0 {
 		return

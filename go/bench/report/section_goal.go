@@ -102,19 +102,7 @@ func (s Goal) Render(d *Dataset, p *Page) {
 	if len(s.Vary) == 0 || len(s.Limits) == 0 {
 		return
 	}
-	data := d.Filter(func(r Row) bool {
-		for k, v := range s.Where {
-			if r.Param(k) != v {
-				return false
-			}
-		}
-		for k, vs := range s.In {
-			if !slices.Contains(vs, r.Param(k)) {
-				return false
-			}
-		}
-		return true
-	})
+	data := d.Matching(s.Where, s.In)
 	configs := AllConfigurations{Vary: s.Vary, Order: []string{s.Baseline}, Names: s.Names}
 	var rows []goalVerdict
 	for _, g := range data.GroupBy(s.GroupBy) {

@@ -13,6 +13,8 @@ import (
 // name).
 type ScenarioTable struct {
 	Title     string
+	Where     map[string]string   // only scenarios with these parameters
+	In        map[string][]string // and whose parameter is one of these values
 	GroupBy   []string
 	RowParams []string
 	RowHeader string       // default "Scenario" or the first RowParams
@@ -30,6 +32,7 @@ type Ratio struct {
 }
 
 func (s ScenarioTable) Render(d *Dataset, p *Page) {
+	d = d.Matching(s.Where, s.In)
 	if len(d.Rows) == 0 {
 		return
 	}

@@ -41,13 +41,41 @@ var competitors = []competitor{
 	{"grpchan-shared", startGrpchanShared, "unary"},
 	{"ours-shared", startOursShared, "unary"},
 	{"ours-detached-shared", startOursDetachedShared, "unary"},
+	// Ours copying with proto.Merge where the messages have generated copy
+	// code, as grpchan does: what the generated code saves.
+	{"ours-merge", startOursMerge, "unary"},
+	// No channel at all: the handler called directly, with the two copies
+	// every copying channel makes (the request for the handler, the
+	// response for the caller). What a copying channel cannot go below.
+	{"copy-floor", startCopyFloor, "unary"},
 }
+
+// copyFloor is the Echo client of copy-floor: it calls the handler on the
+// caller's goroutine with a copy of the request and returns a copy of its
+// response, by the same generated code ours uses.
+type copyFloor struct{ pb.EchoClient }
+
+func (copyFloor) Echo(ctx context.Context, req *pb.EchoRequest, _ ...grpc.CallOption) (*pb.EchoResponse, error) {
+	resp, err := echoservice.Server{}.Echo(ctx, req.CloneVT())
+	return resp.CloneVT(), err
+}
+
+func startCopyFloor() (pb.EchoClient, func(), error) { return copyFloor{}, func() {}, nil }
 
 // startOurs is this repository's channel with its defaults: a unary
 // handler runs on the caller's goroutine, so the caller cannot leave at
 // its deadline before the handler returns.
 func startOurs() (pb.EchoClient, func(), error) {
 	ch := inprocgrpc.New()
+	pb.RegisterEchoServer(ch, echoservice.Server{})
+	return pb.NewEchoClient(ch), func() {}, nil
+}
+
+// startOursMerge is this repository's channel copying every message with
+// proto.Merge (WithoutGeneratedClones), as grpchan does, though the Echo
+// messages have generated copy code.
+func startOursMerge() (pb.EchoClient, func(), error) {
+	ch := inprocgrpc.New(inprocgrpc.WithoutGeneratedClones())
 	pb.RegisterEchoServer(ch, echoservice.Server{})
 	return pb.NewEchoClient(ch), func() {}, nil
 }
