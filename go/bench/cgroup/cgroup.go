@@ -75,6 +75,9 @@ type Group struct {
 	quota  float64 // cores; 0 for none
 	cpuDir string  // the group holding the quota ("" without one)
 	track  string  // the v2 group whose cpu.pressure is read ("" without one)
+	// v1Root is the v1 cpu hierarchy's root when cpuDir is in it (a hybrid
+	// host), where a thread is moved back after starting a server.
+	v1Root string
 }
 
 var serial atomic.Int64
@@ -131,7 +134,7 @@ func (g *Group) setQuota(h Hierarchy, leaf string, cores float64) error {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return err
 		}
-		g.cpuDir = dir
+		g.cpuDir, g.v1Root = dir, h.CPU
 		if err := write(filepath.Join(dir, "cpu.cfs_period_us"), strconv.FormatInt(Period.Microseconds(), 10)); err != nil {
 			return err
 		}

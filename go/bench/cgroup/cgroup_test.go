@@ -216,3 +216,15 @@ func TestParseStall(t *testing.T) {
 		}
 	}
 }
+
+func TestV1Path(t *testing.T) {
+	listing := []byte("9:name=systemd:/\n4:memory:/a/b\n2:cpu,cpuacct:/bench/x\n0::/u\n")
+	for mount, want := range map[string]string{"cpu,cpuacct": "/bench/x", "cpu": "/bench/x", "memory": "/a/b"} {
+		if got, ok := v1Path(listing, mount); !ok || got != want {
+			t.Errorf("%s: %q, %v; want %q", mount, got, ok, want)
+		}
+	}
+	if _, ok := v1Path(listing, "blkio"); ok {
+		t.Error("found a hierarchy that is not listed")
+	}
+}

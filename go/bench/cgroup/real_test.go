@@ -3,6 +3,8 @@ package cgroup
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,5 +66,49 @@ func TestQuotaThrottlesARealProcess(t *testing.T) {
 		if _, err := os.Stat(dir); err == nil || !strings.Contains(dir, "grpcbench-throttle-test-") {
 			t.Errorf("%s: %v", dir, err)
 		}
+	}
+}
+
+// A process started by Group.Start is in the groups from its first
+// instruction: what it reads of its own cgroups is theirs. The starting
+// thread is back in its own groups afterwards.
+func TestStartBornInTheGroups(t *testing.T) {
+	h := Detect(Root)
+	if os.Geteuid() != 0 || (h.CPU == "" && !h.UnifiedHasCPU) {
+		t.Skipf("needs root and a cgroup cpu controller (euid %d, hierarchy %+v)", os.Geteuid(), h)
+	}
+	g, err := New(h, "start-test", 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	runtime.LockOSThread() // so that the thread read below is the one that started the child
+	defer runtime.UnlockOSThread()
+	before, err := os.ReadFile("/proc/thread-self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("cat", "/proc/self/cgroup")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := g.Start(cmd.SysProcAttr, cmd.Start); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range g.dirs() {
+		leaf := "/" + filepath.Base(dir)
+		if !strings.Contains(out.String(), ":"+leaf+"\n") {
+			t.Errorf("the child was not born in %s:\n%s", dir, out.String())
+		}
+	}
+	after, err := os.ReadFile("/proc/thread-self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Errorf("the starting thread's groups changed:\n%s\nto\n%s", before, after)
 	}
 }

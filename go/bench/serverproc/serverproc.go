@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/cgroup"
@@ -104,16 +103,23 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	return p, nil
 }
 
-// launch starts the server's process with stdout going to stdout, in its
-// control groups if spec asks for them, and reaps it (and removes the
-// groups) when it exits.
+// launch starts the server's process with stdout going to stdout, born
+// in its control groups if spec asks for them, and reaps it (and removes
+// the groups) when it exits.
 func launch(spec Spec, stdout io.Writer) (*Process, error) {
 	group, err := newGroup(spec)
 	if err != nil {
 		return nil, err
 	}
-	cmd := newCommand(spec, stdout)
-	if err := startOn(cmd, spec.CPUs); err != nil {
+	cmd, err := startCommand(spec, stdout, group)
+	if err != nil && group != nil && spec.CPUQuota <= 0 {
+		// Tracking is a nicety: a host that will not start the server in
+		// its group (an old kernel, a seccomp filter) still runs it.
+		group.Remove()
+		group = nil
+		cmd, err = startCommand(spec, stdout, nil)
+	}
+	if err != nil {
 		if group != nil {
 			group.Remove()
 		}
@@ -134,23 +140,28 @@ func launch(spec Spec, stdout io.Writer) (*Process, error) {
 		}
 		close(p.exited)
 	}()
-	// Moved before it has done any work worth measuring; the threads it
-	// starts from here on are born in the groups. A server that has
-	// already exited is reported by the caller's wait for it.
-	if group != nil {
-		err := group.Add(cmd.Process.Pid)
-		switch {
-		// ESRCH: the server exited already; ENOENT: and its groups are gone
-		// with it. Either way the caller's wait reports how it ended.
-		case err == nil || errors.Is(err, syscall.ESRCH) || errors.Is(err, os.ErrNotExist):
-		case spec.CPUQuota > 0:
-			p.Stop()
-			return nil, fmt.Errorf("moving the server into its cgroup: %w", err)
-		default:
-			p.group = nil // tracking is a nicety: the host's pressure is still read
-		}
-	}
 	return p, nil
+}
+
+// startCommand starts the server's command on spec's CPUs, born in group
+// if it is not nil: its runtime then sizes itself to the CPUs and the
+// quota it will run with from its first instruction.
+func startCommand(spec Spec, stdout io.Writer, group *cgroup.Group) (*exec.Cmd, error) {
+	cmd := newCommand(spec, stdout)
+	start := func() error { return startOn(cmd, spec.CPUs) }
+	if group == nil {
+		return cmd, start()
+	}
+	err := group.Start(cmd.SysProcAttr, start)
+	if err != nil && cmd.Process != nil {
+		// Started, in its groups; only the starting thread could not be
+		// moved back, and it ends with its goroutine.
+		if spec.Log != nil {
+			fmt.Fprintf(spec.Log, "serverproc: %v\n", err)
+		}
+		err = nil
+	}
+	return cmd, err
 }
 
 // newGroup makes the server's control groups as spec asks: nil if it asks

@@ -258,3 +258,33 @@ func TestRSSAndThreadsOfThisProcess(t *testing.T) {
 		t.Error("a missing field gave no error")
 	}
 }
+
+// A server with a CPU quota is born in its groups: the first thing it
+// reads of its own cgroups is the quota group, so a runtime that sizes
+// itself to the quota at start (Go's GOMAXPROCS) sees it.
+func TestServerProcessIsBornInItsGroups(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("control groups need root")
+	}
+	out := filepath.Join(t.TempDir(), "cgroup")
+	p, err := Start(testContext(t), Spec{
+		Argv:         []string{"/bin/sh", "-c", `cat /proc/self/cgroup > "$1"; echo listening on 127.0.0.1:1; exec sleep 30`, "sh", out},
+		ReadyTimeout: 5 * time.Second,
+		StopGrace:    time.Second,
+		Log:          &syncBuffer{},
+		Check:        CheckLoopback,
+		CPUQuota:     0.5,
+		CgroupName:   "born-test",
+	})
+	if err != nil {
+		t.Skipf("no quota on this host: %v", err)
+	}
+	defer p.Stop()
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "born-test") {
+		t.Errorf("the server's first look at its cgroups is outside its groups:\n%s", data)
+	}
+}
