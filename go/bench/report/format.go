@@ -168,8 +168,9 @@ var metricLabels = map[string]string{
 	schema.MetricSendLagP99:        "Send lag p99",
 	schema.MetricSendLagMax:        "Send lag max",
 	schema.MetricEncodedBytes:      "Encoded bytes",
-	// The connection-scale suite's own (go/routeguide/loadgen).
+	// The RouteGuide and connection-scale suites' own (go/routeguide/loadgen).
 	schema.MetricServerRSS:                "Server RSS",
+	schema.MetricServerThreads:            "Server threads",
 	schema.MetricServerMarginalRSSPerConn: "Server marginal RSS per connection",
 	schema.MetricServerConnsHeld:          "Connections the server held",
 	schema.MetricServerRSSPerConn:         "Server RSS per connection",

@@ -45,6 +45,8 @@ var cappedLayout = Layout{
 	Sections: []Section{
 		lispGoPivot("Throughput", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricReqPerSec, lispOverGoPercent),
 		lispGoPivot("Server CPU per request", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerCPUPerOp, lispOverGoFactor),
+		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerRSS, lispOverGoFactor),
+		lispGoPivot("Server threads (after each repetition)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerThreads, nil),
 		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation (its core)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricClientUtilisation, nil),
 		lispVersusGoGoal("Speed goal, servers capped",

@@ -187,6 +187,19 @@ var BuiltinLayouts = map[string]Layout{
 				Metric: schema.MetricServerCPUPerOp, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
+			// What each server held to serve the cell, beside what it spent:
+			// the CPU ratios above come with these.
+			PivotTable{
+				Title: "Server RSS (after each repetition)", GroupBy: []string{"rpc", "client"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Metric: schema.MetricServerRSS, Names: implNames,
+				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			},
+			PivotTable{
+				Title: "Server threads (after each repetition)", GroupBy: []string{"rpc", "client"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Metric: schema.MetricServerThreads, Names: implNames,
+			},
 			PivotTable{
 				Title: "Client CPU per request", GroupBy: []string{"rpc", "impl"},
 				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp", "lisp_tuned"},

@@ -35,7 +35,8 @@ const (
 	MetricAllocsPerOp = "allocs_per_op"
 
 	// Suites' own.
-	MetricServerRSS        = "server_rss"          // the server's resident set size after a repetition (connection scale)
+	MetricServerRSS        = "server_rss"          // the server's resident set size after a repetition
+	MetricServerThreads    = "server_threads"      // the server's thread count after a repetition
 	MetricServerRSSPerConn = "server_rss_per_conn" // that RSS divided by the connections held (connection scale)
 	// The growth of the server's anonymous RSS from before the cell's
 	// connections opened to once they have settled, before any call, per

@@ -150,6 +150,14 @@ func TestRunStartsAndStopsTheServer(t *testing.T) {
 	if _, ok := r.Metric(schema.MetricServerCPU); !ok {
 		t.Errorf("no server CPU metric although the load generator started the server")
 	}
+	// What the server held, beside what it spent: the sleep that stands for
+	// it has one thread and some resident memory.
+	if m, ok := r.Metric(schema.MetricServerThreads); !ok || m.Median != 1 {
+		t.Errorf("server threads %+v (%v), want 1", m, ok)
+	}
+	if m, ok := r.Metric(schema.MetricServerRSS); !ok || m.Median <= 0 {
+		t.Errorf("server RSS %+v (%v), want some", m, ok)
+	}
 	if got := file.Environment.Extra["server"]; got != "go server server" {
 		t.Errorf("environment records server %q", got)
 	}

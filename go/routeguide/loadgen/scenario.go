@@ -265,7 +265,10 @@ type cell struct {
 	// cell's connections were last opened (-1: not known).
 	socketBaseline int
 	reps           []harness.Rep
-	scale          []scaleSample
+	// process is the started server's RSS and threads after each
+	// repetition, in step with reps.
+	process []processSample
+	scale   []scaleSample
 	// marginal is the server's anonymous RSS grown per connection opened
 	// (the clients' and the idle ones), each time the cell's connections
 	// opened.
@@ -411,8 +414,11 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 	defer cancel()
 
 	r := &harness.Runner{Suite: suite, Scenario: label, Plan: plan, Server: ss.cpu, Progress: ss.progress}
-	if c.s.total > 0 {
-		r.AfterRep = func(int) { c.sampleScale() }
+	r.AfterRep = func(int) {
+		c.sampleProcess()
+		if c.s.total > 0 {
+			c.sampleScale()
+		}
 	}
 	var reps []harness.Rep
 	var err error
@@ -479,7 +485,12 @@ func (c *cell) result() schema.Result {
 		return harness.ErrorResult(c.name, c.params, c.err)
 	}
 	res := harness.Result(c.name, c.params, c.reps, c.err)
-	if c.s.total > 0 && res.Status == schema.StatusOK {
+	if res.Status != schema.StatusOK {
+		return res
+	}
+	// A connection-scale cell's RSS is in its scale metrics.
+	res.Metrics = append(res.Metrics, processMetrics(c.reps, c.process, c.s.total == 0)...)
+	if c.s.total > 0 {
 		res.Metrics = append(res.Metrics, scaleMetrics(c.reps, c.scale, c.marginal, c.s.total)...)
 	}
 	return res
@@ -491,6 +502,40 @@ func (ss *session) clientConns(s scenario) int {
 		return 1
 	}
 	return s.clients
+}
+
+// processSample is what a started server held after a repetition.
+type processSample struct{ rss, threads float64 }
+
+// sampleProcess records the started server's RSS and thread count after a
+// repetition: what it held to run the cell, beside what it spent.
+func (c *cell) sampleProcess() {
+	if c.ss.server == nil {
+		return
+	}
+	rss, err1 := c.ss.server.RSS()
+	threads, err2 := c.ss.server.Threads()
+	if err1 != nil || err2 != nil {
+		return // the metrics are then left out: samples and reps no longer pair
+	}
+	c.process = append(c.process, processSample{rss: float64(rss), threads: float64(threads)})
+}
+
+// processMetrics are the server's threads, and with rss its RSS, after
+// each repetition, if every repetition was sampled.
+func processMetrics(reps []harness.Rep, samples []processSample, rss bool) []schema.Metric {
+	if len(samples) != len(reps) || len(samples) == 0 {
+		return nil
+	}
+	var rssReps, threads []float64
+	for _, s := range samples {
+		rssReps, threads = append(rssReps, s.rss), append(threads, s.threads)
+	}
+	out := []schema.Metric{schema.NewMetric(schema.MetricServerThreads, schema.UnitCount, schema.LowerIsBetter, threads)}
+	if rss {
+		out = append(out, schema.NewMetric(schema.MetricServerRSS, schema.UnitBytes, schema.LowerIsBetter, rssReps))
+	}
+	return out
 }
 
 // serverAnonRSS is the anonymous part of the started server's resident
