@@ -19,9 +19,12 @@
 //     (incoming metadata, the transport stream behind grpc.SetHeader, the
 //     peer) and nothing else: the client's context values never reach the
 //     server, only its deadline and cancellation.
-//   - A stream carries each message across once: the sender copies it into a
-//     recycled carrier in a bounded queue, and the receiver takes the
-//     carrier's contents over rather than copying them a second time.
+//   - Messages whose types have generated copy code (vtprotobuf's CloneVT
+//     and this module's protoc-gen-go-vtcopy) are copied by it, without
+//     reflection; others by proto.Merge. A stream of such a type carries
+//     each message across once: the sender copies it into a recycled
+//     carrier in a bounded queue, and the receiver takes the carrier's
+//     fields over. Other types are merged out of the carrier again.
 //   - A receiver finding its queue empty polls it a few times, yielding in
 //     between, before it parks: in a ping-pong the answer usually comes
 //     first, and the park and wake-up it saves are most of a round trip.

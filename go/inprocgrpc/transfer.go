@@ -52,24 +52,31 @@ func (f frame) release() { f.data.Free() }
 // reflectOnly.
 type protoTransfer struct{ reflectOnly bool }
 
-// generatedCopier is a message type with generated deep-copy code: CloneVT
-// and CloneMessageVT as vtprotobuf's clone feature writes them, and
-// CopyMessageVT from //go/inprocgrpc/cmd/protoc-gen-go-vtcopy, which fills
-// another message of the type. Both make the copies proto.Clone and
-// proto.Merge make, without reflection.
+// generatedCopier is a message type with generated copy code: CloneVT and
+// CloneMessageVT as vtprotobuf's clone feature writes them, and
+// CopyMessageVT and MoveMessageVT from
+// //go/inprocgrpc/cmd/protoc-gen-go-vtcopy, which fill another message of
+// the type with a copy, or with the message's own fields. The copies are
+// those proto.Clone and proto.Merge make, without reflection.
 type generatedCopier interface {
 	CloneMessageVT() proto.Message
 	CopyMessageVT(dst proto.Message)
+	MoveMessageVT(dst proto.Message)
 }
 
 // copier returns src's generated copy code, if t uses it, src's type has
-// it, and dst is of src's type.
+// it, and dst is a message of src's Go type (asProto's views of legacy
+// messages, and types that embed a generated one, are not).
 func (t protoTransfer) copier(dst, src any) generatedCopier {
 	if t.reflectOnly {
 		return nil
 	}
 	c, ok := src.(generatedCopier)
-	if !ok || reflect.TypeOf(dst) != reflect.TypeOf(src) {
+	if !ok {
+		return nil
+	}
+	d, ok := dst.(proto.Message)
+	if !ok || reflect.TypeOf(d) != reflect.TypeOf(c) || reflect.TypeOf(d.ProtoReflect().Interface()) != reflect.TypeOf(d) {
 		return nil
 	}
 	return c
@@ -153,17 +160,25 @@ func (t protoTransfer) detach(m any, cache *carrierCache) (frame, error) {
 	return frame{msg: proto.Clone(pm)}, nil
 }
 
-// attach fills dst from a frame. A carrier is merged into dst, the
-// supported way to fill a message from another: protobuf-go forbids
-// copying a message struct, and moving the field values one by one through
-// protoreflect measured slower than this copy (see README.md). The carrier
-// is then reset and recycled, so it keeps nothing of what it carried.
+// attach fills dst from a frame. A carrier of a type with generated copy
+// code hands its fields over (MoveMessageVT): nobody else holds it, so the
+// message crosses with the one copy detach made. Any other carrier is
+// merged into dst, the supported way to fill a message from another:
+// protobuf-go forbids copying a message struct, and moving the field values
+// one by one through protoreflect measured slower than this copy (see
+// README.md). The carrier is then reset and recycled, so it keeps nothing
+// of what it carried.
 func (t protoTransfer) attach(dst any, f frame) error {
 	if f.carrier == nil {
 		return t.copy(dst, f.msg)
 	}
 	c := f.msg.(proto.Message)
-	err := t.copy(dst, c)
+	var err error
+	if g := t.copier(dst, c); g != nil {
+		g.MoveMessageVT(dst.(proto.Message))
+	} else {
+		err = t.copy(dst, c)
+	}
 	f.carrier.put(c)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/grpcbench/grpcbench/go/inprocgrpc/internal/clonepb"
 )
@@ -79,6 +80,10 @@ func TestGeneratedCopiesWhereTheTypeHasThem(t *testing.T) {
 	if (protoTransfer{}).copier(dyn, msg) != nil {
 		t.Error("generated code would fill a message of another Go type")
 	}
+	type embedding struct{ *clonepb.Everything }
+	if (protoTransfer{}).copier(embedding{&clonepb.Everything{}}, embedding{msg}) != nil {
+		t.Error("generated code would fill a type that embeds the generated one")
+	}
 	for _, xfer := range []protoTransfer{{}, {reflectOnly: true}} {
 		for _, dst := range []proto.Message{&clonepb.Everything{S: "stale"}, dynamicpb.NewMessage(msg.ProtoReflect().Descriptor())} {
 			if err := xfer.copy(dst, msg); err != nil {
@@ -101,5 +106,58 @@ func TestGeneratedCopiesWhereTheTypeHasThem(t *testing.T) {
 			t.Errorf("%+v: a detached message changed with its sender's: %v", xfer, got)
 		}
 		msg.By[0] = 'a'
+	}
+}
+
+// A stream message of a type with generated code crosses with one copy:
+// the carrier's fields are handed to the receiver, and the carrier goes
+// back empty. Extensions, which generated code does not copy, arrive
+// through proto.Merge.
+func TestCarriersHandTheirFieldsOver(t *testing.T) {
+	var cache carrierCache
+	sent := &clonepb.Everything{By: []byte("payload"), Children: []*clonepb.Everything{{S: "child"}}}
+	f, err := protoTransfer{}.detach(sent, &cache)
+	if err != nil || f.carrier == nil {
+		t.Fatalf("detach: %v, carrier %v", err, f.carrier)
+	}
+	carried := f.msg.(*clonepb.Everything).By
+	got := &clonepb.Everything{S: "stale"}
+	if err := (protoTransfer{}).attach(got, f); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, sent) || &got.By[0] != &carried[0] {
+		t.Errorf("received %v (bytes at %p), want %v in the carrier's bytes at %p", got, got.By, sent, carried)
+	}
+	if &got.By[0] == &sent.By[0] {
+		t.Error("the receiver shares the sender's bytes")
+	}
+
+	ext := &clonepb.HoldsExtendable{E: &clonepb.Extendable{A: proto.Int32(1)}}
+	proto.SetExtension(ext.E, clonepb.E_Note, "kept")
+	f, err = protoTransfer{}.detach(ext, &cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotExt := &clonepb.HoldsExtendable{}
+	if err := (protoTransfer{}).attach(gotExt, f); err != nil {
+		t.Fatal(err)
+	}
+	if proto.GetExtension(gotExt.GetE(), clonepb.E_Note) != "kept" {
+		t.Errorf("an extension was lost on the way: %v", gotExt)
+	}
+}
+
+// A message holding well-known types, whose generated clone code would drop
+// their unknown fields, is merged instead, and keeps them.
+func TestWellKnownTypesKeepTheirUnknownFields(t *testing.T) {
+	st := &structpb.Struct{}
+	st.ProtoReflect().SetUnknown(protowire.AppendFixed64(protowire.AppendTag(nil, 1, protowire.Fixed64Type), 1))
+	sent := &clonepb.WithWellKnown{St: st}
+	got := &clonepb.WithWellKnown{}
+	if err := (protoTransfer{}).copy(got, sent); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, sent) || len(got.St.ProtoReflect().GetUnknown()) == 0 {
+		t.Errorf("copied %v, want %v with its unknown field", got, sent)
 	}
 }

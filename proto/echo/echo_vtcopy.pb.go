@@ -19,6 +19,19 @@ func (m *EchoRequest) CopyMessageVT(dst proto.Message) {
 	d.unknownFields = c.unknownFields
 }
 
+// MoveMessageVT hands m's fields to dst, a *EchoRequest, and resets m:
+// dst then holds what m held, and m nothing.
+func (m *EchoRequest) MoveMessageVT(dst proto.Message) {
+	d := dst.(*EchoRequest)
+	if d == m {
+		return
+	}
+	d.Reset()
+	d.Payload = m.Payload
+	d.unknownFields = m.unknownFields
+	m.Reset()
+}
+
 // CopyMessageVT makes dst, a *EchoResponse, a deep copy of m.
 func (m *EchoResponse) CopyMessageVT(dst proto.Message) {
 	d := dst.(*EchoResponse)
@@ -29,6 +42,19 @@ func (m *EchoResponse) CopyMessageVT(dst proto.Message) {
 	}
 	d.Payload = c.Payload
 	d.unknownFields = c.unknownFields
+}
+
+// MoveMessageVT hands m's fields to dst, a *EchoResponse, and resets m:
+// dst then holds what m held, and m nothing.
+func (m *EchoResponse) MoveMessageVT(dst proto.Message) {
+	d := dst.(*EchoResponse)
+	if d == m {
+		return
+	}
+	d.Reset()
+	d.Payload = m.Payload
+	d.unknownFields = m.unknownFields
+	m.Reset()
 }
 
 // CopyMessageVT makes dst, a *StreamRequest, a deep copy of m.
@@ -42,4 +68,18 @@ func (m *StreamRequest) CopyMessageVT(dst proto.Message) {
 	d.Count = c.Count
 	d.PayloadSize = c.PayloadSize
 	d.unknownFields = c.unknownFields
+}
+
+// MoveMessageVT hands m's fields to dst, a *StreamRequest, and resets m:
+// dst then holds what m held, and m nothing.
+func (m *StreamRequest) MoveMessageVT(dst proto.Message) {
+	d := dst.(*StreamRequest)
+	if d == m {
+		return
+	}
+	d.Reset()
+	d.Count = m.Count
+	d.PayloadSize = m.PayloadSize
+	d.unknownFields = m.unknownFields
+	m.Reset()
 }

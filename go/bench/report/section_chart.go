@@ -17,9 +17,11 @@ type ChartSection struct {
 	Metric  string // empty: the first preferred metric
 	LogY    bool
 	Names   map[string]string
+	In      map[string][]string // only scenarios whose parameter is one of these values
 }
 
 func (s ChartSection) Render(d *Dataset, p *Page) {
+	d = d.Matching(nil, s.In)
 	metric := s.Metric
 	if metric == "" {
 		if pm := preferredMetrics(d); len(pm) > 0 {

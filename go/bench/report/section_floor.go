@@ -17,9 +17,10 @@ import (
 // would have to be smaller than the baseline's own, the transport's cost
 // per message is what stands between the two.
 //
-// Repetitions pair by round, as the suite measured them in turns, and the
-// ratio of the parts above the floor gets the paired interval of
-// paired_interval.go.
+// Repetitions pair by round, as the suite measured them in turns: the part
+// above the floor is each round's figure less its floor's, and the ratio of
+// two parts gets the paired interval of paired_interval.go. Each column is
+// the median of its own per-round figures, so the columns need not add up.
 type FloorSplit struct {
 	Title     string
 	Statement string
@@ -84,9 +85,11 @@ type floorPart struct {
 	unit                string
 }
 
+// part is configuration c's split, with the floor row of the same
+// configuration in the same group.
 func (s FloorSplit) part(c Column, floor *Dataset) (floorPart, bool) {
 	match := map[string]string{s.Variant: s.Floor}
-	for _, k := range s.Vary {
+	for _, k := range append(slices.Clone(s.GroupBy), s.Vary...) {
 		if v := c.Row.Param(k); v != "" {
 			match[k] = v
 		}
@@ -113,7 +116,7 @@ func (s FloorSplit) renderGroup(p *Page, g Group, cols []Column, floor *Dataset)
 		return
 	}
 	label := MetricLabel(s.Metric)
-	t := Table{Header: []string{"Configuration", label, "At the floor (transport alone)", "Above the floor", "Above the floor / " + cols[0].Name}}
+	t := Table{Header: []string{"Configuration", label, "At the floor (no encoding, no decoding)", "Above the floor", "Above the floor / " + cols[0].Name}}
 	type judged struct {
 		part  floorPart
 		ratio ratioInterval
@@ -129,7 +132,7 @@ func (s FloorSplit) renderGroup(p *Page, g Group, cols []Column, floor *Dataset)
 		if c.Row != cols[0].Row {
 			ratio = "no interval"
 			if r, err := newPairedRatioInterval(fp.above, base.above, goalAlpha); err == nil {
-				ratio = fmt.Sprintf("%.2fx (%s)", r.Estimate, r.bounds(NotDecided, true, true))
+				ratio = intervalText(r)
 				for _, goal := range s.Goals {
 					if goal.matches(*c.Row) {
 						goals = append(goals, judged{fp, r, goal})
@@ -150,26 +153,31 @@ func (s FloorSplit) renderGroup(p *Page, g Group, cols []Column, floor *Dataset)
 	}
 }
 
-// allowance says what a limit of max times the baseline leaves above the
-// floor for part, against what part measured there.
-func (s FloorSplit) allowance(base, part floorPart, ratio ratioInterval, max float64) string {
-	// part at most max times the baseline: floor + above <= max * total,
-	// so above may be at most max * total - floor.
-	allowed := max*schema.Median(base.total) - schema.Median(part.floor)
-	share := allowed / schema.Median(base.above)
-	measured := fmt.Sprintf("it measured %.2fx, not decided", ratio.Estimate)
-	switch {
-	case ratio.Bounded && ratio.Lo > share:
-		measured = fmt.Sprintf("it measured %.2fx (95%%: ≥ %.2fx)", ratio.Estimate, ratio.Lo)
-	case ratio.Bounded && ratio.Hi < share:
-		measured = fmt.Sprintf("it measured %.2fx (95%%: ≤ %.2fx)", ratio.Estimate, ratio.Hi)
+// allowance says what a limit of limit times the baseline leaves above
+// the floor for part, round by round, beside what part measured there. It
+// decides nothing: the goal's own section does, on the totals.
+func (s FloorSplit) allowance(base, part floorPart, ratio ratioInterval, limit float64) string {
+	// part at most limit times the baseline, in round i:
+	// floor_i + above_i <= limit * total_i, so above_i may be at most
+	// limit * total_i - floor_i, a share of the baseline's above_i.
+	allowed := make([]float64, len(base.total))
+	shares := make([]float64, len(base.total))
+	for i := range base.total {
+		allowed[i] = limit*base.total[i] - part.floor[i]
+		shares[i] = allowed[i] / base.above[i]
 	}
+	share := schema.Median(shares)
 	than := "less than"
 	if share >= 1 {
 		than = "at least as much as"
 	}
-	return fmt.Sprintf("At a floor of %s, %s costs at most %gx %s's %s only if its part above the floor is at most %s, "+
-		"%.2fx %s's: %s %s spends above its own floor. %s.",
-		FormatMetric(s.Metric, schema.Median(part.floor), part.unit), part.name, max, base.name, MetricLabel(s.Metric),
-		FormatMetric(s.Metric, allowed, part.unit), share, base.name, than, base.name, "I"+measured[1:])
+	return fmt.Sprintf("Given %s's floor, it costs at most %gx %s's %s only if its part above the floor is at most %s, "+
+		"%.2fx %s's (medians over the rounds): %s %s spends above its own floor. It measured %s.",
+		part.name, limit, base.name, MetricLabel(s.Metric),
+		FormatMetric(s.Metric, schema.Median(allowed), part.unit), share, base.name, than, base.name, intervalText(ratio))
+}
+
+// intervalText is a ratio with its two one-sided bounds, deciding nothing.
+func intervalText(r ratioInterval) string {
+	return fmt.Sprintf("%.2fx (%s)", r.Estimate, r.bounds(NotDecided, true, true))
 }

@@ -8,10 +8,18 @@ import (
 )
 
 func floorRow(method, codec string, cpu ...float64) Row {
+	return floorRowIn(map[string]any{}, method, codec, cpu...)
+}
+
+func floorRowIn(group map[string]any, method, codec string, cpu ...float64) Row {
+	params := map[string]any{"method": method, "codec": codec}
+	for k, v := range group {
+		params[k] = v
+	}
 	return Row{Result: schema.Result{
 		Scenario:   method + "/" + codec,
 		Status:     schema.StatusOK,
-		Parameters: map[string]any{"method": method, "codec": codec},
+		Parameters: params,
 		Metrics:    []schema.Metric{schema.NewMetric(schema.MetricTotalCPU, schema.UnitNanoseconds, schema.LowerIsBetter, cpu)},
 	}}
 }
@@ -41,7 +49,7 @@ func TestFloorSplit(t *testing.T) {
 	// Above the floor: List 90, Stream 105 (1.17x). Stream at most 1.1x of
 	// List's 100 leaves 110 - 25 = 85 above its floor, 0.94x of List's 90.
 	wantAll(t, md, "| List | 100 ns | 10.0 ns | 90.0 ns | 1.00x |", "| Stream | 130 ns | 25.0 ns | 105 ns | 1.17x",
-		"only if its part above the floor is at most 85.0 ns, 0.94x List's: less than List spends above its own floor. It measured 1.17x (95%: ≥ ")
+		"Given Stream's floor, it costs at most 1.1x List's Total CPU only if its part above the floor is at most 85.0 ns, 0.94x List's (medians over the rounds): less than List spends above its own floor. It measured 1.17x (95% each: ≥ ")
 	if strings.Contains(md, "codec=floor") {
 		t.Errorf("the floor got a table of its own:\n%s", md)
 	}
@@ -55,4 +63,24 @@ func TestFloorSplitNeedsTheFloor(t *testing.T) {
 	if md := renderFloor(floorRow("stream", "criwire", 130), floorRow("stream", "floor", 25)); md != "" {
 		t.Errorf("rendered without a baseline:\n%s", md)
 	}
+}
+
+// Each configuration is split by the floor of its own group, not the
+// first floor row of its method.
+func TestFloorSplitPairsWithinTheGroup(t *testing.T) {
+	s := floorSplit
+	s.GroupBy = []string{"annotations"}
+	a0, a32 := map[string]any{"annotations": 0}, map[string]any{"annotations": 32}
+	p := &Page{}
+	s.Render(&Dataset{Rows: []Row{
+		floorRowIn(a0, "list", "floor", 1, 1, 1),
+		floorRowIn(a0, "stream", "floor", 2, 2, 2),
+		floorRowIn(a32, "list", "floor", 10, 10, 10),
+		floorRowIn(a32, "stream", "floor", 25, 25, 25),
+		floorRowIn(a0, "list", "criwire", 5, 5, 5),
+		floorRowIn(a0, "stream", "criwire", 7, 7, 7),
+		floorRowIn(a32, "list", "criwire", 100, 100, 100),
+		floorRowIn(a32, "stream", "criwire", 130, 130, 130),
+	}}, p)
+	wantAll(t, p.md.String(), "| Stream | 7.00 ns | 2.00 ns | 5.00 ns |", "| Stream | 130 ns | 25.0 ns | 105 ns |")
 }

@@ -54,6 +54,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	file := schema.NewFile(suite, cfg.harness.Environment())
 	b.cfg.place.Record(file.Environment.Extra)
+	// runRounds measures every scenario of a group a repetition each per
+	// round.
+	file.Environment.Extra[schema.ExtraRepsPaired] = schema.PairedByRound
 	if cfg.connect {
 		file.Results = b.runEndpoint(ctx)
 	} else {

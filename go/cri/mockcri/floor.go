@@ -18,9 +18,14 @@ import (
 // least any codec can reach within grpc-go's API, so the gap between two
 // methods there is grpc-go's own.
 
-// floorCacheLimit bounds the octets the floor codec's server keeps
-// encoded: filtered listings make new chunks on every call.
+// floorCacheLimit bounds the octets the floor codec keeps encoded:
+// filtered listings make new chunks on every call.
 const floorCacheLimit = 256 << 20
+
+// floorChunks is the process's encoded chunks, shared by every floor codec
+// in it (a server's, and its handlers' that encode ahead) as pow2Pool is;
+// chunks are keyed by their containers, so inventories never mix.
+var floorChunks = newFloorCache()
 
 // floorKey names a chunk: the message type it travels in, its first
 // container and its length. Chunks of the same key are compared container
@@ -36,7 +41,7 @@ type floorEntry struct {
 	data       []byte
 }
 
-// floorCache is the server's encoded chunks, shared by its handlers.
+// floorCache is encoded chunks, each made the first time it is sent.
 type floorCache struct {
 	mu     sync.RWMutex
 	chunks map[floorKey]floorEntry
@@ -66,11 +71,15 @@ func (c *floorCache) encoded(kind string, cs []*runtimeapi.Container, encode fun
 	defer data.Free()
 	b := data.Materialize()
 	c.mu.Lock()
-	if c.octets+len(b) <= floorCacheLimit {
+	defer c.mu.Unlock()
+	old, had := c.chunks[key]
+	switch {
+	case had && sameChunk(old.containers, cs):
+		// Another handler encoded it meanwhile.
+	case c.octets-len(old.data)+len(b) <= floorCacheLimit:
 		c.chunks[key] = floorEntry{containers: append([]*runtimeapi.Container(nil), cs...), data: b}
-		c.octets += len(b)
+		c.octets += len(b) - len(old.data)
 	}
-	c.mu.Unlock()
 	return mem.BufferSlice{mem.SliceBuffer(b)}
 }
 

@@ -133,7 +133,7 @@ func (t Transport) DialOptions() []grpc.DialOption {
 func (t Transport) codec() codec {
 	c := codec{pool: mem.DefaultBufferPool(), listings: t.Codec == CodecCRIWire}
 	if t.Codec == CodecFloor {
-		c.floor = newFloorCache()
+		c.floor = floorChunks
 	}
 	if t.Pool == PoolPow2 {
 		c.pool = pow2Pool

@@ -104,6 +104,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	file := schema.NewFile(suite, flags.Environment())
 	placement.InProcess().Record(file.Environment.Extra)
+	// race measures every workload's entrants a repetition each per round.
+	file.Environment.Extra[schema.ExtraRepsPaired] = schema.PairedByRound
 	clients := map[string]*started{}
 	defer func() {
 		for _, s := range clients {

@@ -1,19 +1,30 @@
 // Command protoc-gen-go-vtcopy is a protoc plugin that gives each message
-// type a CopyMessageVT method: it makes another message of the type a deep
-// copy of this one, as proto.Reset and proto.Merge do, without reflection.
-// The in-process channel (go/inprocgrpc) copies messages with it where a
-// type has it.
+// type two methods the in-process channel (go/inprocgrpc) uses where a type
+// has them:
+//
+//   - CopyMessageVT makes another message of the type a deep copy of this
+//     one, as proto.Reset and proto.Merge do, without reflection;
+//   - MoveMessageVT hands this message's fields to another and resets it:
+//     no copy, for a message nobody else holds (the channel's carriers).
 //
 // The copy is made by CloneVT, which vtprotobuf's clone feature generates
 // beside it (protoc-gen-go-vtproto with features=clone), and then moved
 // into the destination field by field: protobuf-go forbids copying a
 // message struct whole, and filling a message through protoreflect costs
-// more than the copy saves on small messages. Messages with extension
-// ranges get no method, and are copied with proto.Merge.
+// more than the copy saves on small messages. CloneVT does not copy
+// extensions, and its code for the well-known types (vtprotobuf's own)
+// drops their unknown fields, so a message that may carry extensions or is
+// a well-known type, or reaches one through its fields, gets no methods and
+// is copied by proto.Merge. The plugin writes code for protoc-gen-go's open
+// struct API only.
 package main
 
 import (
+	"fmt"
+
 	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/gofeaturespb"
 	"google.golang.org/protobuf/types/pluginpb"
 )
 
@@ -32,6 +43,10 @@ func main() {
 var protoMessage = protogen.GoIdent{GoName: "Message", GoImportPath: "google.golang.org/protobuf/proto"}
 
 func generateFile(gen *protogen.Plugin, f *protogen.File) {
+	if f.APILevel != gofeaturespb.GoFeatures_API_OPEN {
+		gen.Error(fmt.Errorf("%s: protoc-gen-go-vtcopy writes code for the open struct API only, not %v", f.Desc.Path(), f.APILevel))
+		return
+	}
 	var messages []*protogen.Message
 	var walk func([]*protogen.Message)
 	walk = func(ms []*protogen.Message) {
@@ -39,7 +54,7 @@ func generateFile(gen *protogen.Plugin, f *protogen.File) {
 			if m.Desc.IsMapEntry() {
 				continue
 			}
-			if m.Desc.ExtensionRanges().Len() == 0 {
+			if !reachesUnfaithfulClone(m.Desc, map[protoreflect.FullName]bool{}) {
 				messages = append(messages, m)
 			}
 			walk(m.Messages)
@@ -59,28 +74,73 @@ func generateFile(gen *protogen.Plugin, f *protogen.File) {
 	}
 }
 
+// reachesUnfaithfulClone reports whether m, or any message its fields hold
+// (map values included), is one whose CloneVT is not what proto.Clone
+// makes: a message that may carry extensions, or a well-known type.
+func reachesUnfaithfulClone(m protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if seen[m.FullName()] {
+		return false
+	}
+	seen[m.FullName()] = true
+	if m.ExtensionRanges().Len() > 0 || m.ParentFile().Package() == "google.protobuf" {
+		return true
+	}
+	fields := m.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		if sub := fd.Message(); sub != nil && reachesUnfaithfulClone(sub, seen) {
+			return true
+		}
+	}
+	return false
+}
+
 func generateMessage(g *protogen.GeneratedFile, m *protogen.Message) {
 	name := m.GoIdent.GoName
 	g.P()
 	g.P("// CopyMessageVT makes dst, a *", name, ", a deep copy of m.")
 	g.P("func (m *", name, ") CopyMessageVT(dst ", protoMessage, ") {")
 	g.P("d := dst.(*", name, ")")
+	// The clone's fields are assigned here rather than through
+	// MoveMessageVT, so that the clone itself stays on the stack once
+	// CloneVT is inlined.
 	g.P("c := m.CloneVT()")
 	g.P("d.Reset()")
 	g.P("if c == nil {")
 	g.P("return")
 	g.P("}")
+	assignFields(g, m, "c")
+	g.P("}")
+	g.P()
+	g.P("// MoveMessageVT hands m's fields to dst, a *", name, ", and resets m:")
+	g.P("// dst then holds what m held, and m nothing.")
+	g.P("func (m *", name, ") MoveMessageVT(dst ", protoMessage, ") {")
+	g.P("d := dst.(*", name, ")")
+	g.P("if d == m {")
+	g.P("return")
+	g.P("}")
+	g.P("d.Reset()")
+	assignFields(g, m, "m")
+	g.P("m.Reset()")
+	g.P("}")
+}
+
+// assignFields writes d's assignment of every field of src, a message of
+// type m: a oneof is one Go field, and unknown fields travel too.
+func assignFields(g *protogen.GeneratedFile, m *protogen.Message, src string) {
 	seen := map[*protogen.Oneof]bool{}
 	for _, fd := range m.Fields {
 		if o := fd.Oneof; o != nil && !o.Desc.IsSynthetic() {
 			if !seen[o] {
 				seen[o] = true
-				g.P("d.", o.GoName, " = c.", o.GoName)
+				g.P("d.", o.GoName, " = ", src, ".", o.GoName)
 			}
 			continue
 		}
-		g.P("d.", fd.GoName, " = c.", fd.GoName)
+		g.P("d.", fd.GoName, " = ", src, ".", fd.GoName)
 	}
-	g.P("d.unknownFields = c.unknownFields")
-	g.P("}")
+	g.P("d.unknownFields = ", src, ".unknownFields")
 }

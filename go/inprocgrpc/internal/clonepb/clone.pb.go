@@ -12,6 +12,8 @@ package clonepb
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -495,6 +497,68 @@ func (*Everything_CBy) isEverything_Choice() {}
 
 func (*Everything_CLeaf) isEverything_Choice() {}
 
+// Well-known types, whose clone code is vtprotobuf's own and drops their
+// unknown fields: messages that reach one get no generated copy code.
+type WithWellKnown struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	E             *Everything            `protobuf:"bytes,1,opt,name=e,proto3" json:"e,omitempty"`
+	Ts            *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=ts,proto3" json:"ts,omitempty"`
+	St            *structpb.Struct       `protobuf:"bytes,3,opt,name=st,proto3" json:"st,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WithWellKnown) Reset() {
+	*x = WithWellKnown{}
+	mi := &file_go_inprocgrpc_internal_clonepb_clone_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WithWellKnown) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WithWellKnown) ProtoMessage() {}
+
+func (x *WithWellKnown) ProtoReflect() protoreflect.Message {
+	mi := &file_go_inprocgrpc_internal_clonepb_clone_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WithWellKnown.ProtoReflect.Descriptor instead.
+func (*WithWellKnown) Descriptor() ([]byte, []int) {
+	return file_go_inprocgrpc_internal_clonepb_clone_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *WithWellKnown) GetE() *Everything {
+	if x != nil {
+		return x.E
+	}
+	return nil
+}
+
+func (x *WithWellKnown) GetTs() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Ts
+	}
+	return nil
+}
+
+func (x *WithWellKnown) GetSt() *structpb.Struct {
+	if x != nil {
+		return x.St
+	}
+	return nil
+}
+
 type Everything_Inner struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Tags          []string               `protobuf:"bytes,1,rep,name=tags,proto3" json:"tags,omitempty"`
@@ -505,7 +569,7 @@ type Everything_Inner struct {
 
 func (x *Everything_Inner) Reset() {
 	*x = Everything_Inner{}
-	mi := &file_go_inprocgrpc_internal_clonepb_clone_proto_msgTypes[5]
+	mi := &file_go_inprocgrpc_internal_clonepb_clone_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -517,7 +581,7 @@ func (x *Everything_Inner) String() string {
 func (*Everything_Inner) ProtoMessage() {}
 
 func (x *Everything_Inner) ProtoReflect() protoreflect.Message {
-	mi := &file_go_inprocgrpc_internal_clonepb_clone_proto_msgTypes[5]
+	mi := &file_go_inprocgrpc_internal_clonepb_clone_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +615,7 @@ var File_go_inprocgrpc_internal_clonepb_clone_proto protoreflect.FileDescriptor
 
 const file_go_inprocgrpc_internal_clonepb_clone_proto_rawDesc = "" +
 	"\n" +
-	"*go/inprocgrpc/internal/clonepb/clone.proto\x12\x13inprocgrpcclonetest\"F\n" +
+	"*go/inprocgrpc/internal/clonepb/clone.proto\x12\x13inprocgrpcclonetest\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"F\n" +
 	"\x04Leaf\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x16\n" +
@@ -614,7 +678,11 @@ const file_go_inprocgrpc_internal_clonepb_clone_proto_rawDesc = "" +
 	"\n" +
 	"\b_opt_i32B\b\n" +
 	"\x06_opt_sB\t\n" +
-	"\a_opt_by*1\n" +
+	"\a_opt_by\"\x93\x01\n" +
+	"\rWithWellKnown\x12-\n" +
+	"\x01e\x18\x01 \x01(\v2\x1f.inprocgrpcclonetest.EverythingR\x01e\x12*\n" +
+	"\x02ts\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02ts\x12'\n" +
+	"\x02st\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x02st*1\n" +
 	"\x05Color\x12\x15\n" +
 	"\x11COLOR_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03RED\x10\x01\x12\b\n" +
@@ -633,37 +701,43 @@ func file_go_inprocgrpc_internal_clonepb_clone_proto_rawDescGZIP() []byte {
 }
 
 var file_go_inprocgrpc_internal_clonepb_clone_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_go_inprocgrpc_internal_clonepb_clone_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_go_inprocgrpc_internal_clonepb_clone_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_go_inprocgrpc_internal_clonepb_clone_proto_goTypes = []any{
-	(Color)(0),               // 0: inprocgrpcclonetest.Color
-	(*Leaf)(nil),             // 1: inprocgrpcclonetest.Leaf
-	(*Everything)(nil),       // 2: inprocgrpcclonetest.Everything
-	nil,                      // 3: inprocgrpcclonetest.Everything.MSsEntry
-	nil,                      // 4: inprocgrpcclonetest.Everything.MIbEntry
-	nil,                      // 5: inprocgrpcclonetest.Everything.MLeafEntry
-	(*Everything_Inner)(nil), // 6: inprocgrpcclonetest.Everything.Inner
-	nil,                      // 7: inprocgrpcclonetest.Everything.Inner.NestedEntry
+	(Color)(0),                    // 0: inprocgrpcclonetest.Color
+	(*Leaf)(nil),                  // 1: inprocgrpcclonetest.Leaf
+	(*Everything)(nil),            // 2: inprocgrpcclonetest.Everything
+	(*WithWellKnown)(nil),         // 3: inprocgrpcclonetest.WithWellKnown
+	nil,                           // 4: inprocgrpcclonetest.Everything.MSsEntry
+	nil,                           // 5: inprocgrpcclonetest.Everything.MIbEntry
+	nil,                           // 6: inprocgrpcclonetest.Everything.MLeafEntry
+	(*Everything_Inner)(nil),      // 7: inprocgrpcclonetest.Everything.Inner
+	nil,                           // 8: inprocgrpcclonetest.Everything.Inner.NestedEntry
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
 }
 var file_go_inprocgrpc_internal_clonepb_clone_proto_depIdxs = []int32{
 	0,  // 0: inprocgrpcclonetest.Everything.color:type_name -> inprocgrpcclonetest.Color
 	1,  // 1: inprocgrpcclonetest.Everything.leaf:type_name -> inprocgrpcclonetest.Leaf
 	1,  // 2: inprocgrpcclonetest.Everything.r_leaf:type_name -> inprocgrpcclonetest.Leaf
 	0,  // 3: inprocgrpcclonetest.Everything.r_color:type_name -> inprocgrpcclonetest.Color
-	3,  // 4: inprocgrpcclonetest.Everything.m_ss:type_name -> inprocgrpcclonetest.Everything.MSsEntry
-	4,  // 5: inprocgrpcclonetest.Everything.m_ib:type_name -> inprocgrpcclonetest.Everything.MIbEntry
-	5,  // 6: inprocgrpcclonetest.Everything.m_leaf:type_name -> inprocgrpcclonetest.Everything.MLeafEntry
+	4,  // 4: inprocgrpcclonetest.Everything.m_ss:type_name -> inprocgrpcclonetest.Everything.MSsEntry
+	5,  // 5: inprocgrpcclonetest.Everything.m_ib:type_name -> inprocgrpcclonetest.Everything.MIbEntry
+	6,  // 6: inprocgrpcclonetest.Everything.m_leaf:type_name -> inprocgrpcclonetest.Everything.MLeafEntry
 	1,  // 7: inprocgrpcclonetest.Everything.c_leaf:type_name -> inprocgrpcclonetest.Leaf
 	2,  // 8: inprocgrpcclonetest.Everything.child:type_name -> inprocgrpcclonetest.Everything
 	2,  // 9: inprocgrpcclonetest.Everything.children:type_name -> inprocgrpcclonetest.Everything
-	6,  // 10: inprocgrpcclonetest.Everything.inner:type_name -> inprocgrpcclonetest.Everything.Inner
-	1,  // 11: inprocgrpcclonetest.Everything.MLeafEntry.value:type_name -> inprocgrpcclonetest.Leaf
-	7,  // 12: inprocgrpcclonetest.Everything.Inner.nested:type_name -> inprocgrpcclonetest.Everything.Inner.NestedEntry
-	2,  // 13: inprocgrpcclonetest.Everything.Inner.NestedEntry.value:type_name -> inprocgrpcclonetest.Everything
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	7,  // 10: inprocgrpcclonetest.Everything.inner:type_name -> inprocgrpcclonetest.Everything.Inner
+	2,  // 11: inprocgrpcclonetest.WithWellKnown.e:type_name -> inprocgrpcclonetest.Everything
+	9,  // 12: inprocgrpcclonetest.WithWellKnown.ts:type_name -> google.protobuf.Timestamp
+	10, // 13: inprocgrpcclonetest.WithWellKnown.st:type_name -> google.protobuf.Struct
+	1,  // 14: inprocgrpcclonetest.Everything.MLeafEntry.value:type_name -> inprocgrpcclonetest.Leaf
+	8,  // 15: inprocgrpcclonetest.Everything.Inner.nested:type_name -> inprocgrpcclonetest.Everything.Inner.NestedEntry
+	2,  // 16: inprocgrpcclonetest.Everything.Inner.NestedEntry.value:type_name -> inprocgrpcclonetest.Everything
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_go_inprocgrpc_internal_clonepb_clone_proto_init() }
@@ -683,7 +757,7 @@ func file_go_inprocgrpc_internal_clonepb_clone_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_go_inprocgrpc_internal_clonepb_clone_proto_rawDesc), len(file_go_inprocgrpc_internal_clonepb_clone_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -23,7 +23,50 @@ func FuzzGeneratedCopies(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
 		r := rand.New(rand.NewPCG(s1, s2))
 		checkCopies(t, randomEverything(r, 3), randomEverything(r, 2))
+		checkCopies(t, randomPlain2(r, 3), &pb.Plain2{S: proto.String("stale")})
 	})
+}
+
+// The same over whatever protobuf-go decodes from arbitrary bytes: field
+// shapes the generator above does not think of, unknown fields of every
+// wire type included.
+func FuzzGeneratedCopiesOfDecodedMessages(f *testing.F) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 8 {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(randomEverything(r, 2))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m pb.Everything
+		if proto.Unmarshal(b, &m) == nil {
+			checkCopies(t, &m, &pb.Everything{S: "stale"})
+		}
+		var m2 pb.Plain2
+		if proto.Unmarshal(b, &m2) == nil {
+			checkCopies(t, &m2, &pb.Plain2{})
+		}
+	})
+}
+
+// A message that may carry extensions, or holds one that may or a
+// well-known type, gets no generated copy code: CloneVT would drop the
+// extensions and the well-known types' unknown fields, which proto.Merge
+// keeps.
+func TestNoGeneratedCopiesWhereCloneVTLosesFields(t *testing.T) {
+	type copier interface{ CopyMessageVT(proto.Message) }
+	for _, m := range []proto.Message{&pb.Extendable{}, &pb.HoldsExtendable{}, &pb.WithWellKnown{}} {
+		if _, ok := m.(copier); ok {
+			t.Errorf("%T has generated copy code, which would drop its extensions", m)
+		}
+	}
+	for _, m := range []proto.Message{&pb.Plain2{}, &pb.Everything{}, &pb.Leaf{}, &pb.Everything_Inner{}} {
+		if _, ok := m.(copier); !ok {
+			t.Errorf("%T has no generated copy code", m)
+		}
+	}
 }
 
 // A few shapes the random ones may miss: nothing set, a nil message,
@@ -50,7 +93,17 @@ func TestGeneratedCopiesOfEdgeCases(t *testing.T) {
 	}
 }
 
-func checkCopies(t *testing.T, m, stale *pb.Everything) {
+// vtMessage is a message with generated clone, copy and move code.
+type vtMessage[T any] interface {
+	proto.Message
+	CloneVT() T
+	CopyMessageVT(proto.Message)
+	MoveMessageVT(proto.Message)
+}
+
+// checkCopies checks CloneVT, CopyMessageVT over stale, and MoveMessageVT
+// of a clone, against proto.Clone.
+func checkCopies[T vtMessage[T]](t *testing.T, m, stale T) {
 	t.Helper()
 	want := marshal(t, proto.Clone(m))
 	if orig := marshal(t, m); !bytes.Equal(orig, want) {
@@ -67,6 +120,15 @@ func checkCopies(t *testing.T, m, stale *pb.Everything) {
 	}
 	if !proto.Equal(copied, m) {
 		t.Fatalf("CopyMessageVT: not proto.Equal")
+	}
+	moved := m.CloneVT()
+	into := proto.Clone(stale).(T)
+	moved.MoveMessageVT(into)
+	if got := marshal(t, into); !bytes.Equal(got, want) {
+		t.Fatalf("MoveMessageVT: %x\nproto.Clone: %x", got, want)
+	}
+	if got := marshal(t, moved); len(got) != 0 {
+		t.Fatalf("MoveMessageVT left %x in the message moved from", got)
 	}
 	// Changing the copies in place must leave the original as it was.
 	scribble(clone.ProtoReflect())
@@ -102,7 +164,11 @@ func scribble(m protoreflect.Message) {
 		case fd.IsList():
 			l := v.List()
 			for i := range l.Len() {
-				scribbleValue(fd, l.Get(i))
+				if fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.BytesKind {
+					scribbleValue(fd, l.Get(i))
+				} else {
+					l.Set(i, other(fd, l.Get(i)))
+				}
 			}
 		default:
 			scribbleValue(fd, v)
@@ -112,6 +178,22 @@ func scribble(m protoreflect.Message) {
 	if u := m.GetUnknown(); len(u) > 0 {
 		u[len(u)-1] ^= 0xff
 	}
+}
+
+// other is a value of fd's kind unlike v, for scalars a shared list would
+// show.
+func other(fd protoreflect.FieldDescriptor, v protoreflect.Value) protoreflect.Value {
+	switch fd.Kind() {
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return protoreflect.ValueOfInt32(^int32(v.Int()))
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return protoreflect.ValueOfInt64(^v.Int())
+	case protoreflect.EnumKind:
+		return protoreflect.ValueOfEnum(v.Enum() + 1)
+	case protoreflect.StringKind:
+		return protoreflect.ValueOfString(v.String() + "x")
+	}
+	return v
 }
 
 func scribbleValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) {
@@ -216,6 +298,26 @@ func randomEverything(r *rand.Rand, depth int) *pb.Everything {
 		// An unknown field, as a newer peer's message would carry.
 		u := protowire.AppendTag(nil, 999, protowire.BytesType)
 		m.ProtoReflect().SetUnknown(protowire.AppendBytes(u, randomBytes(r)))
+	}
+	return m
+}
+
+func randomPlain2(r *rand.Rand, depth int) *pb.Plain2 {
+	m := &pb.Plain2{}
+	if r.IntN(2) == 0 {
+		m.N = proto.Int32(r.Int32N(3)) // 0 too: present, though zero
+	}
+	if r.IntN(2) == 0 {
+		m.B = randomBytes(r)
+	}
+	if r.IntN(2) == 0 {
+		m.S = proto.String(randomString(r))
+	}
+	for range r.IntN(3) {
+		m.R = append(m.R, randomString(r))
+	}
+	if depth > 0 && r.IntN(2) == 0 {
+		m.Next = randomPlain2(r, depth-1)
 	}
 	return m
 }

@@ -21,6 +21,21 @@ func (m *Leaf) CopyMessageVT(dst proto.Message) {
 	d.unknownFields = c.unknownFields
 }
 
+// MoveMessageVT hands m's fields to dst, a *Leaf, and resets m:
+// dst then holds what m held, and m nothing.
+func (m *Leaf) MoveMessageVT(dst proto.Message) {
+	d := dst.(*Leaf)
+	if d == m {
+		return
+	}
+	d.Reset()
+	d.Name = m.Name
+	d.Data = m.Data
+	d.Values = m.Values
+	d.unknownFields = m.unknownFields
+	m.Reset()
+}
+
 // CopyMessageVT makes dst, a *Everything, a deep copy of m.
 func (m *Everything) CopyMessageVT(dst proto.Message) {
 	d := dst.(*Everything)
@@ -64,6 +79,50 @@ func (m *Everything) CopyMessageVT(dst proto.Message) {
 	d.unknownFields = c.unknownFields
 }
 
+// MoveMessageVT hands m's fields to dst, a *Everything, and resets m:
+// dst then holds what m held, and m nothing.
+func (m *Everything) MoveMessageVT(dst proto.Message) {
+	d := dst.(*Everything)
+	if d == m {
+		return
+	}
+	d.Reset()
+	d.I32 = m.I32
+	d.I64 = m.I64
+	d.U32 = m.U32
+	d.U64 = m.U64
+	d.S32 = m.S32
+	d.S64 = m.S64
+	d.F32 = m.F32
+	d.F64 = m.F64
+	d.Sf32 = m.Sf32
+	d.Sf64 = m.Sf64
+	d.Fl = m.Fl
+	d.Db = m.Db
+	d.B = m.B
+	d.S = m.S
+	d.By = m.By
+	d.Color = m.Color
+	d.OptI32 = m.OptI32
+	d.OptS = m.OptS
+	d.OptBy = m.OptBy
+	d.Leaf = m.Leaf
+	d.RI32 = m.RI32
+	d.RS = m.RS
+	d.RBy = m.RBy
+	d.RLeaf = m.RLeaf
+	d.RColor = m.RColor
+	d.MSs = m.MSs
+	d.MIb = m.MIb
+	d.MLeaf = m.MLeaf
+	d.Choice = m.Choice
+	d.Child = m.Child
+	d.Children = m.Children
+	d.Inner = m.Inner
+	d.unknownFields = m.unknownFields
+	m.Reset()
+}
+
 // CopyMessageVT makes dst, a *Everything_Inner, a deep copy of m.
 func (m *Everything_Inner) CopyMessageVT(dst proto.Message) {
 	d := dst.(*Everything_Inner)
@@ -75,4 +134,18 @@ func (m *Everything_Inner) CopyMessageVT(dst proto.Message) {
 	d.Tags = c.Tags
 	d.Nested = c.Nested
 	d.unknownFields = c.unknownFields
+}
+
+// MoveMessageVT hands m's fields to dst, a *Everything_Inner, and resets m:
+// dst then holds what m held, and m nothing.
+func (m *Everything_Inner) MoveMessageVT(dst proto.Message) {
+	d := dst.(*Everything_Inner)
+	if d == m {
+		return
+	}
+	d.Reset()
+	d.Tags = m.Tags
+	d.Nested = m.Nested
+	d.unknownFields = m.unknownFields
+	m.Reset()
 }

@@ -5,8 +5,12 @@
 package clonepb
 
 import (
+	structpb1 "github.com/planetscale/vtprotobuf/types/known/structpb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
 	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 )
 
 const (
@@ -225,4 +229,23 @@ func (m *Everything_CLeaf) CloneVT() isEverything_Choice {
 	r := new(Everything_CLeaf)
 	r.CLeaf = m.CLeaf.CloneVT()
 	return r
+}
+
+func (m *WithWellKnown) CloneVT() *WithWellKnown {
+	if m == nil {
+		return (*WithWellKnown)(nil)
+	}
+	r := new(WithWellKnown)
+	r.E = m.E.CloneVT()
+	r.Ts = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.Ts).CloneVT())
+	r.St = (*structpb.Struct)((*structpb1.Struct)(m.St).CloneVT())
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WithWellKnown) CloneMessageVT() proto.Message {
+	return m.CloneVT()
 }

@@ -20,3 +20,18 @@ func (m *Message) CopyMessageVT(dst proto.Message) {
 	d.Code = c.Code
 	d.unknownFields = c.unknownFields
 }
+
+// MoveMessageVT hands m's fields to dst, a *Message, and resets m:
+// dst then holds what m held, and m nothing.
+func (m *Message) MoveMessageVT(dst proto.Message) {
+	d := dst.(*Message)
+	if d == m {
+		return
+	}
+	d.Reset()
+	d.Payload = m.Payload
+	d.Count = m.Count
+	d.Code = m.Code
+	d.unknownFields = m.unknownFields
+	m.Reset()
+}
