@@ -228,3 +228,17 @@ func TestV1Path(t *testing.T) {
 		t.Error("found a hierarchy that is not listed")
 	}
 }
+
+// A container's v1 hierarchy is mounted from its own group: the group the
+// kernel names for a thread is then found below the mount, not below a
+// directory of that name.
+func TestMountRootOf(t *testing.T) {
+	info := []byte("29 23 0:26 / /sys/fs/cgroup ro - tmpfs tmpfs ro\n" +
+		"32 29 0:29 /docker/abc /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n")
+	if root, ok := mountRootOf(info, "/sys/fs/cgroup/cpu"); !ok || root != "/docker/abc" {
+		t.Errorf("root %q, %v; want /docker/abc", root, ok)
+	}
+	if _, ok := mountRootOf(info, "/sys/fs/cgroup/memory"); ok {
+		t.Error("found a mount that is not listed")
+	}
+}

@@ -70,45 +70,63 @@ func TestQuotaThrottlesARealProcess(t *testing.T) {
 }
 
 // A process started by Group.Start is in the groups from its first
-// instruction: what it reads of its own cgroups is theirs. The starting
-// thread is back in its own groups afterwards.
+// instruction: what it reads of its own cgroups is theirs. Without
+// CLONE_INTO_CGROUP (a kernel that refuses it) it is still born in the v1
+// quota group. The starting thread is back in its own groups afterwards.
 func TestStartBornInTheGroups(t *testing.T) {
 	h := Detect(Root)
 	if os.Geteuid() != 0 || (h.CPU == "" && !h.UnifiedHasCPU) {
 		t.Skipf("needs root and a cgroup cpu controller (euid %d, hierarchy %+v)", os.Geteuid(), h)
 	}
-	g, err := New(h, "start-test", 0.5)
-	if err != nil {
-		t.Fatal(err)
+	for _, cloneInto := range []bool{true, false} {
+		g, err := New(h, "start-test", 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Remove()
+		want := g.dirs()
+		if !cloneInto {
+			want = []string{g.cpuDir}
+			if g.v1Root == "" {
+				continue // a pure v2 host: nothing is born in a group without the clone
+			}
+		}
+		cgroups, before, after := startCat(t, g, cloneInto)
+		for _, dir := range want {
+			leaf := "/" + filepath.Base(dir)
+			if !strings.Contains(cgroups, ":"+leaf+"\n") {
+				t.Errorf("cloneInto %v: the child was not born in %s:\n%s", cloneInto, dir, cgroups)
+			}
+		}
+		if after != before {
+			t.Errorf("cloneInto %v: the starting thread's groups changed:\n%s\nto\n%s", cloneInto, before, after)
+		}
 	}
-	defer g.Remove()
+}
+
+// startCat starts `cat /proc/self/cgroup` with g.Start and returns what it
+// printed, and the starting thread's groups before and after.
+func startCat(t *testing.T, g *Group, cloneInto bool) (cgroups, before, after string) {
+	t.Helper()
 	runtime.LockOSThread() // so that the thread read below is the one that started the child
 	defer runtime.UnlockOSThread()
-	before, err := os.ReadFile("/proc/thread-self/cgroup")
-	if err != nil {
-		t.Fatal(err)
+	read := func() string {
+		b, err := os.ReadFile("/proc/thread-self/cgroup")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
+	before = read()
 	cmd := exec.Command("cat", "/proc/self/cgroup")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var out strings.Builder
 	cmd.Stdout = &out
-	if err := g.Start(cmd.SysProcAttr, cmd.Start); err != nil {
+	if err := g.Start(cmd.SysProcAttr, cmd.Start, cloneInto); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range g.dirs() {
-		leaf := "/" + filepath.Base(dir)
-		if !strings.Contains(out.String(), ":"+leaf+"\n") {
-			t.Errorf("the child was not born in %s:\n%s", dir, out.String())
-		}
-	}
-	after, err := os.ReadFile("/proc/thread-self/cgroup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(after) != string(before) {
-		t.Errorf("the starting thread's groups changed:\n%s\nto\n%s", before, after)
-	}
+	return out.String(), before, read()
 }

@@ -35,8 +35,11 @@ const (
 	MetricAllocsPerOp = "allocs_per_op"
 
 	// Suites' own.
-	MetricServerRSS        = "server_rss"          // the server's resident set size after a repetition
-	MetricServerThreads    = "server_threads"      // the server's thread count after a repetition
+	// The started server process's resident set size, and its thread
+	// count, after a repetition (of the process started: a wrapper that
+	// runs the server as its child would be measured instead of it).
+	MetricServerRSS        = "server_rss"
+	MetricServerThreads    = "server_threads"
 	MetricServerRSSPerConn = "server_rss_per_conn" // that RSS divided by the connections held (connection scale)
 	// The growth of the server's anonymous RSS from before the cell's
 	// connections opened to once they have settled, before any call, per

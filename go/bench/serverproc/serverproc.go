@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/cgroup"
@@ -111,13 +112,26 @@ func launch(spec Spec, stdout io.Writer) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd, err := startCommand(spec, stdout, group)
+	cmd, err := startCommand(spec, stdout, group, true)
+	if err != nil && group != nil && cgroup.CloneRefused(err) {
+		// A kernel or sandbox that will not clone into a cgroup: born in
+		// the v1 quota group still, where there is one, and moved into
+		// the v2 group once started.
+		cmd, err = startCommand(spec, stdout, group, false)
+		if err == nil {
+			if addErr := group.AddToTracking(cmd.Process.Pid); addErr != nil && spec.CPUQuota > 0 {
+				err = fmt.Errorf("moving the server into its cgroup: %w", addErr)
+				cmd.Process.Kill()
+				cmd.Wait()
+			}
+		}
+	}
 	if err != nil && group != nil && spec.CPUQuota <= 0 {
-		// Tracking is a nicety: a host that will not start the server in
-		// its group (an old kernel, a seccomp filter) still runs it.
+		// Tracking is a nicety: a host that will not put the server in
+		// its group still runs it.
 		group.Remove()
 		group = nil
-		cmd, err = startCommand(spec, stdout, nil)
+		cmd, err = startCommand(spec, stdout, nil, false)
 	}
 	if err != nil {
 		if group != nil {
@@ -144,18 +158,22 @@ func launch(spec Spec, stdout io.Writer) (*Process, error) {
 }
 
 // startCommand starts the server's command on spec's CPUs, born in group
-// if it is not nil: its runtime then sizes itself to the CPUs and the
-// quota it will run with from its first instruction.
-func startCommand(spec Spec, stdout io.Writer, group *cgroup.Group) (*exec.Cmd, error) {
+// if it is not nil (cloned into its v2 group if cloneInto): its runtime
+// then sizes itself to the CPUs and the quota it will run with from its
+// first instruction.
+func startCommand(spec Spec, stdout io.Writer, group *cgroup.Group, cloneInto bool) (*exec.Cmd, error) {
 	cmd := newCommand(spec, stdout)
 	start := func() error { return startOn(cmd, spec.CPUs) }
 	if group == nil {
 		return cmd, start()
 	}
-	err := group.Start(cmd.SysProcAttr, start)
+	if cmd.SysProcAttr == nil { // a Prepare that cleared it
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	err := group.Start(cmd.SysProcAttr, start, cloneInto)
 	if err != nil && cmd.Process != nil {
 		// Started, in its groups; only the starting thread could not be
-		// moved back, and it ends with its goroutine.
+		// moved back to where it was (Start says where it went).
 		if spec.Log != nil {
 			fmt.Fprintf(spec.Log, "serverproc: %v\n", err)
 		}
