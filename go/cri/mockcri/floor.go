@@ -3,6 +3,7 @@ package mockcri
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	"google.golang.org/grpc/mem"
@@ -64,7 +65,7 @@ func (c *floorCache) encoded(kind string, cs []*runtimeapi.Container, encode fun
 	c.mu.RLock()
 	e, ok := c.chunks[key]
 	c.mu.RUnlock()
-	if ok && sameChunk(e.containers, cs) {
+	if ok && slices.Equal(e.containers, cs) {
 		return mem.BufferSlice{mem.SliceBuffer(e.data)}
 	}
 	data := encode()
@@ -74,25 +75,13 @@ func (c *floorCache) encoded(kind string, cs []*runtimeapi.Container, encode fun
 	defer c.mu.Unlock()
 	old, had := c.chunks[key]
 	switch {
-	case had && sameChunk(old.containers, cs):
+	case had && slices.Equal(old.containers, cs):
 		// Another handler encoded it meanwhile.
 	case c.octets-len(old.data)+len(b) <= floorCacheLimit:
 		c.chunks[key] = floorEntry{containers: append([]*runtimeapi.Container(nil), cs...), data: b}
 		c.octets += len(b) - len(old.data)
 	}
 	return mem.BufferSlice{mem.SliceBuffer(b)}
-}
-
-func sameChunk(a, b []*runtimeapi.Container) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // floorContainer stands for every container a floor client receives: it
