@@ -222,6 +222,7 @@ feedback); fuzz/README.md says how to run it."
                              (:file "protobuf")
                              (:file "gzip")
                              (:file "grpc-framing")
-                             (:file "tls")))
+                             (:file "tls")
+                             (:file "tls-records")))
                (:file "seeds")
                (:file "main")))
