@@ -419,6 +419,25 @@ a connect to it hangs: the kernel drops the SYNs it cannot queue."
 (defun seconds-since (start)
   (/ (- (get-internal-real-time) start) internal-time-units-per-second))
 
+(test a-connect-cut-short-by-one-deadline-leaves-the-others-theirs
+  ;; The first call's connect attempt is bounded by its 0.3 s deadline.  A
+  ;; call with a later deadline, waiting for that attempt, is not failed
+  ;; with it (the server did not fail, a deadline passed): it tries again
+  ;; and ends at its own deadline, DEADLINE_EXCEEDED.
+  (call-with-hanging-connects
+   (lambda (port)
+     (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" port)))
+       (unwind-protect
+            (let* ((first (sb-thread:make-thread
+                           (lambda () (status-of (lambda () (unary ch "Echo" (bytes 1) :timeout 0.3))))))
+                   (start (progn (sleep 0.05) (get-internal-real-time)))
+                   (status (status-of (lambda () (unary ch "Echo" (bytes 1) :timeout 1.0))))
+                   (took (seconds-since start)))
+              (is (equal "DEADLINE_EXCEEDED" (first (sb-thread:join-thread first :default '("hung") :timeout 5))))
+              (is (equal "DEADLINE_EXCEEDED" (first status)) "~S" status)
+              (is (< 0.8 took 3) "the later call ended after ~,2F s" took))
+         (clgrpc.grpc:channel-close ch))))))
+
 (test connecting-without-a-deadline-gives-up
   ;; A call with no deadline does not wait for the kernel's two minutes of
   ;; SYN retries: one attempt is bounded as grpc-go bounds it, and failing

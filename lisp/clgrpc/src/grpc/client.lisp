@@ -220,7 +220,11 @@ sent GOAWAY, so it closes once its last stream ends."
                                    (channel-authority channel)))))))
     (when retired
       (clgrpc.http2:connection-send-goaway retired))
-    (let ((conn nil) (orphan nil) (tls nil) (socket nil))
+    (let ((conn nil) (orphan nil) (tls nil) (socket nil)
+          ;; Set when the attempt ended only because this call's deadline
+          ;; bounded it: not a failure of the server, so the calls waiting
+          ;; for it try again within their own deadlines.
+          (abandoned nil))
       (unwind-protect
            (let* ((left (and deadline (max 0 (/ (- deadline (now-us)) 1d6))))
                   ;; The call's deadline bounds the attempt when it is sooner;
@@ -234,11 +238,11 @@ sent GOAWAY, so it closes once its last stream ends."
                             (clgrpc.net:connect-aborted ()
                               (raise-grpc-error +unavailable+ "channel closed"))
                             (error (e)
-                              (sb-thread:with-mutex (lock)
-                                (setf (channel-last-failure channel) (princ-to-string e)))
-                              (raise-grpc-error (if (and (typep e 'clgrpc.net:connect-timeout) deadline-bound)
-                                                    +deadline-exceeded+
-                                                    +unavailable+)
+                              (setf abandoned (and (typep e 'clgrpc.net:connect-timeout) deadline-bound))
+                              (unless abandoned
+                                (sb-thread:with-mutex (lock)
+                                  (setf (channel-last-failure channel) (princ-to-string e))))
+                              (raise-grpc-error (if abandoned +deadline-exceeded+ +unavailable+)
                                                 "cannot connect to ~A: ~A" (channel-authority channel) e))))
              (setf conn (handler-case
                             (clgrpc.http2:connection-start
@@ -261,7 +265,9 @@ sent GOAWAY, so it closes once its last stream ends."
             (if (channel-closed channel)
                 (setf orphan conn)
                 (setf (channel-conn channel) conn)))
-          (note-connect-outcome channel (and conn t))
+          (if (and abandoned (not conn))
+              (setf (channel-state channel) :idle)
+              (note-connect-outcome channel (and conn t)))
           (sb-thread:condition-broadcast (channel-cv channel))))
       (when orphan
         ;; The channel was closed while this connected.
