@@ -374,29 +374,50 @@ connection to the server in between shifts the turn."
              (is (< used 0.3) "the idle executor used ~,2F s of CPU in 1.5 s" used)))
       (clgrpc.util:shutdown-executor executor))))
 
-(test workers-waiting-for-a-brief-lock-do-not-grow-the-pool
-  ;; Forty tasks take turns at one lock, each holding it for 3 ms of work:
-  ;; more workers would only wait on it too, each holding what its task
-  ;; built, so the pool stays near its minimum.
-  (let ((executor (clgrpc.util:make-executor :name "lock test" :min-threads 2))
-        (lock (sb-thread:make-mutex :name "contended"))
-        (done (list 0))
-        (most 0))
+(defun %lock-waiters-sampled-as-waiting (lock-with)
+  "Whether the executor's monitor would take three workers, each blocked
+taking a lock this thread holds through LOCK-WITH (which takes the lock
+and a thunk), for workers waiting on the world: what makes it grow the
+pool.  The answer is read once the three are asleep on the lock."
+  (let ((executor (clgrpc.util:make-executor :name "lock test" :min-threads 4 :max-threads 4))
+        (lock (sb-thread:make-mutex :name "held"))
+        (done (list 0)))
+    (sb-thread:grab-mutex lock)
     (unwind-protect
          (progn
-           (dotimes (i 40)
+           (dotimes (i 3)
              (clgrpc.util:executor-submit
               executor 0
               (lambda (lock)
-                (clgrpc.util:with-worker-mutex (lock)
-                  (let ((until (+ (clgrpc.util:now-us) 3000)))
-                    (loop until (>= (clgrpc.util:now-us) until))))
+                (funcall lock-with lock (lambda () nil))
                 (sb-ext:atomic-incf (car done)))
               lock))
-           (loop repeat 1000
-                 until (= 40 (car done))
-                 do (setf most (max most (clgrpc.util::executor-threads executor)))
-                    (sleep 0.005))
-           (is (= 40 (car done)))
-           (is (<= most 4) "the pool grew to ~D threads" most))
+           ;; Until three workers are busy and asleep (or marked waiting for
+           ;; the lock): the monitor's sample then says what it would do.
+           (loop repeat 400
+                 until (sb-thread:with-mutex ((clgrpc.util::executor-park-lock executor))
+                         (= 3 (count-if (lambda (w)
+                                          (and (clgrpc.util::worker-busy w)
+                                               (or (clgrpc.util::worker-on-lock w)
+                                                   (clgrpc.util::%sleeping-p (clgrpc.util::worker-stat w)))))
+                                        (clgrpc.util::executor-workers executor))))
+                 do (sleep 0.005))
+           (sleep 0.02)
+           (sb-thread:with-mutex ((clgrpc.util::executor-park-lock executor))
+             (clgrpc.util::%workers-waiting-p executor)))
+      (sb-thread:release-mutex lock)
+      (loop repeat 400 until (= 3 (car done)) do (sleep 0.005))
       (clgrpc.util:shutdown-executor executor))))
+
+(test workers-waiting-for-a-brief-lock-do-not-grow-the-pool
+  ;; A worker that waits for a lock another worker holds briefly
+  ;; (WITH-WORKER-MUTEX) is neither computing nor waiting on the world:
+  ;; more workers would only wait for the lock too, each holding what its
+  ;; task built.  The monitor leaves such workers out of its sample, so
+  ;; they never make it grow the pool; workers asleep on a plain mutex do.
+  (is (not (%lock-waiters-sampled-as-waiting
+            (lambda (lock thunk) (clgrpc.util:with-worker-mutex (lock) (funcall thunk)))))
+      "workers waiting in WITH-WORKER-MUTEX were sampled as waiting on the world")
+  (is (%lock-waiters-sampled-as-waiting
+       (lambda (lock thunk) (sb-thread:with-mutex (lock) (funcall thunk))))
+      "workers asleep on a plain mutex were not sampled as waiting"))
