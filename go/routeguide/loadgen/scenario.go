@@ -415,9 +415,8 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 
 	r := &harness.Runner{Suite: suite, Scenario: label, Plan: plan, Server: ss.cpu, Progress: ss.progress}
 	r.AfterRep = func(int) {
-		c.sampleProcess()
-		if c.s.total > 0 {
-			c.sampleScale()
+		if rss, ok := c.sampleProcess(); ok && c.s.total > 0 {
+			c.sampleScale(rss)
 		}
 	}
 	var reps []harness.Rep
@@ -451,12 +450,8 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 
 // sampleScale reads the server's memory and connections after a
 // connection-scale repetition.
-func (c *cell) sampleScale() {
-	v, ok := c.ss.serverRSS()
-	if !ok {
-		return
-	}
-	sample := scaleSample{rss: v, held: -1}
+func (c *cell) sampleScale(rss float64) {
+	sample := scaleSample{rss: rss, held: -1}
 	if n, ok := c.ss.serverSockets(); ok && c.socketBaseline >= 0 {
 		sample.held = float64(n - c.socketBaseline)
 	}
@@ -509,16 +504,18 @@ type processSample struct{ rss, threads float64 }
 
 // sampleProcess records the started server's RSS and thread count after a
 // repetition: what it held to run the cell, beside what it spent.
-func (c *cell) sampleProcess() {
+// It returns the RSS read, for the connection-scale sample.
+func (c *cell) sampleProcess() (rss float64, ok bool) {
 	if c.ss.server == nil {
-		return
+		return 0, false
 	}
-	rss, err1 := c.ss.server.RSS()
+	bytes, err1 := c.ss.server.RSS()
 	threads, err2 := c.ss.server.Threads()
 	if err1 != nil || err2 != nil {
-		return // the metrics are then left out: samples and reps no longer pair
+		return 0, false // the metrics are then left out: samples and reps no longer pair
 	}
-	c.process = append(c.process, processSample{rss: float64(rss), threads: float64(threads)})
+	c.process = append(c.process, processSample{rss: float64(bytes), threads: float64(threads)})
+	return float64(bytes), true
 }
 
 // processMetrics are the server's threads, and with rss its RSS, after
@@ -545,14 +542,5 @@ func (ss *session) serverAnonRSS() (float64, bool) {
 		return 0, false
 	}
 	rss, err := ss.server.AnonRSS()
-	return float64(rss), err == nil
-}
-
-// serverRSS is the started server's resident set size, if there is one.
-func (ss *session) serverRSS() (float64, bool) {
-	if ss.server == nil {
-		return 0, false
-	}
-	rss, err := ss.server.RSS()
 	return float64(rss), err == nil
 }
