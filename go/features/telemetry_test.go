@@ -113,6 +113,36 @@ func TestClientMetricsAreAScrapePrometheusReads(t *testing.T) {
 	if attempts == nil || attempts.GetCounter().GetValue() != 3 {
 		t.Errorf("grpc_client_attempt_started_total: %v, want 3", attempts)
 	}
+	// A call grpc-go fails twice with UNAVAILABLE and a retry policy: three
+	// attempts, each with its duration, status and request octets.
+	runGrpccall(t, lis.Addr().String(), "-method", flakyPath, "-request", "0102", "-metrics_out", out+".retried",
+		"-service_config", retryConfig(4, "0.01s", ""), "-timeout", "10s",
+		"-metadata", "call-id=retried,fail-first=2")
+	retriedText, err := os.ReadFile(out + ".retried")
+	if err != nil {
+		t.Fatal(err)
+	}
+	retried := parseExposition(t, string(retriedText))
+	for _, want := range []struct {
+		family, status string
+		count          uint64
+	}{
+		{"grpc_client_attempt_duration_seconds", "UNAVAILABLE", 2},
+		{"grpc_client_attempt_duration_seconds", "OK", 1},
+		{"grpc_client_attempt_sent_total_compressed_message_size_bytes", "UNAVAILABLE", 2},
+		{"grpc_client_call_duration_seconds", "OK", 1},
+	} {
+		got := sample(retried, want.family, map[string]string{"grpc_method": "features.Peer/Flaky", "grpc_status": want.status})
+		if got == nil || got.GetHistogram().GetSampleCount() != want.count {
+			t.Errorf("%s{%s} after two retries: %v, want %d\n%s", want.family, want.status, got, want.count, retriedText)
+		}
+	}
+	// Each failed attempt sent the two-octet request.
+	if sent := sample(retried, "grpc_client_attempt_sent_total_compressed_message_size_bytes",
+		map[string]string{"grpc_status": "UNAVAILABLE"}); sent != nil && sent.GetHistogram().GetSampleSum() != 4 {
+		t.Errorf("request octets of the two failed attempts: %v, want 4", sent.GetHistogram().GetSampleSum())
+	}
+
 	failedText, err := os.ReadFile(out + ".failed")
 	if err != nil {
 		t.Fatal(err)

@@ -89,6 +89,7 @@
                              (:file "client")
                              (:file "target")
                              (:file "balancer")
+                             (:file "resolver")
                              (:file "hedging")))
                (:module "descriptor"
                 :serial t

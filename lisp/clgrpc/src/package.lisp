@@ -248,7 +248,7 @@ kinds of method, and a client channel.")
    ;; interceptors
    #:call-on-finish #:call-message-octets #:call-attempt-count #:call-channel-target #:call-property
    #:call-info #:call-info-on-finish #:call-info-target #:call-info-method #:call-info-kind #:call-info-metadata
-   #:call-info-timeout
+   #:call-info-timeout #:call-info-on-attempt #:call-attempt-message-octets
    ;; server
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
    #:server-memory-held #:register-heap-report #:+heap-report-path+
@@ -257,6 +257,7 @@ kinds of method, and a client channel.")
    ;; client
    #:channel #:make-channel #:channel-close #:*connect-timeout* #:*client-keepalive-floor*
    #:make-target-channel #:parse-target #:target-error #:channel-connectivity-state
+   #:resolve-by-dns #:*re-resolution-interval*
    #:parse-service-config #:service-config #:service-config-error #:service-config-error-reason
    #:service-config-throttle #:retry-throttle-token-count
    #:unary-call #:server-streaming-call #:client-streaming-call #:bidi-streaming-call))

@@ -6,17 +6,16 @@
 ;;;;           grpc.server.call.sent_total_compressed_message_size
 ;;;;           grpc.server.call.rcvd_total_compressed_message_size
 ;;;;   client: grpc.client.attempt.started {grpc.method, grpc.target}
-;;;;           grpc.client.call.duration {grpc.method, grpc.target, grpc.status}
+;;;;           grpc.client.attempt.duration {grpc.method, grpc.target, grpc.status}
 ;;;;           grpc.client.attempt.sent_total_compressed_message_size
 ;;;;           grpc.client.attempt.rcvd_total_compressed_message_size
+;;;;           grpc.client.call.duration {grpc.method, grpc.target, grpc.status}
 ;;;;
 ;;;; grpc.method is "package.Service/Method" ("other" for a method the
 ;;;; server does not serve).  The server's are recorded by a call observer,
 ;;;; which sees every request from its HEADERS; the client's by an
-;;;; interceptor.  Attempts are counted when the call ends (retries
-;;;; included); the sizes are the whole call's, and
-;;;; grpc.client.attempt.duration is not recorded: clgrpc's retries happen
-;;;; below the interceptors, which see calls, not attempts.
+;;;; interceptor, which sees each attempt (CALL-INFO-ON-ATTEMPT: retries,
+;;;; transparent retries and hedges each count) and the call around them.
 
 (in-package #:clgrpc.telemetry)
 
@@ -64,40 +63,52 @@ server does not serve it) too."
 (defun client-metrics-interceptor (registry)
   "A channel interceptor (MAKE-CHANNEL :INTERCEPTORS) recording A66's
 client metrics in REGISTRY."
-  (let ((attempts (ensure-instrument registry "grpc.client.attempt.started" :counter
-                                     '("grpc.method" "grpc.target") :help "Attempts started."))
-        (duration (ensure-instrument registry "grpc.client.call.duration" :histogram
-                                     '("grpc.method" "grpc.target" "grpc.status") :unit "s"
-                                     :buckets +latency-buckets+
-                                     :help "Time from a call's start to its end, all attempts."))
+  (let ((started (ensure-instrument registry "grpc.client.attempt.started" :counter
+                                    '("grpc.method" "grpc.target") :help "Attempts started."))
+        (attempt-duration (ensure-instrument registry "grpc.client.attempt.duration" :histogram
+                                             '("grpc.method" "grpc.target" "grpc.status") :unit "s"
+                                             :buckets +latency-buckets+
+                                             :help "Time from an attempt's start to its end."))
         (sent (ensure-instrument registry "grpc.client.attempt.sent_total_compressed_message_size"
                                  :histogram '("grpc.method" "grpc.target" "grpc.status") :unit "By"
-                                 :buckets +size-buckets+ :help "Message octets a call sent."))
+                                 :buckets +size-buckets+ :help "Message octets an attempt sent."))
         (received (ensure-instrument registry "grpc.client.attempt.rcvd_total_compressed_message_size"
                                      :histogram '("grpc.method" "grpc.target" "grpc.status") :unit "By"
-                                     :buckets +size-buckets+ :help "Message octets a call received.")))
+                                     :buckets +size-buckets+
+                                     :help "Message octets an attempt received."))
+        (call-duration (ensure-instrument registry "grpc.client.call.duration" :histogram
+                                          '("grpc.method" "grpc.target" "grpc.status") :unit "s"
+                                          :buckets +latency-buckets+
+                                          :help "Time from a call's start to its end, all attempts.")))
     (lambda (info next)
       (let* ((method (%method-label (clgrpc.grpc:call-info-method info)))
              (start (clgrpc.util:now-us))
              (recorded nil))
-        (flet ((record (target status attempt-count out in)
+        (flet ((record-call (target status)
                  (setf recorded t)
-                 (counter-add registry attempts (list method target) attempt-count)
-                 (let ((labels (list method target status)))
-                   (histogram-record registry duration labels (%elapsed-seconds start))
-                   (histogram-record registry sent labels out)
-                   (histogram-record registry received labels in))))
+                 (histogram-record registry call-duration (list method target status)
+                                   (%elapsed-seconds start))))
+          (clgrpc.grpc:call-info-on-attempt
+           info (lambda (call)
+                  (let ((target (or (clgrpc.grpc:call-channel-target call) ""))
+                        (attempt-start (clgrpc.util:now-us)))
+                    (counter-add registry started (list method target))
+                    (lambda (call code)
+                      (let ((labels (list method target (%status-name code))))
+                        (histogram-record registry attempt-duration labels
+                                          (%elapsed-seconds attempt-start))
+                        (multiple-value-bind (out in) (clgrpc.grpc:call-attempt-message-octets call)
+                          (histogram-record registry sent labels out)
+                          (histogram-record registry received labels in)))))))
           (clgrpc.grpc:call-info-on-finish
            info (lambda (call)
-                  (multiple-value-bind (out in) (clgrpc.grpc:call-message-octets call)
-                    (record (or (clgrpc.grpc:call-channel-target call) "") (%status-label call)
-                            (clgrpc.grpc:call-attempt-count call) out in))))
+                  (record-call (or (clgrpc.grpc:call-channel-target call) "") (%status-label call))))
           (handler-bind ((clgrpc.grpc:grpc-error
                            (lambda (e)
                              ;; A call that never started (no connection):
-                             ;; one attempt, nothing sent.
+                             ;; its attempt was recorded, not the call.
                              (unless recorded
-                               (record (clgrpc.grpc:call-info-target info)
-                                       (clgrpc.grpc:status-code-name (clgrpc.grpc:grpc-error-code e))
-                                       1 0 0)))))
+                               (record-call (clgrpc.grpc:call-info-target info)
+                                            (clgrpc.grpc:status-code-name
+                                             (clgrpc.grpc:grpc-error-code e)))))))
             (funcall next)))))))

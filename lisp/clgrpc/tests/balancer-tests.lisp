@@ -135,3 +135,124 @@
     (ignore-errors (clgrpc.net:fd-shutdown (clgrpc.net:socket-fd closer)))
     (clgrpc.net:socket-close closer)
     (sb-thread:join-thread closer-thread :default nil :timeout 2)))
+
+(test the-service-config-chooses-the-balancing-policy
+  (let ((servers '()) (ports '()))
+    (dolist (id '(1 2 3))
+      (multiple-value-bind (server port) (start-identified-server id)
+        (push server servers) (push port ports)))
+    (setf ports (nreverse ports))
+    (flet ((spread (&rest options)
+             (let ((channel (apply #'clgrpc.grpc:make-target-channel
+                                   (format nil "ipv4:~{127.0.0.1:~D~^,~}" ports) options)))
+               (unwind-protect
+                    (progn (who channel)
+                           ;; Wait for round_robin to connect every address.
+                           (loop repeat 200
+                                 until (every #'clgrpc.grpc::%ready-p (clgrpc.grpc::channel-subchannels channel))
+                                 do (sleep 0.01))
+                           (tally channel 30))
+                 (clgrpc.grpc:channel-close channel)))))
+      (unwind-protect
+           (progn
+             ;; The first entry clgrpc has is taken; an unknown one before it is passed over.
+             (is (equal '(0 10 10 10)
+                        (spread :service-config "{\"loadBalancingConfig\": [{\"grpclb\": {}}, {\"round_robin\": {}}]}")))
+             ;; The older field, matched whatever its case.
+             (is (equal '(0 10 10 10) (spread :service-config "{\"loadBalancingPolicy\": \"ROUND_ROBIN\"}")))
+             ;; The channel's own argument wins over the config.
+             (is (equal '(0 30 0 0) (spread :lb-policy :pick-first
+                                            :service-config "{\"loadBalancingConfig\": [{\"round_robin\": {}}]}")))
+             (is (equal '(0 30 0 0) (spread)))
+             ;; pick_first shuffling its addresses: one server takes every
+             ;; call, not always the first (one in 3^8 runs would see it).
+             (let ((chosen (loop repeat 8
+                                 collect (let ((counts (spread :service-config "{\"loadBalancingConfig\": [{\"pick_first\": {\"shuffleAddressList\": true}}]}")))
+                                           (is (= 30 (reduce #'max counts)))
+                                           (position 30 counts)))))
+               (is (< 1 (length (remove-duplicates chosen))) "pick_first shuffled chose ~S" chosen)))
+        (dolist (s servers) (ignore-errors (clgrpc.grpc:server-stop s :grace 1)))))
+    (dolist (bad '("{\"loadBalancingConfig\": [{\"xds_cluster_impl\": {}}]}"
+                   "{\"loadBalancingConfig\": {\"round_robin\": {}}}"
+                   "{\"loadBalancingConfig\": [{\"round_robin\": {}, \"pick_first\": {}}]}"
+                   "{\"loadBalancingConfig\": [{\"pick_first\": {\"shuffleAddressList\": 1}}]}"
+                   "{\"loadBalancingPolicy\": 3}"))
+      (is (typep (nth-value 1 (ignore-errors (clgrpc.grpc:parse-service-config bad)))
+                 'clgrpc.grpc:service-config-error)
+          "~S" bad))))
+
+(test a-name-is-resolved-again-when-its-addresses-fail
+  ;; A name whose only address moves from the first server to the second.
+  (multiple-value-bind (first-server first-port) (start-identified-server 1)
+    (multiple-value-bind (second-server second-port) (start-identified-server 2)
+      (let* ((answer (list (list (cons #(127 0 0 1) first-port))))
+             (asked (list 0))
+             (clgrpc.grpc:*re-resolution-interval* 0)
+             (channel (clgrpc.grpc:make-target-channel
+                       "dns:///moving.test:80" :lb-policy :round-robin
+                       :resolver (lambda (host port)
+                                   (assert (and (string= host "moving.test") (= port 80)))
+                                   (sb-ext:atomic-incf (car asked))
+                                   (car answer)))))
+        (unwind-protect
+             (progn
+               (is (equal '(0 10 0 0) (tally channel 10)))
+               (is (= 1 (car asked)) "resolved again while its address answered")
+               ;; A call in flight on the old address when it goes.
+               (setf (car answer) (list (cons #(127 0 0 1) second-port)))
+               (clgrpc.grpc:server-stop first-server :grace 1)
+               ;; The failure has the name resolved again; calls go to the new address.
+               (is (loop repeat 200
+                         thereis (eql 2 (who channel))
+                         do (sleep 0.01)))
+               (is (equal '(0 0 10 0) (tally channel 10)))
+               (is (<= 2 (car asked)))
+               (is (= 1 (length (clgrpc.grpc::channel-subchannels channel))))
+               ;; A resolution that finds nothing keeps the list.
+               (setf (car answer) nil)
+               (clgrpc.grpc::re-resolve-soon channel)
+               (sleep 0.2)
+               (is (equal '(0 0 10 0) (tally channel 10))))
+          (clgrpc.grpc:channel-close channel)
+          (clgrpc.grpc:server-stop second-server :grace 1)
+          (ignore-errors (clgrpc.grpc:server-stop first-server :grace 0)))))))
+
+(test a-retired-address-finishes-its-calls
+  (let* ((server (clgrpc.grpc:make-server))
+         (release (sb-thread:make-semaphore))
+         (port (progn (clgrpc.grpc:register-method server "/lb.Svc/Hold"
+                                                   (lambda (request call)
+                                                     (declare (ignore call))
+                                                     (sb-thread:wait-on-semaphore release :timeout 5)
+                                                     request))
+                      (clgrpc.grpc:server-start server)))
+         (answer (list (list (cons #(127 0 0 1) port))))
+         (channel (clgrpc.grpc:make-target-channel "dns:///held.test:80"
+                                                   :resolver (lambda (host port)
+                                                               (declare (ignore host port))
+                                                               (car answer)))))
+    (unwind-protect
+         (let* ((result nil)
+                (caller (sb-thread:make-thread
+                         (lambda ()
+                           (setf result (status-of (lambda ()
+                                                     (clgrpc.grpc:unary-call channel "/lb.Svc/Hold" (bytes 7)
+                                                                             :timeout 5))))))))
+           (sleep 0.3)
+           ;; The name now has another address: the held call's goes.
+           (multiple-value-bind (other other-port) (start-identified-server 2)
+             (unwind-protect
+                  (progn
+                    (setf (car answer) (list (cons #(127 0 0 1) other-port)))
+                    (let ((clgrpc.grpc:*re-resolution-interval* 0))
+                      (clgrpc.grpc::re-resolve-soon channel))
+                    (is (loop repeat 100
+                              thereis (eql 2 (who channel))
+                              do (sleep 0.01)))
+                    (sb-thread:signal-semaphore release)
+                    (sb-thread:join-thread caller)
+                    ;; The call on the retired address was answered, not cut off.
+                    (is (eq :ok result) "~S" result))
+               (clgrpc.grpc:server-stop other :grace 1))))
+      (clgrpc.grpc:channel-close channel)
+      (clgrpc.grpc:server-stop server :grace 1))))

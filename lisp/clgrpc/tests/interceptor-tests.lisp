@@ -116,6 +116,7 @@ interceptors (and call observers) given."
         (is (= 1 (value "grpc.server.call.duration" "other" "UNIMPLEMENTED")))
         (let ((target (clgrpc.grpc::channel-authority ch)))
           (is (= 3 (value "grpc.client.attempt.started" "test.Svc/Echo" target)))
+          (is (= 3 (value "grpc.client.attempt.duration" "test.Svc/Echo" target "OK")))
           (is (= 3 (value "grpc.client.call.duration" "test.Svc/Echo" target "OK")))
           (is (= 1 (value "grpc.client.call.duration" "test.Svc/Fail" target "FAILED_PRECONDITION")))))
       (let* ((handle (clgrpc.telemetry:serve-metrics registry))

@@ -136,12 +136,13 @@ attempt's grpc-previous-rpc-attempts."
              (bytes sum))))
      :kind :client-streaming)))
 
-(defmacro with-retry-server ((channel config) &body body)
+(defmacro with-retry-server ((channel config &key interceptors) &body body)
   (let ((server (gensym "SERVER")))
     `(let* ((,server (clgrpc.grpc:make-server))
             (,channel (progn (register-retry-methods ,server)
                              (clgrpc.grpc:make-channel "127.0.0.1" (clgrpc.grpc:server-start ,server)
-                                                       :service-config ,config))))
+                                                       :service-config ,config
+                                                       :interceptors ,interceptors))))
        (setf *observed* nil (car *attempts*) 0)
        (unwind-protect (progn ,@body)
          (clgrpc.grpc:channel-close ,channel)
@@ -171,6 +172,61 @@ attempt's grpc-previous-rpc-attempts."
   (with-retry-server (ch nil)
     (is (equal "UNAVAILABLE" (first (status-of (lambda () (flaky ch 1 clgrpc.grpc:+unavailable+ :timeout 5))))))
     (is (= 1 (length (flaky-attempts))))))
+
+(defun attempt-recorder (log)
+  "A channel interceptor that pushes (code sent received) onto (car LOG) as
+each attempt ends: its status and its message octets."
+  (lambda (info next)
+    (clgrpc.grpc:call-info-on-attempt
+     info (lambda (call)
+            (declare (ignore call))
+            (lambda (call code)
+              (multiple-value-bind (sent received) (clgrpc.grpc:call-attempt-message-octets call)
+                (sb-ext:atomic-push (list code sent received) (car log))))))
+    (funcall next)))
+
+(defun closed-port ()
+  "A loopback port a server listened on and no longer does."
+  (let* ((server (clgrpc.grpc:make-server))
+         (port (clgrpc.grpc:server-start server)))
+    (clgrpc.grpc:server-stop server :grace 0)
+    port))
+
+(test each-attempt-is-seen-with-its-status-and-its-octets
+  (let ((log (list nil))
+        (registry (clgrpc.telemetry:make-registry)))
+    (with-retry-server (ch (retry-config)
+                        :interceptors (list (clgrpc.telemetry:client-metrics-interceptor registry)
+                                            (attempt-recorder log)))
+      ;; Two failures, then an answer of one octet; the request (two
+      ;; octets) goes with each attempt.
+      (flaky ch 2 clgrpc.grpc:+unavailable+ :timeout 5)
+      (is (equal `((,clgrpc.grpc:+unavailable+ 2 0) (,clgrpc.grpc:+unavailable+ 2 0) (,clgrpc.grpc:+ok+ 2 1))
+                 (reverse (car log))))
+      ;; gRPC's metrics count the same attempts, and one call.
+      (flet ((value (name &rest labels)
+               (clgrpc.telemetry:metric-value registry name
+                                              (list* "retry.Svc/Flaky" (clgrpc.grpc::channel-authority ch) labels))))
+        (is (= 3 (value "grpc.client.attempt.started")))
+        (is (= 2 (value "grpc.client.attempt.duration" "UNAVAILABLE")))
+        (is (= 1 (value "grpc.client.attempt.duration" "OK")))
+        (is (= 2 (value "grpc.client.attempt.sent_total_compressed_message_size" "UNAVAILABLE")))
+        (is (= 1 (value "grpc.client.call.duration" "OK")))
+        (is (zerop (value "grpc.client.call.duration" "UNAVAILABLE"))))
+      ;; A client stream's ten messages are sent again whole by the retry.
+      (setf (car log) nil (car *attempts*) 0)
+      (let ((call (clgrpc.grpc:client-streaming-call ch "/retry.Svc/Sum" :timeout 5)))
+        (dotimes (i 10) (clgrpc.grpc:call-send call (bytes (1+ i))))
+        (clgrpc.grpc:call-close-and-recv call))
+      (is (equal `((,clgrpc.grpc:+unavailable+ 10 0) (,clgrpc.grpc:+ok+ 10 1)) (reverse (car log)))))
+    ;; An attempt that reaches no server is one attempt, which sent nothing.
+    (setf (car log) nil)
+    (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" (closed-port)
+                                        :interceptors (list (attempt-recorder log)))))
+      (unwind-protect
+           (is (equal "UNAVAILABLE" (first (status-of (lambda () (flaky ch 0 0 :timeout 2))))))
+        (clgrpc.grpc:channel-close ch))
+      (is (equal `((,clgrpc.grpc:+unavailable+ 0 0)) (car log))))))
 
 (test a-retry-never-outlives-the-calls-deadline
   ;; Backoff of up to 10 s between attempts: the deadline (0.3 s) ends the
@@ -279,7 +335,7 @@ attempt's grpc-previous-rpc-attempts."
                   \"nonFatalStatusCodes\": [~A]}}]}"
           attempts delay non-fatal))
 
-(defmacro with-hedge-server ((channel config) &body body)
+(defmacro with-hedge-server ((channel config &key interceptors) &body body)
   "BODY with CHANNEL (service config CONFIG) to a server of hedge.Svc/Slow:
 its first attempt waits up to 3 s for the call to be cancelled, or fails
 with the status of the request's first octet if it is not 0; later
@@ -301,7 +357,8 @@ attempts answer their attempt number at once."
                                       (observe (list :first-cancelled (clgrpc.grpc:call-cancelled-p call)))
                                       (bytes 0))))))
                         (clgrpc.grpc:make-channel "127.0.0.1" (clgrpc.grpc:server-start ,server)
-                                                  :service-config ,config))))
+                                                  :service-config ,config
+                                                  :interceptors ,interceptors))))
        (setf *observed* nil (car *attempts*) 0)
        (unwind-protect (progn ,@body)
          (clgrpc.grpc:channel-close ,channel)
@@ -318,6 +375,14 @@ attempts answer their attempt number at once."
     (is (equal '((0 nil) (1 "1")) (hedge-attempts)))
     ;; The slow first attempt was cancelled once the hedge answered.
     (is (wait-observed (lambda (o) (equal o '(:first-cancelled t)))))))
+
+(test each-hedge-is-an-attempt-of-its-own
+  (let ((log (list nil)))
+    (with-hedge-server (ch (hedging-config) :interceptors (list (attempt-recorder log)))
+      (is (equalp (bytes 1) (clgrpc.grpc:unary-call ch "/hedge.Svc/Slow" (bytes 0) :timeout 5)))
+      ;; The hedge answered; the slow first attempt was cancelled.
+      (is (equal (list clgrpc.grpc:+ok+ clgrpc.grpc:+cancelled+)
+                 (sort (mapcar #'first (car log)) #'<))))))
 
 (test a-non-fatal-failure-sends-the-next-hedge-at-once
   (with-hedge-server (ch (hedging-config :delay "10s"))

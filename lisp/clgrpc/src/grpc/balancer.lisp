@@ -86,6 +86,13 @@ are, else IDLE."
          (not (%usable-p (channel-conn sub) nil))
          (< (now-us) (channel-retry-after-us sub)))))
 
+(defun %failing-p (sub)
+  "SUB's last connect failed, or its connection was lost."
+  (sb-thread:with-mutex ((channel-lock sub))
+    (or (eq (channel-state sub) :transient-failure)
+        (let ((conn (channel-conn sub)))
+          (and conn (not (%usable-p conn nil)))))))
+
 (defun %connect-idle-subchannels (subs)
   "round_robin connects every address, as gRPC's does: a thread for each
 subchannel without a connection that is neither connecting nor backing
@@ -100,6 +107,8 @@ off (its outcome is noted on the subchannel; nothing waits for it)."
              (sb-thread:make-thread (lambda (sub) (ignore-errors (direct-connection sub nil nil)))
                                     :name "grpc subchannel connect" :arguments (list sub)))))
 
+(declaim (ftype function re-resolve-soon))
+
 (defconstant +pick-poll-us+ 20000
   "How often a pick that found every address connecting looks again.")
 
@@ -111,16 +120,22 @@ call connects one that is neither backing off nor being connected by
 another call, in order; if all that remain are connecting, it waits for
 one of them (until its deadline, or the connect timeout).  UNAVAILABLE
 when every address is failing."
-  (let* ((subs (channel-subchannels channel))
-         (round-robin (eq (channel-lb-policy channel) :round-robin))
+  (let* ((round-robin (eq (channel-lb-policy channel) :round-robin))
          (give-up (or deadline (+ (now-us) (round (* *connect-timeout* 1000000)))))
-         (last-error nil))
+         (last-error nil)
+         (first-look t))
     (when round-robin
-      (%connect-idle-subchannels subs))
+      (%connect-idle-subchannels (channel-subchannels channel)))
     (loop
       (when (channel-closed channel)
         (raise-grpc-error +unavailable+ "channel closed"))
-      (let ((ready (remove-if-not #'%ready-p subs)))
+      (let* ((subs (channel-subchannels channel))
+             (ready (remove-if-not #'%ready-p subs)))
+        (when (and (shiftf first-look nil)
+                   (or round-robin (zerop (length ready)))
+                   (some #'%failing-p subs))
+          ;; Failing addresses: the name may have others now.
+          (re-resolve-soon channel))
         (when (plusp (length ready))
           (let ((sub (if round-robin
                          (svref ready (mod (sb-ext:atomic-incf (channel-next-pick channel)) (length ready)))
@@ -136,7 +151,7 @@ when every address is failing."
                 (setf last-error e))))))
       ;; None READY: connect one that nobody is connecting.
       (let ((connecting nil))
-        (loop for sub across subs
+        (loop for sub across (channel-subchannels channel)
               do (cond ((%backing-off-p sub))
                        ((%connecting-p sub) (setf connecting t))
                        (t (handler-case
@@ -156,30 +171,53 @@ when every address is failing."
                                 (and last-error (grpc-error-message last-error)))))
         (sleep (/ (min +pick-poll-us+ (max 1 (- give-up (now-us)))) 1d6))))))
 
-(defun make-target-channel (target &rest channel-options &key (lb-policy :pick-first) &allow-other-keys)
+(defun make-target-channel (target &rest channel-options
+                            &key lb-policy (resolver #'resolve-by-dns) &allow-other-keys)
   "A channel to TARGET, a gRPC target name (target.lisp): dns:///host:port
 (every address the name has), ipv4:, ipv6: or unix: addresses, or
 host:port.  LB-POLICY, :PICK-FIRST or :ROUND-ROBIN, picks among the
-addresses.  CHANNEL-OPTIONS are MAKE-CHANNEL's; over TLS the server's
-certificate must name the target's host (or :SERVER-NAME).  Signals
-TARGET-ERROR for a target that names no usable address."
-  (check-type lb-policy (member :pick-first :round-robin))
-  (multiple-value-bind (addresses authority) (parse-target target)
+addresses; without it, the service config's load balancing policy does
+(pick_first shuffling the addresses when it says so), else :PICK-FIRST.
+RESOLVER, called as (resolver host port), gives a DNS name's addresses,
+((address . port) ...): the system's (getaddrinfo) unless given.  A name
+is resolved again when its addresses fail (resolver.lisp).  The other
+CHANNEL-OPTIONS are MAKE-CHANNEL's; over TLS the server's certificate
+must name the target's host (or :SERVER-NAME).  Signals TARGET-ERROR for
+a target that names no usable address."
+  (check-type lb-policy (member nil :pick-first :round-robin))
+  (multiple-value-bind (addresses authority re-resolve) (parse-target target resolver)
     (let* ((options (loop for (key value) on channel-options by #'cddr
-                          unless (eq key :lb-policy) append (list key value)))
+                          unless (member key '(:lb-policy :resolver)) append (list key value)))
            (tls-name (and (getf options :tls) (not (getf options :server-name))
                           (list :server-name (%authority-host authority))))
-           (subs (map 'simple-vector
-                      (lambda (address)
-                        (let ((sub (apply #'make-channel (car address) (cdr address) (append tls-name options))))
-                          (setf (channel-authority sub) authority)
-                          sub))
-                      addresses))
-           (channel (apply #'make-channel target 0 (append tls-name options))))
+           (channel (apply #'make-channel target 0 (append tls-name options)))
+           (config (channel-service-config channel))
+           (policy (or lb-policy (and config (service-config-lb-policy config)) :pick-first))
+           (make-sub (lambda (address)
+                       (let ((sub (apply #'make-channel (car address) (cdr address)
+                                         ;; The config parsed once, for every subchannel.
+                                         :service-config config (append tls-name options))))
+                         (setf (channel-authority sub) authority)
+                         sub)))
+           (shuffle (and (null lb-policy) config (service-config-lb-shuffle config)
+                         (eq policy :pick-first)))
+           (subs (map 'simple-vector make-sub addresses)))
+      (when shuffle
+        (%shuffle subs))
       (setf (channel-subchannels channel) subs
-            (channel-lb-policy channel) lb-policy
-            (channel-authority channel) (or (getf options :server-name) authority))
+            (channel-lb-policy channel) policy
+            (channel-authority channel) (or (getf options :server-name) authority)
+            (channel-re-resolve channel) re-resolve
+            (channel-subchannel-maker channel) make-sub
+            (channel-shuffle-addresses channel) shuffle
+            (channel-resolved-at-us channel) (now-us))
       channel)))
+
+(defun %shuffle (vector)
+  "VECTOR in a random order (Fisher-Yates), in place."
+  (loop for i from (1- (length vector)) downto 1
+        do (rotatef (svref vector i) (svref vector (jitter-random (1+ i)))))
+  vector)
 
 (defun %authority-host (authority)
   "The host of an authority HOST:PORT or [IPv6]:PORT."

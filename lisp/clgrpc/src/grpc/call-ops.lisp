@@ -21,6 +21,15 @@ Never carries out a retry itself: for the scheduler and for cancelling."
              (when (eq ,conn (call-conn ,call))
                (return-from ,block (progn ,@body)))))))))
 
+(defmacro with-call-conn-lock-if-any ((call) &body body)
+  "WITH-CALL-CONN-LOCK, or BODY alone while CALL is on no connection: a
+client call not yet started, which no other thread sees."
+  (let ((locked (gensym "LOCKED")))
+    `(flet ((,locked () ,@body))
+       (if (call-conn ,call)
+           (with-call-conn-lock (,call) (,locked))
+           (,locked)))))
+
 (defmacro with-current-call-lock ((call) &body body)
   "BODY with the lock of CALL's connection held, returning its values.  A
 client call whose stream the server refused unprocessed is first opened

@@ -88,6 +88,14 @@
   (wait-for-ready nil)                  ; ride out failures to connect
   (replay nil :type list)               ; request messages sent, newest first
   (replay-octets 0 :type fixnum)
+  ;; ---- client: what observes each attempt (interceptors.lisp)
+  (attempt-hooks nil :type list)        ; called as each attempt starts
+  (attempt-finishers nil :type list)    ; what they returned, for its end
+  (attempt-open nil)                    ; an attempt has started and not ended
+  ;; Message octets counted before the attempt under way began, less what
+  ;; it has sent again (CALL-ATTEMPT-MESSAGE-OCTETS).
+  (attempt-sent-base 0 :type fixnum)
+  (attempt-received-base 0 :type fixnum)
   ;; ---- outcome
   (status nil :type (or null fixnum))
   (status-message "" :type string)

@@ -41,6 +41,15 @@
   (subchannels nil :type (or null simple-vector))
   (lb-policy :pick-first :type (member :pick-first :round-robin))
   (next-pick 0 :type sb-ext:word)
+  ;; Resolving its name again (resolver.lisp): a function of no arguments
+  ;; giving the addresses (NIL for literal ones), one making a subchannel
+  ;; for an address, and the subchannels of addresses no longer listed.
+  (re-resolve nil :type (or null function))
+  (subchannel-maker nil :type (or null function))
+  (shuffle-addresses nil)
+  (resolving nil)
+  (resolved-at-us 0 :type fixnum)
+  (retired '() :type list)
   ;; A subchannel's connectivity: :IDLE, :CONNECTING, :READY or
   ;; :TRANSIENT-FAILURE, and its reconnect backoff (balancer.lisp).
   (state :idle)
@@ -137,7 +146,11 @@ first outermost (interceptors.lisp)."
 (defun channel-close (channel)
   "Close the channel's connection (or its subchannels'); calls in flight
 fail with UNAVAILABLE."
-  (map nil #'channel-close (or (channel-subchannels channel) #()))
+  (mapc #'channel-close
+        (sb-thread:with-mutex ((channel-lock channel))
+          ;; Closed first, so that no resolution adds subchannels after.
+          (setf (channel-closed channel) t)
+          (append (coerce (or (channel-subchannels channel) #()) 'list) (channel-retired channel))))
   (let ((conn (sb-thread:with-mutex ((channel-lock channel))
                 (setf (channel-closed channel) t)
                 ;; Calls waiting for a connection fail now; the one
@@ -288,6 +301,7 @@ sent GOAWAY, so it closes once its last stream ends."
     (setf (call-status call) code
           (call-status-message call) message
           (call-trailers call) trailers)
+    (end-attempt call code)
     (%call-over call)
     (broadcast-if-waiting (call-waiters call) (call-cv call))))
 
@@ -341,6 +355,7 @@ retry policy allows one (retry.lisp); otherwise the call ends."
              (clgrpc.http2:stream-reset conn stream clgrpc.http2:+cancel+)
              (clgrpc.http2:request-flush conn))
            (setf (clgrpc.http2:h2-stream-user stream) nil)
+           (end-attempt call code)
            (reset-for-retry call)
            ;; The thread that next waits on or uses the call opens it again.
            (setf (call-retry-pending call) t
@@ -424,7 +439,8 @@ everything sent can be sent again: gRPC's transparent retry, once per call."
     (when (and call (not (call-status call)))
       (if (%transparently-retryable-p call code origin)
           ;; The thread that next waits on or uses the call opens it again.
-          (progn (setf (call-retry-pending call) t)
+          (progn (end-attempt call +unavailable+)
+                 (setf (call-retry-pending call) t)
                  (broadcast-if-waiting (call-waiters call) (call-cv call)))
           (let ((status (case origin
                           (:peer (status-from-http2-error code))
@@ -470,14 +486,15 @@ everything sent can be sent again: gRPC's transparent retry, once per call."
                        metadata))))))
 
 (defun start-call (channel path kind encoder decoder timeout metadata request compress
-                   wait-for-ready &optional finish-hooks (previous-attempts 0))
+                   wait-for-ready &optional finish-hooks (previous-attempts 0) attempt-hooks)
   "Open the stream and send HEADERS (and REQUEST, half-closing, if given).
 COMPRESS declares gzip and compresses the messages (CALL-SEND's :COMPRESS
 can still send one uncompressed).  The channel's service config for PATH
 shortens TIMEOUT and the message size limits, sets WAIT-FOR-READY when the
 call leaves it NIL, and gives the call its retry policy.  FINISH-HOOKS
-are called when the call ends (interceptors.lisp).  PREVIOUS-ATTEMPTS
-counts the hedges sent before this one (hedging.lisp)."
+are called when the call ends, ATTEMPT-HOOKS as each attempt starts
+(interceptors.lisp).  PREVIOUS-ATTEMPTS counts the hedges sent before
+this one (hedging.lisp)."
   (let* ((config (method-config-for (channel-service-config channel) path))
          (timeout (let ((configured (and config (method-config-timeout config))))
                     (if (and timeout configured) (min timeout configured) (or timeout configured))))
@@ -496,6 +513,7 @@ counts the hedges sent before this one (hedging.lisp)."
                                                (and config (method-config-wait-for-ready config))
                                                (eq wait-for-ready t))
                            :finish-hooks (reverse finish-hooks)
+                           :attempt-hooks attempt-hooks
                            :previous-attempts previous-attempts
                            :%metadata metadata :%deadline deadline)))
     (when request
@@ -503,7 +521,12 @@ counts the hedges sent before this one (hedging.lisp)."
         (setf (call-request-octets call) (subseq (obuf-data buf) 0 (obuf-fill buf)))))
     ;; Waiting for a connection and a stream slot is bounded by DEADLINE
     ;; there; the timer covers the attempts once the call has a stream.
-    (%open-call-stream call nil)
+    (handler-case (%open-call-stream call nil)
+      (error (e)
+        ;; No call to return: its first attempt ends with the error.
+        (with-call-conn-lock-if-any (call)
+          (end-attempt call (if (typep e 'grpc-error) (grpc-error-code e) +unavailable+)))
+        (error e)))
     (when deadline
       (setf (call-timer call) (schedule-timer #'client-deadline-expired call deadline)))
     call))
@@ -550,6 +573,8 @@ new connection when one can take no more streams."
          (headers (request-headers channel call deadline (call-%metadata call)))
          (octets (call-request-octets call))
          (conn stale))
+    (with-call-conn-lock-if-any (call)
+      (begin-attempt call))
     (loop repeat 3
           do (setf conn (%call-connection call conn))
              (clgrpc.http2:with-connection-lock (conn)
@@ -603,6 +628,9 @@ until DEADLINE in tenths of a second, so that a call cancelled meanwhile
   "Lock held: on CALL's new STREAM, its request OCTETS (half-closing), or
 the messages it kept for a retry and its half-close, if it had sent one."
   (flet ((send (data end-stream)
+           (when (plusp (length data))
+             ;; A message encoded (and counted) before: this attempt's too.
+             (decf (call-attempt-sent-base call) (- (length data) 5)))
            (let ((sent (clgrpc.http2:stream-write-data conn stream data 0 (length data)
                                                        :end-stream end-stream)))
              (when (eq sent :stalled)
@@ -692,18 +720,20 @@ of the call does."
            (setf (call-last-compressed call) compressed)
            (%decode-or-fail call octets length compressed)))))
 
-(defmacro with-client-interceptors ((channel path kind metadata timeout hooks) &body body)
-  "BODY, which makes a call with METADATA, TIMEOUT and finish functions
-HOOKS (variables it sees rebound as the channel's interceptors left them),
-through those interceptors; without any, BODY at once."
+(defmacro with-client-interceptors ((channel path kind metadata timeout hooks attempt-hooks)
+                                    &body body)
+  "BODY, which makes a call with METADATA, TIMEOUT, finish functions HOOKS
+and attempt functions ATTEMPT-HOOKS (variables it sees rebound as the
+channel's interceptors left them), through those interceptors; without
+any, BODY at once."
   (let ((perform (gensym "PERFORM")))
-    `(flet ((,perform (,metadata ,timeout ,hooks) ,@body))
+    `(flet ((,perform (,metadata ,timeout ,hooks ,attempt-hooks) ,@body))
        (if (channel-interceptors ,channel)
            (run-client-interceptors (channel-interceptors ,channel)
                                     (make-call-info ,path ,kind ,metadata ,timeout
                                                     (channel-authority ,channel))
                                     #',perform)
-           (,perform ,metadata ,timeout nil)))))
+           (,perform ,metadata ,timeout nil nil)))))
 
 (defun unary-call (channel path request &key (encoder #'raw-encoder) (decoder #'raw-decoder)
                                              timeout metadata compress wait-for-ready)
@@ -713,16 +743,16 @@ sends the request gzip-compressed.  WAIT-FOR-READY T makes the call wait
 (until its deadline) for a connection that cannot be made yet instead of
 failing with UNAVAILABLE, :FALSE makes it fail so whatever the channel's
 service config says, and NIL leaves it to that config."
-  (with-client-interceptors (channel path :unary metadata timeout hooks)
+  (with-client-interceptors (channel path :unary metadata timeout hooks attempt-hooks)
     (let* ((config (method-config-for (channel-service-config channel) path))
            (hedging (and config (method-config-hedging-policy config))))
       (if hedging
           (hedged-unary-call channel path request hedging encoder decoder
                              (let ((configured (method-config-timeout config)))
                                (if (and timeout configured) (min timeout configured) (or timeout configured)))
-                             metadata compress wait-for-ready hooks)
+                             metadata compress wait-for-ready hooks attempt-hooks)
           (let ((call (start-call channel path :unary encoder decoder timeout metadata request compress
-                                  wait-for-ready hooks)))
+                                  wait-for-ready hooks 0 attempt-hooks)))
             (values (await-status call) call))))))
 
 (defun server-streaming-call (channel path request &key (encoder #'raw-encoder)
@@ -730,25 +760,25 @@ service config says, and NIL leaves it to that config."
                                                        compress wait-for-ready)
   "Start a server-streaming call; read responses with CALL-RECV until NIL.
 The keywords are UNARY-CALL's."
-  (with-client-interceptors (channel path :server-streaming metadata timeout hooks)
+  (with-client-interceptors (channel path :server-streaming metadata timeout hooks attempt-hooks)
     (start-call channel path :server-streaming encoder decoder timeout metadata request compress
-                wait-for-ready hooks)))
+                wait-for-ready hooks 0 attempt-hooks)))
 
 (defun client-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
                                                timeout metadata compress wait-for-ready)
   "Start a client-streaming call: CALL-SEND requests, then CALL-CLOSE-AND-RECV.
 The keywords are UNARY-CALL's."
-  (with-client-interceptors (channel path :client-streaming metadata timeout hooks)
+  (with-client-interceptors (channel path :client-streaming metadata timeout hooks attempt-hooks)
     (start-call channel path :client-streaming encoder decoder timeout metadata nil compress
-                wait-for-ready hooks)))
+                wait-for-ready hooks 0 attempt-hooks)))
 
 (defun bidi-streaming-call (channel path &key (encoder #'raw-encoder) (decoder #'raw-decoder)
                                              timeout metadata compress wait-for-ready)
   "Start a bidi call: CALL-SEND, CALL-RECV, CALL-CLOSE-SEND in any order.
 The keywords are UNARY-CALL's."
-  (with-client-interceptors (channel path :bidi metadata timeout hooks)
+  (with-client-interceptors (channel path :bidi metadata timeout hooks attempt-hooks)
     (start-call channel path :bidi encoder decoder timeout metadata nil compress wait-for-ready
-                hooks)))
+                hooks 0 attempt-hooks)))
 
 (defun call-close-send (call)
   "Half-close: tell the server no more messages are coming."

@@ -32,7 +32,7 @@ again: this one."
       (%retry-call-if-pending attempt))))
 
 (defun hedged-unary-call (channel path request policy encoder decoder timeout metadata compress
-                          wait-for-ready hooks)
+                          wait-for-ready hooks attempt-hooks)
   "A unary call made under the hedging POLICY: (values response call) of
 the attempt that answered."
   (let* ((deadline (and timeout (+ (now-us) (round (* timeout 1000000)))))
@@ -56,7 +56,7 @@ the attempt that answered."
                                               (list (lambda (call)
                                                       (declare (ignore call))
                                                       (sb-thread:signal-semaphore done)))
-                                              (length attempts))))
+                                              (length attempts) attempt-hooks)))
                      (push attempt attempts)
                      (setf next-at (+ (now-us) (hedging-policy-delay-us policy))))
                  (grpc-error (e)

@@ -23,6 +23,17 @@
 ;;;; never started (no connection could be made) has none called: NEXT
 ;;;; signals its GRPC-ERROR instead.
 ;;;;
+;;;; CALL-INFO-ON-ATTEMPT registers a function that sees each attempt of
+;;;; the call, as grpc-go's stats handlers do: the first, each retry under
+;;;; the retry policy, each transparent retry, and each hedge.  It is
+;;;; called as (fn call) when the attempt starts, even one that never
+;;;; reaches a connection, and returns NIL or a function called once as
+;;;; (finish call code) when that attempt ends with status CODE, before the
+;;;; call's own CALL-ON-FINISH functions when it is the call's last.  Both
+;;;; may run with the connection's lock held, as call-on-finish functions
+;;;; do.  CALL-ATTEMPT-MESSAGE-OCTETS gives what the attempt sent and
+;;;; received, messages sent again by a retry included.
+;;;;
 ;;;; CALL-PROPERTY keeps what an interceptor wants to find again on a
 ;;;; call, as grpc-go's interceptors keep values in a context.
 ;;;;
@@ -52,12 +63,56 @@
   (kind :unary :type method-kind)
   (metadata '() :type list)
   (timeout nil :type (or null real))
-  (finish-hooks '() :type list))
+  (finish-hooks '() :type list)
+  (attempt-hooks '() :type list))
 
 (defun call-info-on-finish (info fn)
   "Have FN called as (fn call) when the call INFO describes ends."
   (push fn (call-info-finish-hooks info))
   info)
+
+(defun call-info-on-attempt (info fn)
+  "Have FN called as (fn call) as each attempt of the call INFO describes
+starts; what it returns, if not NIL, is called as (finish call code) when
+that attempt ends (see above)."
+  (push fn (call-info-attempt-hooks info))
+  info)
+
+(defun %run-guarded (fn call &rest args)
+  (handler-case (apply fn call args)
+    (error (e)
+      (log-line "an attempt function of ~A failed: ~A" (call-path call) e)
+      nil)))
+
+(defun begin-attempt (call)
+  "CALL makes an attempt: its attempt hooks see it start.  Lock held, or
+CALL not yet seen by another thread.  Nothing for a call already over, or
+while the attempt before has not ended."
+  (unless (or (call-status call) (call-attempt-open call))
+    (setf (call-attempt-open call) t
+          (call-attempt-received-base call) (call-octets-received call)
+          ;; Lowered as the attempt sends again what was counted when
+          ;; first encoded (CLIENT.LISP's %WRITE-REQUEST).
+          (call-attempt-sent-base call) (call-octets-sent call))
+    (when (call-attempt-hooks call)
+      (setf (call-attempt-finishers call)
+            (loop for hook in (call-attempt-hooks call)
+                  for finish = (%run-guarded hook call)
+                  when finish collect finish)))))
+
+(defun end-attempt (call code)
+  "Lock held (or CALL seen by no other thread): the attempt under way, if
+any, ended with status CODE."
+  (when (call-attempt-open call)
+    (setf (call-attempt-open call) nil)
+    (dolist (finish (shiftf (call-attempt-finishers call) nil))
+      (%run-guarded finish call code))))
+
+(defun call-attempt-message-octets (call)
+  "Client: (values sent received), the message octets of CALL's attempt
+under way (or its last), as on the wire."
+  (values (- (call-octets-sent call) (call-attempt-sent-base call))
+          (- (call-octets-received call) (call-attempt-received-base call))))
 
 (defun call-property (call key)
   "What was kept on CALL under KEY (compared with EQ), or NIL."
@@ -101,11 +156,12 @@ once, if it already has."
                                             (funcall handler call))))))))
 
 (defun run-client-interceptors (interceptors info perform)
-  "PERFORM, a function of the call's metadata, timeout and finish
-functions that makes it, through INTERCEPTORS with INFO."
+  "PERFORM, a function of the call's metadata, timeout, finish functions
+and attempt functions that makes it, through INTERCEPTORS with INFO."
   (labels ((chain (list)
              (if (null list)
                  (funcall perform (call-info-metadata info) (call-info-timeout info)
-                          (reverse (call-info-finish-hooks info)))
+                          (reverse (call-info-finish-hooks info))
+                          (reverse (call-info-attempt-hooks info)))
                  (funcall (the function (first list)) info (lambda () (chain (rest list)))))))
     (chain interceptors)))

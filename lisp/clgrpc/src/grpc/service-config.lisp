@@ -1,6 +1,9 @@
 ;;;; gRPC's service config (doc/service_config.md), as a channel is given it
 ;;;; in JSON: per-method timeouts, wait-for-ready, message size limits and
-;;;; the retry policy of gRFC A6, and the channel's retry throttling.
+;;;; the retry policy of gRFC A6, the channel's retry throttling, and its
+;;;; load balancing policy (loadBalancingConfig, the first of its entries
+;;;; that clgrpc has: pick_first, with shuffleAddressList, or round_robin;
+;;;; or the older loadBalancingPolicy name).
 ;;;;
 ;;;; It is checked as grpc-go checks it: a config that breaks a rule is
 ;;;; refused whole (SERVICE-CONFIG-ERROR, saying which rule), never applied
@@ -52,7 +55,11 @@
 (defstruct (service-config (:constructor %make-service-config))
   ;; "/service/method", "/service/" and "" (the default) to a method-config.
   (methods (make-hash-table :test 'equal) :type hash-table)
-  (throttle nil :type (or null retry-throttle)))
+  (throttle nil :type (or null retry-throttle))
+  ;; :PICK-FIRST or :ROUND-ROBIN, or NIL when the config names none.
+  (lb-policy nil :type (member nil :pick-first :round-robin))
+  ;; pick_first's shuffleAddressList.
+  (lb-shuffle nil))
 
 ;;; ------------------------------------------------------------------
 ;;; JSON values
@@ -191,6 +198,28 @@ or 14."
     ;; A6: the ratio has at most three decimal places.
     (%make-retry-throttle max-tokens (/ (floor (* ratio 1000)) 1000d0))))
 
+(defun %parse-lb-config (entries)
+  "(values policy shuffle) of a loadBalancingConfig list: its first entry
+naming a policy clgrpc has, as gRPC takes it; a list naming none is
+refused."
+  (unless (listp entries)
+    (%config-fail "loadBalancingConfig must be a list"))
+  (dolist (entry entries)
+    (%check-object entry "a loadBalancingConfig entry")
+    (unless (= 1 (length entry))
+      (%config-fail "a loadBalancingConfig entry names one policy"))
+    (let ((name (car (first entry)))
+          (config (cdr (first entry))))
+      (cond ((string= name "round_robin")
+             (return-from %parse-lb-config (values :round-robin nil)))
+            ((string= name "pick_first")
+             (let ((shuffle (and (%object-p config) (%field config "shuffleAddressList"))))
+               (unless (member shuffle '(nil t :false))
+                 (%config-fail "pick_first's shuffleAddressList must be true or false, not ~S" shuffle))
+               (return-from %parse-lb-config (values :pick-first (eq shuffle t))))))))
+  (when entries
+    (%config-fail "loadBalancingConfig names no policy clgrpc has (pick_first, round_robin)")))
+
 (defun parse-service-config (json)
   "A SERVICE-CONFIG from JSON, gRPC's service config text.  Signals
 SERVICE-CONFIG-ERROR for anything the config's rules refuse."
@@ -214,6 +243,20 @@ SERVICE-CONFIG-ERROR for anything the config's rules refuse."
     (let ((throttle (%field object "retryThrottling")))
       (when throttle
         (setf (service-config-throttle config) (%parse-throttle throttle))))
+    (let ((lb-config (%field object "loadBalancingConfig"))
+          (lb-name (%field object "loadBalancingPolicy")))
+      (cond (lb-config
+             (multiple-value-bind (policy shuffle) (%parse-lb-config lb-config)
+               (setf (service-config-lb-policy config) policy
+                     (service-config-lb-shuffle config) shuffle)))
+            (lb-name
+             (unless (stringp lb-name)
+               (%config-fail "loadBalancingPolicy must be a string, not ~S" lb-name))
+             ;; The older field: a name, matched as gRPC matches it; one
+             ;; clgrpc lacks leaves the default.
+             (setf (service-config-lb-policy config)
+                   (cond ((string-equal lb-name "round_robin") :round-robin)
+                         ((string-equal lb-name "pick_first") :pick-first))))))
     config))
 
 (defun method-config-for (config path)

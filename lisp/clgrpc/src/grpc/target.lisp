@@ -7,8 +7,8 @@
 ;;;;   unix:relative/path, unix:///absolute/path    a Unix domain socket
 ;;;;
 ;;;; A missing port is 443, as gRPC has it.  Names are resolved when the
-;;;; channel is made (no DNS server other than the system's: dns://server/
-;;;; is refused).
+;;;; channel is made, and again when its connections fail (resolver.lisp);
+;;;; no DNS server other than the system's (dns://server/ is refused).
 
 (in-package #:clgrpc.grpc)
 
@@ -52,11 +52,18 @@
         collect (subseq text start end)
         while end))
 
-(defun parse-target (target)
+(defun resolve-by-dns (host port)
+  "The addresses HOST has (every A and AAAA record, through getaddrinfo),
+each with PORT: ((address . port) ...)."
+  (mapcar (lambda (address) (cons address port)) (clgrpc.net:resolve-addresses host)))
+
+(defun parse-target (target &optional (resolver #'resolve-by-dns))
   "The addresses TARGET names, ((host . port) ...), each host an address
-vector or (:UNIX path), and the authority its calls carry.  Signals
-TARGET-ERROR for a target gRPC's naming does not allow, or a name that
-does not resolve."
+vector or (:UNIX path), the authority its calls carry, and a function of
+no arguments that resolves the name again (NIL for a target of literal
+addresses).  RESOLVER, called as (resolver host port), gives a DNS name's
+addresses.  Signals TARGET-ERROR for a target gRPC's naming does not
+allow, or a name that does not resolve."
   (flet ((after (prefix) (subseq target (length prefix)))
          (prefix-p (prefix) (and (>= (length target) (length prefix)) (string= prefix target :end2 (length prefix)))))
     (cond
@@ -82,9 +89,10 @@ does not resolve."
                          ((prefix-p "dns:") (after "dns:"))
                          (t target))))
          (multiple-value-bind (host port) (%split-host-port target name)
-           (values (mapcar (lambda (address) (cons address port))
-                           (handler-case (if (clgrpc.net:ipv6-literal-p host)
-                                             (list (sb-bsd-sockets:make-inet6-address host))
-                                             (clgrpc.net:resolve-addresses host))
-                             (error (e) (%target-fail target "~A" e))))
-                   name)))))))
+           (if (clgrpc.net:ipv6-literal-p host)
+               (values (list (cons (sb-bsd-sockets:make-inet6-address host) port)) name nil)
+               (flet ((resolve ()
+                        (or (handler-case (funcall resolver host port)
+                              (error (e) (%target-fail target "~A" e)))
+                            (%target-fail target "the name has no address"))))
+                 (values (resolve) name #'resolve)))))))))
