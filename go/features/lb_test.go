@@ -49,6 +49,20 @@ func TestRoundRobinSpreadsOverThreeGrpcGoServers(t *testing.T) {
 			t.Errorf("server %s answered %d of 90 calls, want 30", addrs[i], n)
 		}
 	}
+
+	// The same policy, from the service config's loadBalancingConfig (its
+	// first entry is one clgrpc does not have).
+	got = runGrpccall(t, "", "-target", target, "-method", flakyPath, "-calls", "90",
+		"-service_config", `{"loadBalancingConfig": [{"weighted_round_robin": {}}, {"round_robin": {}}]}`,
+		"-metadata", "call-id=configured")
+	if ok(got) != 90 {
+		t.Fatalf("%d of 90 calls OK with the policy from the service config", ok(got))
+	}
+	for i, p := range peers {
+		if n := len(p.seen("configured")); n != 30 {
+			t.Errorf("loadBalancingConfig round_robin: server %s answered %d of 90 calls, want 30", addrs[i], n)
+		}
+	}
 }
 
 func TestRoundRobinLeavesAStoppedServerAndRejoinsItWhenItReturns(t *testing.T) {

@@ -25,7 +25,7 @@
 (defparameter *flags*
   (list (flag-spec "addr" :string "127.0.0.1:10000" "the server's `host:port`")
         (flag-spec "target" :string "" "a gRPC `target` (dns:///host:port, ipv4:..., ipv6:..., unix:path) instead of -addr")
-        (flag-spec "lb_policy" :string "pick_first" "how -target's addresses are picked: pick_first or round_robin")
+        (flag-spec "lb_policy" :string "" "how -target's addresses are picked: pick_first or round_robin (empty: as -service_config's loadBalancingConfig says, else pick_first)")
         (flag-spec "interval" :duration 0 "pause between calls")
         (flag-spec "method" :string "" "the method's `path`, /package.Service/Method")
         (flag-spec "kind" :string "unary" "the method's kind: unary or client_streaming")
@@ -90,7 +90,7 @@
     (flag-fail "unexpected arguments: [~{~S~^ ~}]" rest))
   (unless (and (plusp (length (getf options :method))) (char= #\/ (char (getf options :method) 0)))
     (flag-fail "-method ~S is not /package.Service/Method" (getf options :method)))
-  (unless (member (getf options :lb-policy) '("pick_first" "round_robin") :test #'string=)
+  (unless (member (getf options :lb-policy) '("" "pick_first" "round_robin") :test #'string=)
     (flag-fail "-lb_policy ~S is not pick_first or round_robin" (getf options :lb-policy)))
   (when (minusp (getf options :interval))
     (flag-fail "-interval must not be negative"))
@@ -119,7 +119,9 @@ for (REGISTRY records the metrics)."
         (target (getf options :target)))
     (if (plusp (length target))
         (handler-case (apply #'clgrpc.grpc:make-target-channel target
-                             :lb-policy (if (string= (getf options :lb-policy) "round_robin") :round-robin :pick-first)
+                             :lb-policy (cdr (assoc (getf options :lb-policy)
+                                                    '(("round_robin" . :round-robin) ("pick_first" . :pick-first))
+                                                    :test #'string=))
                              keys)
           (clgrpc.grpc:target-error (e) (flag-fail "-target: ~A" e)))
         (multiple-value-bind (host port) (split-host-port (getf options :addr))
