@@ -136,6 +136,21 @@
     (clgrpc.net:socket-close closer)
     (sb-thread:join-thread closer-thread :default nil :timeout 2)))
 
+(test a-server-that-never-sends-settings-fails-a-call-without-a-deadline
+  ;; It accepts TCP and never speaks HTTP/2: the connection is given up
+  ;; after the connect timeout, not waited on for ever.
+  (let ((mute (clgrpc.net:tcp-listen "127.0.0.1" 0))
+        (clgrpc.grpc:*connect-timeout* 1))
+    (let ((channel (clgrpc.grpc:make-channel "127.0.0.1" (clgrpc.net:socket-local-port mute)))
+          (start (get-internal-real-time)))
+      (unwind-protect
+           (let ((status (status-of (lambda () (clgrpc.grpc:unary-call channel "/lb.Svc/Who" (bytes))))))
+             (is (equal "UNAVAILABLE" (first status)) "~S" status)
+             (is (search "SETTINGS" (or (second status) "")) "~S" status)
+             (is (< (- (get-internal-real-time) start) (* 5 internal-time-units-per-second))))
+        (clgrpc.grpc:channel-close channel)
+        (clgrpc.net:socket-close mute)))))
+
 (test the-service-config-chooses-the-balancing-policy
   (let ((servers '()) (ports '()))
     (dolist (id '(1 2 3))

@@ -72,9 +72,11 @@ it.")
 
 (defun %client-limits (channel)
   "The limits of CHANNEL's next connection: it waits for a server's
-message as long as its call may, and pings as the channel's keepalive
-says."
-  (clgrpc.http2:make-connection-limits :handshake-timeout nil :receive-stall-timeout nil
+message as long as its call may, for the server's SETTINGS as long as a
+connect may take (*CONNECT-TIMEOUT*), and pings as the channel's
+keepalive says."
+  (clgrpc.http2:make-connection-limits :handshake-timeout (round (* *connect-timeout* 1000000))
+                                       :receive-stall-timeout nil
                                        :keepalive-time (channel-keepalive-time-us channel)
                                        :keepalive-timeout (channel-keepalive-timeout-us channel)
                                        :permit-without-stream (channel-keepalive-without-calls channel)))

@@ -40,8 +40,9 @@ does, since a busy connection closes thousands of streams a second.")
 (defstruct (connection-limits (:conc-name limits-))
   "What a server tolerates from a peer.  Times in microseconds, NIL for no
 limit.  The defaults are grpc-go's where grpc-go has the knob."
-  ;; The client preface and first SETTINGS must arrive within this
-  ;; (grpc-go's ConnectionTimeout).
+  ;; The peer's preface and first SETTINGS must arrive within this
+  ;; (grpc-go's ConnectionTimeout on a server, its connect deadline on a
+  ;; client).
   (handshake-timeout 120000000 :type (or null fixnum))
   ;; Keepalive (gRPC's A8 and grpc-go's keepalive.ServerParameters): ping a
   ;; peer silent for TIME, close if the ACK takes longer than TIMEOUT;

@@ -627,6 +627,14 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
        ;; calls would wait for ever (those without a deadline).
        (setf (conn-close-reason conn) "the server did not complete the TLS handshake in time")
        (finish-connection conn +connect-error+))
+      ((and (eq (conn-role conn) :client) (not (conn-peer-settings-seen conn))
+            (limits-handshake-timeout limits)
+            (> (- now (conn-created-us conn)) (the fixnum (limits-handshake-timeout limits))))
+       ;; A server that accepts and never speaks HTTP/2: its subchannel
+       ;; would stay CONNECTING, and calls without a deadline would wait
+       ;; for ever.  grpc-go gives up on the server's preface as well.
+       (setf (conn-close-reason conn) "the server sent no HTTP/2 SETTINGS in time")
+       (finish-connection conn +settings-timeout+))
       (t
        (let ((ping (conn-keepalive-ping-us conn))
              (max-idle (limits-max-idle limits))
