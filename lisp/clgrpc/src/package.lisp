@@ -248,7 +248,8 @@ kinds of method, and a client channel.")
    ;; interceptors
    #:call-on-finish #:call-message-octets #:call-attempt-count #:call-channel-target #:call-property
    #:call-info #:call-info-on-finish #:call-info-target #:call-info-method #:call-info-kind #:call-info-metadata
-   #:call-info-timeout #:call-info-on-attempt #:call-attempt-message-octets
+   #:call-info-timeout #:call-info-request #:call-info-on-attempt #:call-attempt-message-octets
+   #:call-wrap-messages
    ;; server
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
    #:server-memory-held #:register-heap-report #:+heap-report-path+

@@ -86,6 +86,70 @@ interceptors (and call observers) given."
                    ("/test.Svc/Count" ,clgrpc.grpc:+ok+))
                  (reverse ended))))))
 
+(defun add-to-each-octet (n)
+  "A send wrapper adding N to each octet of a message."
+  (lambda (call message next)
+    (declare (ignore call))
+    (funcall next (map '(vector (unsigned-byte 8)) (lambda (o) (mod (+ o n) 256)) message))))
+
+(test message-wrappers-see-each-streamed-message-on-both-sides
+  (let ((received (list nil)))
+    (with-intercepted (ch :server-interceptors
+                          (list (lambda (call request next)
+                                  ;; Each message the handler sends gains 100, and
+                                  ;; each it reads is noted.
+                                  (clgrpc.grpc:call-wrap-messages
+                                   call :send (add-to-each-octet 100)
+                                        :recv (lambda (call next)
+                                                (declare (ignore call))
+                                                (let ((m (funcall next)))
+                                                  (when m (sb-ext:atomic-push (aref m 0) (car received)))
+                                                  m)))
+                                  (funcall next request)))
+                          :channel-interceptors
+                          (list (lambda (info next)
+                                  (let ((call (funcall next)))
+                                    (if (member (clgrpc.grpc:call-info-kind info) '(:bidi :client-streaming))
+                                        ;; The client's messages gain 1 (outer), then 2 (inner).
+                                        (clgrpc.grpc:call-wrap-messages
+                                         (clgrpc.grpc:call-wrap-messages call :send (add-to-each-octet 1))
+                                         :send (add-to-each-octet 2)
+                                         :recv (lambda (call next)
+                                                 (declare (ignore call))
+                                                 (let ((m (funcall next)))
+                                                   ;; A message over 200 ends the call
+                                                   ;; (98 goes out as 101, comes back as 201).
+                                                   (when (and m (> (aref m 0) 200))
+                                                     (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+out-of-range+ "too big"))
+                                                   m)))
+                                        call)))))
+      (let ((call (clgrpc.grpc:bidi-streaming-call ch "/test.Svc/Chat" :timeout 5)))
+        ;; 3 goes out as 6, is echoed, and comes back as 106.
+        (clgrpc.grpc:call-send call (bytes 3))
+        (is (equalp (bytes 106) (clgrpc.grpc:call-recv call)))
+        (clgrpc.grpc:call-send call (bytes 98))
+        (is (equal '("OUT_OF_RANGE" "too big")
+                   (status-of (lambda () (clgrpc.grpc:call-recv call)))))
+        (clgrpc.grpc:call-cancel call))
+      ;; The server's handler read 6 and 101 (98 + 1 + 2).
+      (is (equal '(101 6) (car received))))))
+
+(test a-channel-interceptor-sees-and-may-replace-the-request
+  (let ((seen '()))
+    (with-intercepted (ch :channel-interceptors
+                          (list (lambda (info next)
+                                  (push (clgrpc.grpc:call-info-request info) seen)
+                                  (when (eq (clgrpc.grpc:call-info-kind info) :unary)
+                                    (setf (clgrpc.grpc:call-info-request info) (bytes 9 9)))
+                                  (funcall next))))
+      (is (equalp (bytes 9 9) (unary ch "Echo" (bytes 1 2))))
+      (let ((call (clgrpc.grpc:server-streaming-call ch "/test.Svc/Count" (bytes 2) :timeout 5)))
+        (is (equalp (list (bytes 0) (bytes 1)) (loop for m = (clgrpc.grpc:call-recv call) while m collect m))))
+      (let ((call (clgrpc.grpc:client-streaming-call ch "/test.Svc/Sum" :timeout 5)))
+        (clgrpc.grpc:call-send call (bytes 1))
+        (clgrpc.grpc:call-close-and-recv call))
+      (is (equalp (list (bytes 1 2) (bytes 2) nil) (reverse seen))))))
+
 (defun http-get (port path)
   "The whole answer of an HTTP/1.1 GET of PATH on loopback PORT."
   (let ((socket (make-instance 'sb-bsd-sockets:inet-socket :type :stream :protocol :tcp)))

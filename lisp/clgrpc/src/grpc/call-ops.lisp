@@ -78,7 +78,19 @@ another attempt will send it again: the send did not fail."
 frames are written by the connection's writer thread, batched with whatever
 else is ready.  Signals GRPC-ERROR if the call has ended.  COMPRESS (by
 default, as the call was set up) compresses this message, if the call's
-headers declared gzip."
+headers declared gzip.  The call's message wrappers see it first
+(CALL-WRAP-MESSAGES)."
+  (if (call-send-wrappers call)
+      (labels ((chain (wrappers message)
+                 (if wrappers
+                     (funcall (the function (first wrappers)) call message
+                              (lambda (message) (chain (rest wrappers) message)))
+                     (%call-send call message compress))))
+        (chain (call-send-wrappers call) message)
+        nil)
+      (%call-send call message compress)))
+
+(defun %call-send (call message compress)
   (let ((buf (encode-message-frame call message compress)))
     (with-current-call-lock (call)
       (let ((conn (call-conn call)))
@@ -100,11 +112,22 @@ headers declared gzip."
     (release-large-scratch)
     nil))
 
-(defun call-recv (call &aux (conn (call-conn call)))
+(defun call-recv (call)
   "The next message from the peer, or NIL when it has finished sending
 (on a client: the call ended with status OK).  Signals GRPC-ERROR when the
 call ended otherwise (cancelled, deadline, error status), or when the
-message cannot be decoded (the call then fails with that status)."
+message cannot be decoded (the call then fails with that status).  The
+call's message wrappers see it first (CALL-WRAP-MESSAGES)."
+  (if (call-recv-wrappers call)
+      (labels ((chain (wrappers)
+                 (if wrappers
+                     (funcall (the function (first wrappers)) call
+                              (lambda () (chain (rest wrappers))))
+                     (%call-recv call))))
+        (chain (call-recv-wrappers call)))
+      (%call-recv call)))
+
+(defun %call-recv (call &aux (conn (call-conn call)))
   (when (each-message-call-p call)
     (error "~A's handler is called per message (:each-message): it cannot call CALL-RECV"
            (call-path call)))
@@ -129,7 +152,7 @@ message cannot be decoded (the call then fails with that status)."
             (wait-on (call-cv call) (clgrpc.http2:connection-lock conn)))))
     (cond ((eq octets :retry)
            (%retry-call-if-pending call)
-           (call-recv call))
+           (%call-recv call))
           (octets
            (setf (call-last-compressed call) compressed)
            (%decode-or-fail call octets length compressed)))))

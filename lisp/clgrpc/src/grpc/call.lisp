@@ -122,6 +122,10 @@
   ;; with the call (interceptors.lisp).
   (finish-hooks nil :type list)
   (properties nil :type list)
+  ;; Functions around CALL-SEND and CALL-RECV, the first outermost
+  ;; (interceptors.lisp).
+  (send-wrappers nil :type list)
+  (recv-wrappers nil :type list)
   ;; Server: when its request's HEADERS arrived (NOW-US).
   (%start-us 0 :type fixnum))
 

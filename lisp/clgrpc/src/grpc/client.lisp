@@ -722,20 +722,23 @@ of the call does."
            (setf (call-last-compressed call) compressed)
            (%decode-or-fail call octets length compressed)))))
 
-(defmacro with-client-interceptors ((channel path kind metadata timeout hooks attempt-hooks)
+(defmacro with-client-interceptors ((channel path kind metadata timeout hooks attempt-hooks request)
                                     &body body)
-  "BODY, which makes a call with METADATA, TIMEOUT, finish functions HOOKS
-and attempt functions ATTEMPT-HOOKS (variables it sees rebound as the
-channel's interceptors left them), through those interceptors; without
-any, BODY at once."
-  (let ((perform (gensym "PERFORM")))
-    `(flet ((,perform (,metadata ,timeout ,hooks ,attempt-hooks) ,@body))
+  "BODY, which makes a call with METADATA, TIMEOUT, finish functions HOOKS,
+attempt functions ATTEMPT-HOOKS and REQUEST (variables it sees rebound as
+the channel's interceptors left them; REQUEST is NIL for a call whose
+client streams), through those interceptors; without any, BODY at once."
+  (let ((perform (gensym "PERFORM"))
+        (request-var (or request (gensym "NO-REQUEST"))))
+    `(flet ((,perform (,metadata ,timeout ,hooks ,attempt-hooks ,request-var)
+              (declare (ignorable ,request-var))
+              ,@body))
        (if (channel-interceptors ,channel)
            (run-client-interceptors (channel-interceptors ,channel)
                                     (make-call-info ,path ,kind ,metadata ,timeout
-                                                    (channel-authority ,channel))
+                                                    (channel-authority ,channel) ,request)
                                     #',perform)
-           (,perform ,metadata ,timeout nil nil)))))
+           (,perform ,metadata ,timeout nil nil ,request)))))
 
 (defun unary-call (channel path request &key (encoder #'raw-encoder) (decoder #'raw-decoder)
                                              timeout metadata compress wait-for-ready)
@@ -745,7 +748,7 @@ sends the request gzip-compressed.  WAIT-FOR-READY T makes the call wait
 (until its deadline) for a connection that cannot be made yet instead of
 failing with UNAVAILABLE, :FALSE makes it fail so whatever the channel's
 service config says, and NIL leaves it to that config."
-  (with-client-interceptors (channel path :unary metadata timeout hooks attempt-hooks)
+  (with-client-interceptors (channel path :unary metadata timeout hooks attempt-hooks request)
     (let* ((config (method-config-for (channel-service-config channel) path))
            (hedging (and config (method-config-hedging-policy config))))
       (if hedging
@@ -762,7 +765,8 @@ service config says, and NIL leaves it to that config."
                                                        compress wait-for-ready)
   "Start a server-streaming call; read responses with CALL-RECV until NIL.
 The keywords are UNARY-CALL's."
-  (with-client-interceptors (channel path :server-streaming metadata timeout hooks attempt-hooks)
+  (with-client-interceptors (channel path :server-streaming metadata timeout hooks attempt-hooks
+                            request)
     (start-call channel path :server-streaming encoder decoder timeout metadata request compress
                 wait-for-ready hooks 0 attempt-hooks)))
 
@@ -770,7 +774,7 @@ The keywords are UNARY-CALL's."
                                                timeout metadata compress wait-for-ready)
   "Start a client-streaming call: CALL-SEND requests, then CALL-CLOSE-AND-RECV.
 The keywords are UNARY-CALL's."
-  (with-client-interceptors (channel path :client-streaming metadata timeout hooks attempt-hooks)
+  (with-client-interceptors (channel path :client-streaming metadata timeout hooks attempt-hooks nil)
     (start-call channel path :client-streaming encoder decoder timeout metadata nil compress
                 wait-for-ready hooks 0 attempt-hooks)))
 
@@ -778,7 +782,7 @@ The keywords are UNARY-CALL's."
                                              timeout metadata compress wait-for-ready)
   "Start a bidi call: CALL-SEND, CALL-RECV, CALL-CLOSE-SEND in any order.
 The keywords are UNARY-CALL's."
-  (with-client-interceptors (channel path :bidi metadata timeout hooks attempt-hooks)
+  (with-client-interceptors (channel path :bidi metadata timeout hooks attempt-hooks nil)
     (start-call channel path :bidi encoder decoder timeout metadata nil compress wait-for-ready
                 hooks 0 attempt-hooks)))
 

@@ -14,8 +14,9 @@
 ;;;;
 ;;;; A channel's interceptors (MAKE-CHANNEL :INTERCEPTORS) are called as
 ;;;; (interceptor info next), the first outermost.  INFO is a CALL-INFO:
-;;;; the method, the kind, and the metadata and timeout the call will
-;;;; have, which it may change; (funcall next) makes the call and returns
+;;;; the method, the kind, and the metadata, timeout and request (of a
+;;;; unary or server-streaming call) the call will have, which it may
+;;;; change; (funcall next) makes the call and returns
 ;;;; what the call function returns: (values response call) for a unary
 ;;;; call, the call itself for a streaming one.  It may end the call by
 ;;;; signalling GRPC-ERROR instead.  CALL-INFO-ON-FINISH registers, before
@@ -37,6 +38,20 @@
 ;;;; CALL-PROPERTY keeps what an interceptor wants to find again on a
 ;;;; call, as grpc-go's interceptors keep values in a context.
 ;;;;
+;;;; CALL-WRAP-MESSAGES puts functions around a streaming call's messages,
+;;;; as grpc-go's stream interceptors wrap SendMsg and RecvMsg: a server
+;;;; interceptor wraps the call it is given, a channel interceptor the call
+;;;; NEXT returned.  A send wrapper is called as (fn call message next)
+;;;; for each CALL-SEND and goes on with (funcall next message), perhaps
+;;;; another message; a receive wrapper as (fn call next) for each
+;;;; CALL-RECV, returning what (funcall next) returned (a message, or NIL
+;;;; at the end of the stream) or something else in its place.  What
+;;;; either signals reaches the caller of CALL-SEND or CALL-RECV, as a
+;;;; grpc-go stream interceptor's error does: a handler that does not
+;;;; handle a GRPC-ERROR ends its call with that status.  The first
+;;;; registered is outermost.  Unary requests and responses are not wrapped: the
+;;;; interceptors see them (the request, and what NEXT returns).
+;;;;
 ;;;; A server's call observers (MAKE-SERVER :CALL-OBSERVERS) see what
 ;;;; interceptors cannot: every gRPC request, those answered before any
 ;;;; handler (UNIMPLEMENTED) or failed before theirs ran (a message too
@@ -56,9 +71,10 @@
 
 (in-package #:clgrpc.grpc)
 
-(defstruct (call-info (:constructor make-call-info (method kind metadata timeout target)))
+(defstruct (call-info (:constructor make-call-info (method kind metadata timeout target request)))
   "What a client interceptor sees of a call before it starts."
   (method "" :type string)
+  (request nil)                         ; of a unary or server-streaming call
   (target "" :type string)              ; the channel's host:port (or server name)
   (kind :unary :type method-kind)
   (metadata '() :type list)
@@ -114,6 +130,16 @@ under way (or its last), as on the wire."
   (values (- (call-octets-sent call) (call-attempt-sent-base call))
           (- (call-octets-received call) (call-attempt-received-base call))))
 
+(defun call-wrap-messages (call &key send recv)
+  "Wrap CALL's CALL-SEND in SEND, (send call message next), and its
+CALL-RECV in RECV, (recv call next), inside any wrappers it has (see
+above).  Returns CALL."
+  (when send
+    (setf (call-send-wrappers call) (append (call-send-wrappers call) (list send))))
+  (when recv
+    (setf (call-recv-wrappers call) (append (call-recv-wrappers call) (list recv))))
+  call)
+
 (defun call-property (call key)
   "What was kept on CALL under KEY (compared with EQ), or NIL."
   (getf (call-properties call) key))
@@ -156,12 +182,14 @@ once, if it already has."
                                             (funcall handler call))))))))
 
 (defun run-client-interceptors (interceptors info perform)
-  "PERFORM, a function of the call's metadata, timeout, finish functions
-and attempt functions that makes it, through INTERCEPTORS with INFO."
+  "PERFORM, a function of the call's metadata, timeout, finish functions,
+attempt functions and request that makes it, through INTERCEPTORS with
+INFO."
   (labels ((chain (list)
              (if (null list)
                  (funcall perform (call-info-metadata info) (call-info-timeout info)
                           (reverse (call-info-finish-hooks info))
-                          (reverse (call-info-attempt-hooks info)))
+                          (reverse (call-info-attempt-hooks info))
+                          (call-info-request info))
                  (funcall (the function (first list)) info (lambda () (chain (rest list)))))))
     (chain interceptors)))
