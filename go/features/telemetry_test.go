@@ -103,7 +103,8 @@ func TestClientMetricsAreAScrapePrometheusReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	families := parseExposition(t, string(text))
-	target := lis.Addr().String()
+	// A66's grpc.target: the target as gRPC names it canonically.
+	target := "dns:///" + lis.Addr().String()
 	ok := sample(families, "grpc_client_call_duration_seconds", map[string]string{
 		"grpc_method": "features.Peer/Flaky", "grpc_target": target, "grpc_status": "OK"})
 	if ok == nil || ok.GetHistogram().GetSampleCount() != 3 {

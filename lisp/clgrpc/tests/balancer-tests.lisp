@@ -18,6 +18,12 @@
     (is (equalp '(((:unix "/tmp/s.sock") . 0)) (addresses "unix:///tmp/s.sock")))
     (is (equalp '(((:unix "rel.sock") . 0)) (addresses "unix:rel.sock")))
     (is (equal "localhost:50051" (nth-value 1 (clgrpc.grpc:parse-target "dns:///localhost:50051"))))
+    ;; As gRPC names targets canonically (grpc.target of the metrics).
+    (is (equal '("dns:///localhost:50051" "dns:///localhost:50051" "dns:///localhost:50051"
+                 "ipv4:127.0.0.1:80" "unix:///tmp/s.sock")
+               (mapcar #'clgrpc.grpc::canonical-target
+                       '("localhost:50051" "dns:localhost:50051" "dns:///localhost:50051"
+                         "ipv4:127.0.0.1:80" "unix:///tmp/s.sock"))))
     (dolist (bad '("ipv4:1.2.3:80" "ipv4:127.0.0.1:99999" "dns://8.8.8.8/x:1" "unix:" "unix://rel"
                    "ipv6:[::1:80" "no.such.host.invalid:80"))
       (is (typep (nth-value 1 (ignore-errors (clgrpc.grpc:parse-target bad))) 'clgrpc.grpc:target-error)

@@ -86,6 +86,42 @@ interceptors (and call observers) given."
                    ("/test.Svc/Count" ,clgrpc.grpc:+ok+))
                  (reverse ended))))))
 
+(defun append-octet (n)
+  "A send wrapper appending N to each message."
+  (lambda (call message next)
+    (declare (ignore call))
+    (funcall next (concatenate '(vector (unsigned-byte 8)) message (vector n)))))
+
+(test message-wrappers-nest-as-grpc-gos-wrapped-streams
+  ;; Two channel interceptors: the outer one's wrapper is nearest the
+  ;; application, so it sees each message first; a client-streaming
+  ;; response passes the receive wrappers too.
+  (let ((seen (list nil)))
+    (flet ((wrapping (n)
+             (lambda (info next)
+               (declare (ignore info))
+               (clgrpc.grpc:call-wrap-messages
+                (funcall next)
+                :send (append-octet n)
+                :recv (lambda (call next)
+                        (declare (ignore call))
+                        (let ((m (funcall next)))
+                          (sb-ext:atomic-push (list n m) (car seen))
+                          m))))))
+      (with-intercepted (ch :channel-interceptors (list (wrapping 1) (wrapping 2)))
+        (let ((call (clgrpc.grpc:bidi-streaming-call ch "/test.Svc/Chat" :timeout 5)))
+          (clgrpc.grpc:call-send call (bytes 7))
+          (is (equalp (bytes 7 1 2) (clgrpc.grpc:call-recv call)))
+          (clgrpc.grpc:call-close-send call)
+          (is (null (clgrpc.grpc:call-recv call))))
+        ;; Received: the inner wrapper first, the outer one last.
+        (is (equalp `((2 ,(bytes 7 1 2)) (1 ,(bytes 7 1 2))) (reverse (subseq (car seen) 2))))
+        (setf (car seen) nil)
+        (let ((call (clgrpc.grpc:client-streaming-call ch "/test.Svc/Sum" :timeout 5)))
+          (clgrpc.grpc:call-send call (bytes 7))
+          (is (equalp (bytes 10 0 0) (clgrpc.grpc:call-close-and-recv call))))
+        (is (equal '(2 1) (reverse (mapcar #'first (car seen)))))))))
+
 (defun add-to-each-octet (n)
   "A send wrapper adding N to each octet of a message."
   (lambda (call message next)
@@ -110,7 +146,7 @@ interceptors (and call observers) given."
                           (list (lambda (info next)
                                   (let ((call (funcall next)))
                                     (if (member (clgrpc.grpc:call-info-kind info) '(:bidi :client-streaming))
-                                        ;; The client's messages gain 1 (outer), then 2 (inner).
+                                        ;; The client's messages gain 1 and 2.
                                         (clgrpc.grpc:call-wrap-messages
                                          (clgrpc.grpc:call-wrap-messages call :send (add-to-each-octet 1))
                                          :send (add-to-each-octet 2)
@@ -178,7 +214,9 @@ interceptors (and call observers) given."
         (is (= 1 (value "grpc.server.call.duration" "test.Svc/Fail" "FAILED_PRECONDITION")))
         (is (= 1 (value "grpc.server.call.started" "other")))
         (is (= 1 (value "grpc.server.call.duration" "other" "UNIMPLEMENTED")))
-        (let ((target (clgrpc.grpc::channel-authority ch)))
+        (let ((target (clgrpc.grpc::channel-canonical-target ch)))
+          ;; A66's grpc.target: the target as gRPC names it canonically.
+          (is (equal (format nil "dns:///127.0.0.1:~D" (clgrpc.grpc::channel-port ch)) target))
           (is (= 3 (value "grpc.client.attempt.started" "test.Svc/Echo" target)))
           (is (= 3 (value "grpc.client.attempt.duration" "test.Svc/Echo" target "OK")))
           (is (= 3 (value "grpc.client.call.duration" "test.Svc/Echo" target "OK")))

@@ -134,6 +134,16 @@ attempt's grpc-previous-rpc-attempts."
          (if (zerop attempt)
              (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+unavailable+ "first attempt fails")
              (bytes sum))))
+     :kind :client-streaming)
+    (clgrpc.grpc:register-method
+     server "/retry.Svc/FailAtOnce"
+     ;; Its first attempt fails on its first message; later ones add them all.
+     (lambda (call)
+       (let ((attempt (sb-ext:atomic-incf (car *attempts*))))
+         (when (zerop attempt)
+           (clgrpc.grpc:call-recv call)
+           (clgrpc.grpc:raise-grpc-error clgrpc.grpc:+unavailable+ "first attempt fails"))
+         (bytes (loop for m = (clgrpc.grpc:call-recv call) while m sum (length m)))))
      :kind :client-streaming)))
 
 (defmacro with-retry-server ((channel config &key interceptors) &body body)
@@ -206,7 +216,7 @@ each attempt ends: its status and its message octets."
       ;; gRPC's metrics count the same attempts, and one call.
       (flet ((value (name &rest labels)
                (clgrpc.telemetry:metric-value registry name
-                                              (list* "retry.Svc/Flaky" (clgrpc.grpc::channel-authority ch) labels))))
+                                              (list* "retry.Svc/Flaky" (clgrpc.grpc::channel-canonical-target ch) labels))))
         (is (= 3 (value "grpc.client.attempt.started")))
         (is (= 2 (value "grpc.client.attempt.duration" "UNAVAILABLE")))
         (is (= 1 (value "grpc.client.attempt.duration" "OK")))
@@ -218,7 +228,16 @@ each attempt ends: its status and its message octets."
       (let ((call (clgrpc.grpc:client-streaming-call ch "/retry.Svc/Sum" :timeout 5)))
         (dotimes (i 10) (clgrpc.grpc:call-send call (bytes (1+ i))))
         (clgrpc.grpc:call-close-and-recv call))
-      (is (equal `((,clgrpc.grpc:+unavailable+ 10 0) (,clgrpc.grpc:+ok+ 10 1)) (reverse (car log)))))
+      (is (equal `((,clgrpc.grpc:+unavailable+ 10 0) (,clgrpc.grpc:+ok+ 10 1)) (reverse (car log))))
+      ;; A message sent after the first attempt failed goes on the second,
+      ;; after what that one sends again.
+      (setf (car log) nil (car *attempts*) 0)
+      (let ((call (clgrpc.grpc:client-streaming-call ch "/retry.Svc/FailAtOnce" :timeout 5)))
+        (clgrpc.grpc:call-send call (bytes 1 2 3))
+        (loop repeat 200 until (car log) do (sleep 0.01))
+        (clgrpc.grpc:call-send call (bytes 1 2 3 4 5))
+        (is (equalp (bytes 8) (clgrpc.grpc:call-close-and-recv call))))
+      (is (equal `((,clgrpc.grpc:+unavailable+ 3 0) (,clgrpc.grpc:+ok+ 8 1)) (reverse (car log)))))
     ;; An attempt that reaches no server is one attempt, which sent nothing.
     (setf (car log) nil)
     (let ((ch (clgrpc.grpc:make-channel "127.0.0.1" (closed-port)

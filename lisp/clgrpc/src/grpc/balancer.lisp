@@ -107,7 +107,7 @@ off (its outcome is noted on the subchannel; nothing waits for it)."
              (sb-thread:make-thread (lambda (sub) (ignore-errors (direct-connection sub nil nil)))
                                     :name "grpc subchannel connect" :arguments (list sub)))))
 
-(declaim (ftype function re-resolve-soon))
+(declaim (ftype function re-resolve-soon re-resolution-due-p))
 
 (defconstant +pick-poll-us+ 20000
   "How often a pick that found every address connecting looks again.")
@@ -133,6 +133,7 @@ when every address is failing."
              (ready (remove-if-not #'%ready-p subs)))
         (when (and (shiftf first-look nil)
                    (or round-robin (zerop (length ready)))
+                   (re-resolution-due-p channel)
                    (some #'%failing-p subs))
           ;; Failing addresses: the name may have others now.
           (re-resolve-soon channel))
@@ -207,6 +208,7 @@ a target that names no usable address."
       (setf (channel-subchannels channel) subs
             (channel-lb-policy channel) policy
             (channel-authority channel) (or (getf options :server-name) authority)
+            (channel-target channel) (canonical-target target)
             (channel-re-resolve channel) re-resolve
             (channel-subchannel-maker channel) make-sub
             (channel-shuffle-addresses channel) shuffle

@@ -104,6 +104,9 @@ headers declared gzip.  The call's message wrappers see it first
           (keep-for-retry call (obuf-data buf) (obuf-fill buf)))
         (let ((sent (clgrpc.http2:stream-write-data conn (call-stream call)
                                                     (obuf-data buf) 0 (obuf-fill buf))))
+          (when (eq sent t)
+            ;; The attempt's, as it went on its stream (metrics).
+            (incf (call-attempt-octets-sent call) (- (obuf-fill buf) 5)))
           (unless (or (eq sent t) (%kept-for-the-next-attempt-p call))
             (when (eq sent :stalled)
               (%call-stalled call))
@@ -119,13 +122,18 @@ call ended otherwise (cancelled, deadline, error status), or when the
 message cannot be decoded (the call then fails with that status).  The
 call's message wrappers see it first (CALL-WRAP-MESSAGES)."
   (if (call-recv-wrappers call)
-      (labels ((chain (wrappers)
-                 (if wrappers
-                     (funcall (the function (first wrappers)) call
-                              (lambda () (chain (rest wrappers))))
-                     (%call-recv call))))
-        (chain (call-recv-wrappers call)))
+      (through-recv-wrappers call (lambda () (%call-recv call)))
       (%call-recv call)))
+
+(defun through-recv-wrappers (call read)
+  "What READ, a function of no arguments, reads from CALL, through the
+call's receive wrappers."
+  (labels ((chain (wrappers)
+             (if wrappers
+                 (funcall (the function (first wrappers)) call
+                          (lambda () (chain (rest wrappers))))
+                 (funcall read))))
+    (chain (call-recv-wrappers call))))
 
 (defun %call-recv (call &aux (conn (call-conn call)))
   (when (each-message-call-p call)

@@ -92,9 +92,9 @@
   (attempt-hooks nil :type list)        ; called as each attempt starts
   (attempt-finishers nil :type list)    ; what they returned, for its end
   (attempt-open nil)                    ; an attempt has started and not ended
-  ;; Message octets counted before the attempt under way began, less what
-  ;; it has sent again (CALL-ATTEMPT-MESSAGE-OCTETS).
-  (attempt-sent-base 0 :type fixnum)
+  ;; Message octets the attempt under way wrote, and those the call had
+  ;; received before it began (CALL-ATTEMPT-MESSAGE-OCTETS).
+  (attempt-octets-sent 0 :type fixnum)
   (attempt-received-base 0 :type fixnum)
   ;; ---- outcome
   (status nil :type (or null fixnum))
@@ -122,14 +122,14 @@
   ;; with the call (interceptors.lisp).
   (finish-hooks nil :type list)
   (properties nil :type list)
-  ;; Functions around CALL-SEND and CALL-RECV, the first outermost
+  ;; Functions around CALL-SEND and CALL-RECV, the last registered first
   ;; (interceptors.lisp).
   (send-wrappers nil :type list)
   (recv-wrappers nil :type list)
   ;; Server: when its request's HEADERS arrived (NOW-US).
   (%start-us 0 :type fixnum))
 
-(declaim (ftype function each-message-call-p schedule-drain run-finish-hooks))
+(declaim (ftype function each-message-call-p schedule-drain run-finish-hooks end-attempt))
 
 (defun %call-over (call)
   "Lock held: CALL has its status.  Its timers go, so they no longer keep
@@ -138,6 +138,9 @@ whose handler runs per message has no thread to notice: a drain gives its
 handler slot back."
   (when (each-message-call-p call)
     (schedule-drain call))
+  (when (call-attempt-open call)
+    ;; A client's attempt under way ends with the call, whatever ended it.
+    (end-attempt call (call-status call)))
   (when (call-finish-hooks call)
     (run-finish-hooks call))
   (when (call-timer call)

@@ -14,6 +14,9 @@
   (host "127.0.0.1")
   (port 0 :type fixnum)
   (authority "" :type string)
+  ;; The target as gRPC names it canonically (dns:///host:port), the
+  ;; grpc.target of its metrics; "" for an address that is not a name.
+  (target "" :type string)
   (lock (sb-thread:make-mutex :name "grpc channel") :type sb-thread:mutex)
   (conn nil)
   ;; A thread is connecting (outside LOCK); others wait on CV for it.
@@ -140,6 +143,9 @@ first outermost (interceptors.lisp)."
                  :keepalive-without-calls (and keepalive-without-calls t)
                  :server-name (or server-name (and tls (princ-to-string host)))
                  :authority (or server-name (format nil "~A:~D" host port))
+                 :target (if (stringp host)
+                             (format nil (if (find #\: host) "dns:///[~A]:~D" "dns:///~A:~D") host port)
+                             "")
                  :max-receive-message-size max-receive-message-size
                  :max-send-message-size max-send-message-size
                  :connection-options (list :initial-window-size initial-window-size
@@ -303,7 +309,6 @@ sent GOAWAY, so it closes once its last stream ends."
     (setf (call-status call) code
           (call-status-message call) message
           (call-trailers call) trailers)
-    (end-attempt call code)
     (%call-over call)
     (broadcast-if-waiting (call-waiters call) (call-cv call))))
 
@@ -631,8 +636,7 @@ until DEADLINE in tenths of a second, so that a call cancelled meanwhile
 the messages it kept for a retry and its half-close, if it had sent one."
   (flet ((send (data end-stream)
            (when (plusp (length data))
-             ;; A message encoded (and counted) before: this attempt's too.
-             (decf (call-attempt-sent-base call) (- (length data) 5)))
+             (incf (call-attempt-octets-sent call) (- (length data) 5)))
            (let ((sent (clgrpc.http2:stream-write-data conn stream data 0 (length data)
                                                        :end-stream end-stream)))
              (when (eq sent :stalled)
@@ -736,7 +740,7 @@ client streams), through those interceptors; without any, BODY at once."
        (if (channel-interceptors ,channel)
            (run-client-interceptors (channel-interceptors ,channel)
                                     (make-call-info ,path ,kind ,metadata ,timeout
-                                                    (channel-authority ,channel) ,request)
+                                                    (channel-canonical-target ,channel) ,request)
                                     #',perform)
            (,perform ,metadata ,timeout nil nil ,request)))))
 
@@ -798,11 +802,20 @@ The keywords are UNARY-CALL's."
   nil)
 
 (defun call-close-and-recv (call)
-  "Client streaming: half-close and return the single response."
+  "Client streaming: half-close and return the single response, through
+the call's receive wrappers."
   (call-close-send call)
-  (await-status call))
+  (if (call-recv-wrappers call)
+      (through-recv-wrappers call (lambda () (await-status call)))
+      (await-status call)))
+
+(defun channel-canonical-target (channel)
+  "CHANNEL's target as gRPC names it canonically (dns:///host:port), or
+its authority when it has none."
+  (if (plusp (length (channel-target channel))) (channel-target channel) (channel-authority channel)))
 
 (defun call-channel-target (call)
-  "Client: the host:port (or server name) CALL's channel calls."
+  "Client: the target CALL's channel calls, as gRPC names it canonically
+(dns:///host:port, ipv4:..., unix:...): the grpc.target of gRPC's metrics."
   (let ((channel (call-channel call)))
-    (and channel (channel-authority channel))))
+    (and channel (channel-canonical-target channel))))

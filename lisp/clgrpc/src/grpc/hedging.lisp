@@ -67,8 +67,10 @@ the attempt that answered."
                    (setf next-at nil))))
              (finish (attempt)
                (setf winner attempt)
+               ;; The call's finish functions see the winner end (its status
+               ;; is not yet known when it commits on its headers).
                (dolist (hook hooks)
-                 (funcall hook attempt))
+                 (call-on-finish attempt hook))
                (values (await-status attempt) attempt)))
       (unwind-protect
            (progn

@@ -48,9 +48,13 @@
 ;;;; at the end of the stream) or something else in its place.  What
 ;;;; either signals reaches the caller of CALL-SEND or CALL-RECV, as a
 ;;;; grpc-go stream interceptor's error does: a handler that does not
-;;;; handle a GRPC-ERROR ends its call with that status.  The first
-;;;; registered is outermost.  Unary requests and responses are not wrapped: the
-;;;; interceptors see them (the request, and what NEXT returns).
+;;;; handle a GRPC-ERROR ends its call with that status.  Wrappers nest as
+;;;; grpc-go's wrapped streams do: the last registered is nearest the
+;;;; application and sees each message first (on a channel, the outermost
+;;;; interceptor's, which wraps last; on a server, the innermost's).  A
+;;;; client-streaming response, read by CALL-CLOSE-AND-RECV, passes the
+;;;; receive wrappers too.  Unary requests and responses are not wrapped:
+;;;; the interceptors see them (the request, and what NEXT returns).
 ;;;;
 ;;;; A server's call observers (MAKE-SERVER :CALL-OBSERVERS) see what
 ;;;; interceptors cannot: every gRPC request, those answered before any
@@ -75,7 +79,7 @@
   "What a client interceptor sees of a call before it starts."
   (method "" :type string)
   (request nil)                         ; of a unary or server-streaming call
-  (target "" :type string)              ; the channel's host:port (or server name)
+  (target "" :type string)              ; the channel's target, canonical (dns:///host:port)
   (kind :unary :type method-kind)
   (metadata '() :type list)
   (timeout nil :type (or null real))
@@ -107,9 +111,8 @@ while the attempt before has not ended."
   (unless (or (call-status call) (call-attempt-open call))
     (setf (call-attempt-open call) t
           (call-attempt-received-base call) (call-octets-received call)
-          ;; Lowered as the attempt sends again what was counted when
-          ;; first encoded (CLIENT.LISP's %WRITE-REQUEST).
-          (call-attempt-sent-base call) (call-octets-sent call))
+          ;; Counted as the attempt writes them (%WRITE-REQUEST, CALL-SEND).
+          (call-attempt-octets-sent call) 0)
     (when (call-attempt-hooks call)
       (setf (call-attempt-finishers call)
             (loop for hook in (call-attempt-hooks call)
@@ -127,7 +130,7 @@ any, ended with status CODE."
 (defun call-attempt-message-octets (call)
   "Client: (values sent received), the message octets of CALL's attempt
 under way (or its last), as on the wire."
-  (values (- (call-octets-sent call) (call-attempt-sent-base call))
+  (values (call-attempt-octets-sent call)
           (- (call-octets-received call) (call-attempt-received-base call))))
 
 (defun call-wrap-messages (call &key send recv)
@@ -135,9 +138,9 @@ under way (or its last), as on the wire."
 CALL-RECV in RECV, (recv call next), inside any wrappers it has (see
 above).  Returns CALL."
   (when send
-    (setf (call-send-wrappers call) (append (call-send-wrappers call) (list send))))
+    (push send (call-send-wrappers call)))
   (when recv
-    (setf (call-recv-wrappers call) (append (call-recv-wrappers call) (list recv))))
+    (push recv (call-recv-wrappers call)))
   call)
 
 (defun call-property (call key)

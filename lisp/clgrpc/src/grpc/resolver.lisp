@@ -44,34 +44,52 @@ address is still there."
                        addresses)))
         (if (channel-closed channel)
             (setf retired made)
-            (progn
-              (setf retired (remove-if (lambda (sub) (find sub new)) (coerce old 'list))
-                    (channel-subchannels channel) new)
-              (setf (channel-retired channel) (append retired (channel-retired channel)))))))
+            (setf retired (remove-if (lambda (sub) (find sub new)) (coerce old 'list))
+                  (channel-subchannels channel) new
+                  ;; Kept until their connections close, for CHANNEL-CLOSE.
+                  (channel-retired channel)
+                  (append retired (remove-if #'%retirement-over-p (channel-retired channel)))))))
     (mapc #'%retire-subchannel retired)))
+
+(defun %retirement-over-p (sub)
+  "SUB was retired and its connection has closed (or it had none)."
+  (let ((conn (sb-thread:with-mutex ((channel-lock sub)) (channel-conn sub))))
+    (or (null conn) (clgrpc.http2:connection-closed-p conn))))
 
 (defun %resolve-again (channel)
   (unwind-protect
-       (let ((addresses (handler-case (funcall (channel-re-resolve channel))
-                          (target-error () nil))))
-         (when addresses
-           (%replace-addresses channel (if (channel-shuffle-addresses channel)
-                                           (coerce (%shuffle (coerce addresses 'simple-vector)) 'list)
-                                           addresses))))
+       (handler-case
+           (let ((addresses (funcall (channel-re-resolve channel))))
+             (when addresses
+               (%replace-addresses channel (if (channel-shuffle-addresses channel)
+                                               (coerce (%shuffle (coerce addresses 'simple-vector)) 'list)
+                                               addresses))))
+         (target-error ())
+         ;; A resolver of the application's that fails, or answers what is
+         ;; not an address: the list stays, and the process too.
+         (error (e)
+           (log-line "resolving ~A again failed: ~A" (channel-authority channel) e)))
     (sb-thread:with-mutex ((channel-lock channel))
       (setf (channel-resolving channel) nil
             (channel-resolved-at-us channel) (now-us)))))
+
+(defun re-resolution-due-p (channel)
+  "Whether CHANNEL's name may be resolved again now: it is a name, no
+resolution is under way, and the last was *RE-RESOLUTION-INTERVAL* ago.
+Read without the lock: a cheap first look."
+  (and (channel-re-resolve channel)
+       (not (channel-resolving channel))
+       (>= (- (now-us) (channel-resolved-at-us channel))
+           (round (* *re-resolution-interval* 1000000)))))
 
 (defun re-resolve-soon (channel)
   "CHANNEL's subchannels fail: resolve its name again, unless it names
 literal addresses, a resolution is under way, or the last one was less
 than *RE-RESOLUTION-INTERVAL* ago."
-  (when (and (channel-re-resolve channel)
-             (not (channel-resolving channel))
-             (>= (- (now-us) (channel-resolved-at-us channel))
-                 (round (* *re-resolution-interval* 1000000))))
+  (when (re-resolution-due-p channel)
     (when (sb-thread:with-mutex ((channel-lock channel))
-            (unless (or (channel-resolving channel) (channel-closed channel))
+            ;; Again under the lock: two picks may have looked at once.
+            (when (and (re-resolution-due-p channel) (not (channel-closed channel)))
               (setf (channel-resolving channel) t)))
       (handler-case (sb-thread:make-thread #'%resolve-again :name "grpc resolver"
                                                             :arguments (list channel))

@@ -52,6 +52,15 @@
         collect (subseq text start end)
         while end))
 
+(defun canonical-target (target)
+  "TARGET as gRPC names it canonically: a name without a scheme is a DNS
+name (dns:///host:port), and dns:host:port is dns:///host:port."
+  (flet ((prefix-p (prefix) (and (>= (length target) (length prefix))
+                                 (string= prefix target :end2 (length prefix)))))
+    (cond ((or (prefix-p "dns:///") (prefix-p "ipv4:") (prefix-p "ipv6:") (prefix-p "unix:")) target)
+          ((prefix-p "dns:") (concatenate 'string "dns:///" (subseq target 4)))
+          (t (concatenate 'string "dns:///" target)))))
+
 (defun resolve-by-dns (host port)
   "The addresses HOST has (every A and AAAA record, through getaddrinfo),
 each with PORT: ((address . port) ...)."
