@@ -160,3 +160,39 @@ def routeguide_capped(name, args, cores, **kwargs):
       **kwargs: common attributes (tags, visibility).
     """
     _go_client_grid(name, args + ["-server_cpu_quota=" + cores], **kwargs)
+
+def quota_sweep_results(name):
+    """The results target of routeguide_quota_sweep(name).
+
+    Args:
+      name: the sweep's name.
+
+    Returns:
+      the label of its NAME_go_and_lisp_servers_go_client_results target.
+    """
+    return _go_client_results(name)
+
+def routeguide_quota_sweep(name, args, cores, periods, **kwargs):
+    """The grid at several CPU quotas: NAME_go_and_lisp_servers_go_client (and _results).
+
+    Both servers, and the TUNED ones, in turns, as the matrix measures them, at each quota in CORES
+    (0 for uncapped) and each CFS period in PERIODS, each point on servers started afresh, born in
+    control groups holding it (the load generator's -server_cpu_quota and -server_cpu_period; it
+    needs root). Results go to the suite routeguide_quota, which shows the points side by side and
+    judges each capped one, and their geometric mean.
+
+    Args:
+      name: the prefix of the targets.
+      args: the pinned load generator flags, as the matrix's.
+      cores: the quotas, in cores (strings, such as "0.25"; "0" for uncapped).
+      periods: the CFS periods (strings, such as "10ms").
+      **kwargs: common attributes (tags, visibility).
+    """
+    _go_client_grid(
+        name,
+        args + tuned_variants() + [
+            "-server_cpu_quota=" + ",".join(cores),
+            "-server_cpu_period=" + ",".join(periods),
+        ],
+        **kwargs
+    )

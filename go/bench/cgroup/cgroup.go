@@ -24,17 +24,43 @@ import (
 	"time"
 )
 
-// Period is the CFS period every quota is set against: the quota is the
-// CPU time the group may use in each period, and once it is spent the
-// group waits for the next. A tenth of the kernel's default, so that a
-// server at a quarter of a core is held back for at most 10 ms at a time
-// (7.5 ms with one busy thread), not 100, and a 1 s repetition spans a
-// hundred periods.
-const Period = 10 * time.Millisecond
+// DefaultPeriod is the CFS period a quota is set against unless it names
+// another: the quota is the CPU time the group may use in each period, and
+// once it is spent the group waits for the next. A tenth of the kernel's
+// default, so that a server at a quarter of a core is held back for at
+// most 10 ms at a time (7.5 ms with one busy thread), not 100, and a 1 s
+// repetition spans a hundred periods.
+const DefaultPeriod = 10 * time.Millisecond
 
-// MinQuota is the smallest quota in cores: the kernel accepts no less than
-// 1 ms per period.
-const MinQuota = float64(time.Millisecond) / float64(Period)
+// KernelPeriod is the kernel's own default CFS period, the one container
+// runtimes use.
+const KernelPeriod = 100 * time.Millisecond
+
+// The periods the kernel accepts (cpu.max, cpu.cfs_period_us).
+const (
+	MinPeriod = time.Millisecond
+	MaxPeriod = time.Second
+)
+
+// Quota is a CPU cap: Cores of CPU time in each Period (0: DefaultPeriod).
+type Quota struct {
+	Cores  float64
+	Period time.Duration
+}
+
+// period is q's period, DefaultPeriod when it names none.
+func (q Quota) period() time.Duration {
+	if q.Period == 0 {
+		return DefaultPeriod
+	}
+	return q.Period
+}
+
+// MinCores is the smallest quota in cores at period (0: DefaultPeriod): the
+// kernel accepts no less than 1 ms per period.
+func MinCores(period time.Duration) float64 {
+	return float64(time.Millisecond) / float64(Quota{Period: period}.period())
+}
 
 // Hierarchy is where the cgroup file systems are mounted.
 type Hierarchy struct {
@@ -82,13 +108,17 @@ type Group struct {
 
 var serial atomic.Int64
 
-// New makes the groups for a server named name under h: a quota of cores
-// (0: no cap; the group then only tracks), and a v2 group for pressure
+// New makes the groups for a server named name under h: a quota q (0
+// cores: no cap; the group then only tracks), and a v2 group for pressure
 // where the host has the v2 hierarchy. A quota that cannot be set is an
 // error; a host without a v2 hierarchy only loses the pressure reading.
-func New(h Hierarchy, name string, cores float64) (*Group, error) {
+func New(h Hierarchy, name string, q Quota) (*Group, error) {
+	cores := q.Cores
 	if cores < 0 {
 		return nil, fmt.Errorf("CPU quota %v: want 0 (none) or a positive number of cores", cores)
+	}
+	if p := q.period(); p < MinPeriod || p > MaxPeriod {
+		return nil, fmt.Errorf("CFS period %v: the kernel accepts %v to %v", p, MinPeriod, MaxPeriod)
 	}
 	sweep(h)
 	leaf := fmt.Sprintf("%s%s-%d-%d", leafPrefix, sanitize(name), os.Getpid(), serial.Add(1))
@@ -109,18 +139,18 @@ func New(h Hierarchy, name string, cores float64) (*Group, error) {
 		}
 		return g, nil
 	}
-	if err := g.setQuota(h, leaf, cores); err != nil {
+	if err := g.setQuota(h, leaf, cores, q.period()); err != nil {
 		g.Remove()
 		return nil, fmt.Errorf("CPU quota of %v cores (this needs root and a cgroup cpu controller): %w", cores, err)
 	}
 	return g, nil
 }
 
-// setQuota makes the group that caps the server at cores.
-func (g *Group) setQuota(h Hierarchy, leaf string, cores float64) error {
-	quota := time.Duration(cores * float64(Period))
+// setQuota makes the group that caps the server at cores per period.
+func (g *Group) setQuota(h Hierarchy, leaf string, cores float64, period time.Duration) error {
+	quota := time.Duration(cores * float64(period))
 	if quota < time.Millisecond {
-		return fmt.Errorf("the kernel accepts no quota below 1 ms per %v period, %g cores", Period, MinQuota)
+		return fmt.Errorf("the kernel accepts no quota below 1 ms per %v period, %g cores", period, MinCores(period))
 	}
 	switch {
 	case h.UnifiedHasCPU && g.track != "":
@@ -128,14 +158,14 @@ func (g *Group) setQuota(h Hierarchy, leaf string, cores float64) error {
 			return err
 		}
 		g.cpuDir = g.track
-		return write(filepath.Join(g.cpuDir, "cpu.max"), fmt.Sprintf("%d %d", quota.Microseconds(), Period.Microseconds()))
+		return write(filepath.Join(g.cpuDir, "cpu.max"), fmt.Sprintf("%d %d", quota.Microseconds(), period.Microseconds()))
 	case h.CPU != "":
 		dir := filepath.Join(h.CPU, leaf)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return err
 		}
 		g.cpuDir, g.v1Root = dir, h.CPU
-		if err := write(filepath.Join(dir, "cpu.cfs_period_us"), strconv.FormatInt(Period.Microseconds(), 10)); err != nil {
+		if err := write(filepath.Join(dir, "cpu.cfs_period_us"), strconv.FormatInt(period.Microseconds(), 10)); err != nil {
 			return err
 		}
 		return write(filepath.Join(dir, "cpu.cfs_quota_us"), strconv.FormatInt(quota.Microseconds(), 10))

@@ -57,7 +57,7 @@ func TestDetect(t *testing.T) {
 // tracking into the v2 hierarchy; the process is added to both.
 func TestQuotaOnHybrid(t *testing.T) {
 	root := fakeHybrid(t)
-	g, err := New(Detect(root), "lisp server", 0.5)
+	g, err := New(Detect(root), "lisp server", Quota{Cores: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +89,39 @@ func TestQuotaOnHybrid(t *testing.T) {
 	}
 }
 
+// A quota at the kernel's 100 ms period: the period is written, and the
+// quota is the cores' share of it; the smallest quota grows tenfold less.
+func TestQuotaAtAPeriodOfItsOwn(t *testing.T) {
+	root := t.TempDir()
+	mustWrite(t, filepath.Join(root, "cgroup.controllers"), "cpu\n")
+	mustWrite(t, filepath.Join(root, "cgroup.subtree_control"), "")
+	g, err := New(Detect(root), "lisp", Quota{Cores: 0.25, Period: KernelPeriod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(g.cpuDir, "cpu.max")); got != "25000 100000" {
+		t.Errorf("cpu.max %q, want 25000 100000", got)
+	}
+	hybrid := fakeHybrid(t)
+	g, err = New(Detect(hybrid), "go", Quota{Cores: 0.5, Period: KernelPeriod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, p := read(t, filepath.Join(g.cpuDir, "cpu.cfs_quota_us")), read(t, filepath.Join(g.cpuDir, "cpu.cfs_period_us")); q != "50000" || p != "100000" {
+		t.Errorf("v1 quota %q per %q, want 50000 per 100000", q, p)
+	}
+	if MinCores(KernelPeriod) != 0.01 || MinCores(0) != 0.1 {
+		t.Errorf("MinCores: %g at 100 ms, %g at the default, want 0.01 and 0.1", MinCores(KernelPeriod), MinCores(0))
+	}
+}
+
 // On a pure v2 host one group takes the quota (cpu.max) and the tracking,
 // and the root's children get the cpu controller.
 func TestQuotaOnPureV2(t *testing.T) {
 	root := t.TempDir()
 	mustWrite(t, filepath.Join(root, "cgroup.controllers"), "cpu memory\n")
 	mustWrite(t, filepath.Join(root, "cgroup.subtree_control"), "memory\n")
-	g, err := New(Detect(root), "go", 1.5)
+	g, err := New(Detect(root), "go", Quota{Cores: 1.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,20 +143,25 @@ func TestQuotaOnPureV2(t *testing.T) {
 // Without a quota a group only tracks; without a v2 hierarchy that is an
 // error, and a quota without a cpu controller is one too, saying why.
 func TestNewFailures(t *testing.T) {
-	if _, err := New(Detect(t.TempDir()), "x", 0); err == nil {
+	if _, err := New(Detect(t.TempDir()), "x", Quota{Cores: 0}); err == nil {
 		t.Error("a tracking group without a v2 hierarchy")
 	}
-	if _, err := New(Detect(t.TempDir()), "x", 0.5); err == nil || !strings.Contains(err.Error(), "needs root") {
+	if _, err := New(Detect(t.TempDir()), "x", Quota{Cores: 0.5}); err == nil || !strings.Contains(err.Error(), "needs root") {
 		t.Errorf("a quota without a cpu controller: %v", err)
 	}
-	if _, err := New(Detect(fakeHybrid(t)), "x", -1); err == nil {
+	if _, err := New(Detect(fakeHybrid(t)), "x", Quota{Cores: -1}); err == nil {
 		t.Error("a negative quota accepted")
 	}
-	if _, err := New(Detect(fakeHybrid(t)), "x", 0.05); err == nil {
+	if _, err := New(Detect(fakeHybrid(t)), "x", Quota{Cores: 0.05}); err == nil {
 		t.Error("a quota below the kernel's 1 ms accepted")
 	}
+	for _, period := range []time.Duration{time.Microsecond * 999, 2 * time.Second, -time.Millisecond} {
+		if _, err := New(Detect(fakeHybrid(t)), "x", Quota{Cores: 0.5, Period: period}); err == nil {
+			t.Errorf("a CFS period of %v accepted", period)
+		}
+	}
 	root := fakeHybrid(t)
-	g, err := New(Detect(root), "x", 0)
+	g, err := New(Detect(root), "x", Quota{Cores: 0})
 	if err != nil || g.cpuDir != "" || g.track == "" {
 		t.Fatalf("tracking only: %+v, %v", g, err)
 	}
@@ -154,7 +185,7 @@ func TestNewSweepsGroupsOfDeadMakers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := New(h, "x", 0.5); err != nil {
+	if _, err := New(h, "x", Quota{Cores: 0.5}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
@@ -186,7 +217,7 @@ func TestParseCPUStat(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	root := fakeHybrid(t)
-	g, err := New(Detect(root), "x", 0.5)
+	g, err := New(Detect(root), "x", Quota{Cores: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}

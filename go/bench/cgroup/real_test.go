@@ -19,7 +19,7 @@ func TestQuotaThrottlesARealProcess(t *testing.T) {
 	if os.Geteuid() != 0 || (h.CPU == "" && !h.UnifiedHasCPU) {
 		t.Skipf("needs root and a cgroup cpu controller (euid %d, hierarchy %+v)", os.Geteuid(), h)
 	}
-	g, err := New(h, "throttle-test", 0.1)
+	g, err := New(h, "throttle-test", Quota{Cores: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestStartBornInTheGroups(t *testing.T) {
 		t.Skipf("needs root and a cgroup cpu controller (euid %d, hierarchy %+v)", os.Geteuid(), h)
 	}
 	for _, cloneInto := range []bool{true, false} {
-		g, err := New(h, "start-test", 0.5)
+		g, err := New(h, "start-test", Quota{Cores: 0.5})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -128,7 +128,7 @@ func TestServerCoresAreItsQuota(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "cpu", "cpu.cfs_quota_us"), []byte("-1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g, err := cgroup.New(cgroup.Detect(root), "server", 0.5)
+	g, err := cgroup.New(cgroup.Detect(root), "server", cgroup.Quota{Cores: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -357,6 +357,8 @@ var BuiltinLayouts = map[string]Layout{
 
 	"routeguide_capped": cappedLayout,
 
+	"routeguide_quota": quotaSweepLayout,
+
 	"handlercost": handlerCostLayout,
 
 	// RouteGuide over TLS (the load generator's -tls): the "routeguide"

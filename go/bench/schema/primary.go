@@ -9,6 +9,7 @@ package schema
 var primaryMetrics = map[string][]string{
 	"routeguide":          {MetricReqPerSec, MetricServerCPUPerOp, MetricLatencyP50},
 	"routeguide_capped":   {MetricReqPerSec, MetricServerCPUPerOp},
+	"routeguide_quota":    {MetricReqPerSec, MetricServerCPUPerOp},
 	"routeguide_openloop": {MetricLatencyP50, MetricLatencyP99, MetricServerCPUPerOp},
 	"connscale":           {MetricReqPerSec, MetricServerCPUPerOp, MetricServerMarginalRSSPerConn},
 	"qps":                 {MetricQPSPerServerCore, MetricLatencyP50},

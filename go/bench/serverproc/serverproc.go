@@ -52,6 +52,8 @@ type Spec struct {
 	// by a CFS quota (it implies Cgroup). A quota that cannot be set fails
 	// Start.
 	CPUQuota float64
+	// CPUPeriod is the CFS period of CPUQuota (0: cgroup.DefaultPeriod).
+	CPUPeriod time.Duration
 }
 
 // Process is a started server. It runs in a process group of its own,
@@ -193,7 +195,7 @@ func newGroup(spec Spec) (*cgroup.Group, error) {
 	if name == "" {
 		name = filepath.Base(spec.Argv[0])
 	}
-	g, err := cgroup.New(cgroup.Detect(cgroup.Root), name, spec.CPUQuota)
+	g, err := cgroup.New(cgroup.Detect(cgroup.Root), name, cgroup.Quota{Cores: spec.CPUQuota, Period: spec.CPUPeriod})
 	if err != nil && spec.CPUQuota > 0 {
 		return nil, err
 	}

@@ -265,7 +265,7 @@ func TestRSSAndThreadsOfThisProcess(t *testing.T) {
 // reads of its own cgroups is the quota group, so a runtime that sizes
 // itself to the quota at start (Go's GOMAXPROCS) sees it.
 func TestServerProcessIsBornInItsGroups(t *testing.T) {
-	if g, err := cgroup.New(cgroup.Detect(cgroup.Root), "born-probe", 0.5); err != nil {
+	if g, err := cgroup.New(cgroup.Detect(cgroup.Root), "born-probe", cgroup.Quota{Cores: 0.5}); err != nil {
 		t.Skipf("no CPU quota on this host: %v", err)
 	} else {
 		g.Remove()

@@ -83,9 +83,11 @@ type config struct {
 	orderSeed int64
 	// tls, when on, makes every connection TLS (-tls and its files).
 	tls transport
-	// serverQuota caps each started server's CPU time at that many cores
-	// (-server_cpu_quota); 0 for none.
-	serverQuota float64
+	// quotas are the CPU caps each started server is measured under
+	// (-server_cpu_quota at each -server_cpu_period): one uncapped point
+	// without them; with several, a sweep, each point on servers started
+	// afresh.
+	quotas []quotaPoint
 }
 
 // serverSpec is a server to start: its label in the results, executable
@@ -94,6 +96,22 @@ type serverSpec struct {
 	impl string
 	path string
 	args []string
+}
+
+// capped reports whether any server is measured under a CPU quota.
+func (cfg config) capped() bool {
+	return slices.ContainsFunc(cfg.quotas, quotaPoint.capped)
+}
+
+// sweep reports whether the run measures several CPU caps.
+func (cfg config) sweep() bool { return len(cfg.quotas) > 1 }
+
+// firstQuota is the cap the servers start under.
+func (cfg config) firstQuota() quotaPoint {
+	if len(cfg.quotas) == 0 {
+		return quotaPoint{}
+	}
+	return cfg.quotas[0]
 }
 
 // servers are the servers to start, the -server first; none with -addr.
@@ -126,7 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	// before the first measured repetition.
 	cfg := config{bench: harness.Flags{Reps: 3, Warmup: harness.Warmup{Duration: time.Second}}}
 	cfg.bench.Register(fs)
-	var rpcs, clients, conns, totalConns, serverArgs, rivalArgs, rates string
+	var rpcs, clients, conns, totalConns, serverArgs, rivalArgs, rates, quotas, periods string
 	fs.StringVar(&cfg.serverPath, "server", "", "RouteGuide server `executable` to start with -addr 127.0.0.1:0 (its CPU time is measured too)")
 	fs.StringVar(&serverArgs, "server_args", "", "space-separated extra `arguments` for the -server started, such as a tuning flag; recorded in the results")
 	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of a running RouteGuide server on a loopback address, instead of -server")
@@ -145,7 +163,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&rates, "rate", "", "an open loop: comma `list` of rates, requests/s offered in all, each a scenario (a sweep gives a latency-versus-load curve); requests start on a fixed schedule whether earlier ones have finished or not (up to 10,000 in flight), each latency measured from when it was due (no coordinated omission), the dispatcher's lateness recorded as send lag; a cell fails above 0.1% errors")
 	fs.StringVar(&cfg.lispClient, "lisp_client", "", "make the calls with the Lisp RouteGuide client at this `executable` (//lisp/routeguide:loadgen), started on this load generator's CPUs, instead of with grpc-go in this process; this program still measures and computes every result, and names the scenarios .../client=lisp")
 	fs.Int64Var(&cfg.orderSeed, "order_seed", 0, "with several -total_conns, the `seed` of the cells' random order, so that no cell always inherits the heap of the same smaller one (0: from the clock; the seed used is recorded as order_seed)")
-	fs.Float64Var(&cfg.serverQuota, "server_cpu_quota", 0, "cap each server started at this many `cores` of CPU time by a CFS quota (a cgroup; needs root), so that this load generator, on a whole core, has headroom over the server: the suite routeguide_capped, for throughput and CPU per request only (throttling distorts latency); 0: no cap")
+	fs.StringVar(&quotas, "server_cpu_quota", "0", "comma `list` of CPU caps, in cores, each started server is measured under by a CFS quota (a cgroup; needs root), 0 for none: one cap, so that this load generator on a whole core has headroom over the server, is the suite routeguide_capped, for throughput and CPU per request only (throttling distorts latency); several are a sweep (suite routeguide_quota), each cap's cells on servers started afresh in their groups")
+	fs.StringVar(&periods, "server_cpu_period", cgroup.DefaultPeriod.String(), "comma `list` of CFS periods each -server_cpu_quota is measured at (the kernel's default is 100ms)")
 	fs.IntVar(&cfg.streamMsgs, "stream_msgs", 10, "points per RecordRoute call and notes per RouteChat call (ListFeatures always streams the standard database's 100 features)")
 
 	cfg.tls.register(fs)
@@ -154,7 +173,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	cfg.serverArgs = strings.Fields(serverArgs)
 	cfg.rival.args = strings.Fields(rivalArgs)
-	if err := cfg.complete(rpcs, clients, conns, totalConns, rates, variants); err != nil {
+	if err := cfg.complete(rpcs, clients, conns, totalConns, rates, quotas, periods, variants); err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
 		return config{}, err
@@ -164,7 +183,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // complete parses the list flags into cfg and checks every suite flag,
 // reporting all problems at once.
-func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string, variants []string) error {
+func (cfg *config) complete(rpcs, clients, conns, totalConns, rates, quotas, periods string, variants []string) error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
@@ -255,12 +274,14 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns, rates string, vari
 	if cfg.streamMsgs < 1 || cfg.streamMsgs > maxStreamMsgs {
 		fail("-stream_msgs must be from 1 to %d, got %d", maxStreamMsgs, cfg.streamMsgs)
 	}
+	cfg.quotas, err = parseQuotaPoints(quotas, periods)
 	switch {
-	case cfg.serverQuota < 0 || cfg.serverQuota > maxServerQuota || (cfg.serverQuota > 0 && cfg.serverQuota < cgroup.MinQuota):
-		fail("-server_cpu_quota must be 0 (none) or from %g to %g cores, got %g", cgroup.MinQuota, float64(maxServerQuota), cfg.serverQuota)
-	case cfg.serverQuota > 0 && cfg.serverPath == "":
+	case err != nil:
+		fail("%v", err)
+	case !cfg.capped():
+	case cfg.serverPath == "":
 		fail("-server_cpu_quota needs -server: it caps a server this program starts")
-	case cfg.serverQuota > 0 && (len(cfg.rates) > 0 || len(cfg.totalConns) > 0):
+	case len(cfg.rates) > 0 || len(cfg.totalConns) > 0:
 		fail("-server_cpu_quota is for the closed-loop grid: throttling distorts the latency that -rate and -total_conns judge")
 	}
 	if err := cfg.tls.complete(cfg.serverPath != "", cfg.lispClient != ""); err != nil {

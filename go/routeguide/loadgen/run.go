@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -86,10 +85,15 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	case len(cfg.rates) > 0:
 		name = openLoopSuite
 	}
-	if cfg.serverQuota > 0 {
+	switch {
+	case cfg.sweep():
+		// The caps side by side: a suite of its own.
+		name = quotaSweepSuite
+		env.Extra[schema.ExtraServerCPUQuota] = describeQuotas(cfg.quotas)
+	case cfg.capped():
 		// A suite of its own, judged on throughput and CPU per request only.
 		name = cappedSuite
-		env.Extra[schema.ExtraServerCPUQuota] = fmt.Sprintf("%g cores (a CFS quota per %v period)", cfg.serverQuota, cgroup.Period)
+		env.Extra[schema.ExtraServerCPUQuota] = describeQuotas(cfg.quotas)
 	}
 	if cfg.tls.on {
 		// A suite of its own: its cells would otherwise collide with the
@@ -111,7 +115,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		sessions = append(sessions, &session{cfg: cfg, impl: cfg.impl, addr: cfg.addr, lisp: lisp, work: work, progress: log, stallGrace: stallGrace})
 	}
 	for _, spec := range specs {
-		sessions = append(sessions, &session{cfg: cfg, impl: spec.impl, lisp: lisp, work: work, progress: log, stallGrace: stallGrace})
+		sessions = append(sessions, &session{cfg: cfg, impl: spec.impl, lisp: lisp, work: work, progress: log, stallGrace: stallGrace, quota: cfg.firstQuota()})
 	}
 	if len(specs) > 0 {
 		// Deferred as well as done below, so that no path, a panic
@@ -182,7 +186,8 @@ func (ss *session) start(ctx context.Context, spec serverSpec, cpus cpuset.Set) 
 		// with -server_cpu_quota, a cap it must have.
 		Cgroup:     true,
 		CgroupName: spec.impl,
-		CPUQuota:   ss.cfg.serverQuota,
+		CPUQuota:   ss.quota.cores,
+		CPUPeriod:  ss.quota.period,
 	})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", spec.path, err)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -52,13 +53,31 @@ const (
 type scenario struct {
 	kind    rpcKind
 	clients int
-	total   int     // connections in all (connscale suite), else 0
-	rate    float64 // requests per second offered, open loop; 0 for a closed loop
+	total   int        // connections in all (connscale suite), else 0
+	rate    float64    // requests per second offered, open loop; 0 for a closed loop
+	quota   quotaPoint // the CPU cap the servers are under
 }
 
-// scenarios lists the run's points, by kind and then by client count, the
-// order in which the report shows them.
+// scenarios lists the run's points, by CPU cap, kind and then client count,
+// the order in which the report shows them; each cap's cells run together,
+// so that the servers are started afresh under it once.
 func (cfg config) scenarios() []scenario {
+	quotas := cfg.quotas
+	if len(quotas) == 0 {
+		quotas = []quotaPoint{{}}
+	}
+	var out []scenario
+	for _, q := range quotas {
+		for _, s := range cfg.pointScenarios() {
+			s.quota = q
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pointScenarios are the scenarios of one CPU cap.
+func (cfg config) pointScenarios() []scenario {
 	var out []scenario
 	totals := cfg.totalConns
 	if len(totals) == 0 {
@@ -72,7 +91,7 @@ func (cfg config) scenarios() []scenario {
 		for _, k := range cfg.rpcs {
 			for _, n := range cfg.clients {
 				for _, r := range rates {
-					out = append(out, scenario{k, n, t, r})
+					out = append(out, scenario{kind: k, clients: n, total: t, rate: r})
 				}
 			}
 		}
@@ -118,6 +137,7 @@ type session struct {
 	cpus     cpuset.Set
 	cpu      harness.CPUSource // the server's CPU, or nil
 	cpuClock string            // where cpu reads it (harness.CPUClockCgroup, ...)
+	quota    quotaPoint        // the CPU cap its server was started under
 	work     *workload
 	progress io.Writer
 	// stallGrace is how far a scenario may overrun its plan before it is
@@ -140,8 +160,16 @@ func (ss *session) scenarioName(s scenario) string {
 	if ss.cfg.tls.on {
 		name += "/tls"
 	}
-	if ss.cfg.serverQuota > 0 {
-		name += fmt.Sprintf("/cpu_quota=%g", ss.cfg.serverQuota)
+	switch q := s.quota; {
+	case ss.cfg.sweep() && !q.capped():
+		name += "/cpu_quota=none"
+	case ss.cfg.sweep():
+		name += fmt.Sprintf("/cpu_quota=%g/cpu_period=%v", q.cores, q.period)
+	case q.capped():
+		name += fmt.Sprintf("/cpu_quota=%g", q.cores)
+		if q.period != cgroup.DefaultPeriod {
+			name += fmt.Sprintf("/cpu_period=%v", q.period)
+		}
 	}
 	if ss.client() == "lisp" {
 		name += "/client=lisp"
@@ -170,8 +198,9 @@ func (ss *session) params(s scenario) map[string]any {
 	if s.rate > 0 {
 		p["rate"] = s.rate
 	}
-	if ss.cfg.serverQuota > 0 {
-		p["server_cpu_quota"] = ss.cfg.serverQuota
+	if ss.cfg.capped() {
+		p["server_cpu_quota"] = s.quota.cores
+		p["server_cpu_period"] = s.quota.periodLabel()
 	}
 	return p
 }
@@ -303,6 +332,16 @@ func (c *cell) connect(ctx context.Context) {
 		// before anything else is checked, so that a server that crashed
 		// in an earlier cell fails that cell only, and one that could not
 		// be restarted is tried again by the next.
+		if err := ss.restart(ctx); err != nil {
+			c.err = fmt.Errorf("not run: %w", err)
+			return
+		}
+	}
+	if ss.owned() && s.quota != ss.quota {
+		// A new CPU cap: the server starts afresh, born in its groups, so
+		// that its runtime sizes itself to the cap from its first
+		// instruction and no heap carries over from the cap before.
+		ss.quota = s.quota
 		if err := ss.restart(ctx); err != nil {
 			c.err = fmt.Errorf("not run: %w", err)
 			return

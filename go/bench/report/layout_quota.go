@@ -1,0 +1,94 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// quotaSweepCells are the quota sweep's capped cells, named in advance:
+// unary calls from 10 clients (the Go load generator), each server held to
+// a quarter, a half and a whole core, at the 10 ms period the capped grid
+// uses and at the kernel's 100 ms. The uncapped point is shown beside them
+// and judged in the uncapped grid, where its load generator is measured
+// too.
+var quotaSweepCells = map[string][]string{
+	"rpc":               {"unary"},
+	"clients":           {"10"},
+	"server_cpu_quota":  {"0.25", "0.5", "1"},
+	"server_cpu_period": {"10ms", "100ms"},
+}
+
+// quotaSweepPoint names the operating point every goal of the sweep is
+// judged at.
+var quotaSweepPoint = fmt.Sprintf("unary calls from %s Go clients, one connection each, with each server "+
+	"held to %s of a core at CFS periods of %s (each point on servers started afresh, born in their "+
+	"control groups)", strings.Join(quotaSweepCells["clients"], " and "),
+	strings.Join(quotaSweepCells["server_cpu_quota"], ", "), strings.Join(quotaSweepCells["server_cpu_period"], " and "))
+
+// quotaSweepKeys group the sweep's tables: a table per RPC, client count
+// and period, a row per quota.
+var quotaSweepKeys = []string{"rpc", "client", "clients", "server_cpu_period"}
+
+// quotaSweepGoal is a goal judged in every capped cell of the sweep.
+func quotaSweepGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
+	return Goal{
+		Title:      title,
+		Statement:  statement + " Operating point: " + quotaSweepPoint + ".",
+		Where:      map[string]string{"client": "go"},
+		GroupBy:    []string{"rpc", "clients", "server_cpu_quota", "server_cpu_period"},
+		Cells:      quotaSweepCells,
+		Vary:       []string{"impl"},
+		Baseline:   "go",
+		Config:     map[string]string{"impl": "lisp"},
+		Names:      implNames,
+		Limits:     []RatioLimit{limit},
+		Bottleneck: bottleneck,
+		Context:    context,
+	}
+}
+
+// quotaSweepLayout renders the RouteGuide grid swept over CPU quotas (the
+// load generator's -server_cpu_quota with several caps and
+// -server_cpu_period): how the comparison moves with the CPU a server is
+// given, and with how the kernel hands it out. Parameters: those of
+// "routeguide_capped", and server_cpu_period ("none" for the uncapped
+// point, whose server_cpu_quota is 0).
+var quotaSweepLayout = Layout{
+	Title: "RouteGuide across CPU quotas: Go vs Common Lisp",
+	Sections: []Section{
+		SweepGeoMean{
+			Title: "The sweep at a glance",
+			Statement: "The Lisp server's figure over the Go server's, as a geometric mean over the " +
+				"sweep's capped cells, so that no one quota stands for the sweep (" + quotaSweepPoint +
+				"). The interval pairs the rounds the two servers ran in turns; the range gives " +
+				"each cell's median ratio.",
+			Where: map[string]string{"client": "go"},
+			Cells: quotaSweepCells,
+			Vary:  []string{"impl"}, Baseline: "go", Config: map[string]string{"impl": "lisp"},
+			Names:   implNames,
+			Metrics: []string{schema.MetricReqPerSec, schema.MetricServerCPUPerOp, schema.MetricServerRSS},
+		},
+		lispGoPivot("Throughput", quotaSweepKeys, "server_cpu_quota", schema.MetricReqPerSec, lispOverGoPercent),
+		lispGoPivot("Server CPU per request", quotaSweepKeys, "server_cpu_quota", schema.MetricServerCPUPerOp, lispOverGoFactor),
+		lispGoPivot("Server RSS (after each repetition)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerRSS, lispOverGoFactor),
+		lispGoPivot("Server threads (after each repetition)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerThreads, nil),
+		lispGoPivot("Time throttled by the quota", quotaSweepKeys, "server_cpu_quota", schema.MetricServerThrottled, nil),
+		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerUtilisation, nil),
+		lispGoPivot("Load generator utilisation (its core)", quotaSweepKeys, "server_cpu_quota", schema.MetricClientUtilisation, nil),
+		quotaSweepGoal("Speed goal at every quota",
+			"With the same Go load generator on a whole core and each server held to the same CPU "+
+				"quota, the Lisp server reaches at least the Go server's req/s. A cell is judged when "+
+				"both servers were its bottleneck, over the headroom each had left.",
+			RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
+			Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
+				schema.MetricServerThrottled, schema.MetricServerCPUPerOp)),
+		quotaSweepGoal("Goal: at or under Go's CPU per request at every quota",
+			"With the same Go load generator and each server held to the same CPU quota, the Lisp "+
+				"server spends at most the Go server's CPU per request.",
+			RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
+			Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS,
+				schema.MetricServerThrottled)),
+	},
+}
