@@ -124,6 +124,11 @@ func TestClientMetricsAreAScrapePrometheusReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	retried := parseExposition(t, string(retriedText))
+	for _, line := range strings.Split(string(retriedText), "\n") {
+		if strings.Contains(line, "_count{") || strings.HasPrefix(line, "grpc_client_attempt_started_total{") {
+			t.Logf("scrape: %s", line)
+		}
+	}
 	for _, want := range []struct {
 		family, status string
 		count          uint64

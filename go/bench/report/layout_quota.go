@@ -37,6 +37,7 @@ func quotaSweepGoal(title, statement string, limit RatioLimit, bottleneck string
 		Title:      title,
 		Statement:  statement + " Operating point: " + quotaSweepPoint + ".",
 		Where:      map[string]string{"client": "go"},
+		In:         map[string][]string{"server_cpu_period": quotaSweepCells["server_cpu_period"]},
 		GroupBy:    []string{"rpc", "clients", "server_cpu_quota", "server_cpu_period"},
 		Cells:      quotaSweepCells,
 		Vary:       []string{"impl"},
@@ -63,7 +64,7 @@ var quotaSweepLayout = Layout{
 			Statement: "The Lisp server's figure over the Go server's, as a geometric mean over the " +
 				"sweep's capped cells, so that no one quota stands for the sweep (" + quotaSweepPoint +
 				"). The interval pairs the rounds the two servers ran in turns; the range gives " +
-				"each cell's median ratio.",
+				"each cell's own estimate of the ratio, by the same (Hodges-Lehmann) estimator.",
 			Where: map[string]string{"client": "go"},
 			Cells: quotaSweepCells,
 			Vary:  []string{"impl"}, Baseline: "go", Config: map[string]string{"impl": "lisp"},

@@ -15,7 +15,8 @@ import (
 // sweep. Repetitions pair by round within each cell (the suite measured the
 // configurations in turns); round i's geometric mean is the mean over the
 // cells of each one's i-th log ratio, and the rounds' means get the paired
-// interval of paired_interval.go. Each cell must have been measured, with
+// interval of paired_interval.go. The range gives each cell's own paired
+// estimate, the same Hodges-Lehmann estimator. Each cell must have been measured, with
 // the same number of rounds, for a figure to be given: a mean over fewer
 // cells than the sweep names would describe another sweep.
 type SweepGeoMean struct {
@@ -93,8 +94,9 @@ func (s SweepGeoMean) row(data *Dataset, cells []map[string]string, metric strin
 			continue
 		}
 		logs = append(logs, ratios)
-		m := math.Exp(schema.Median(ratios))
-		lo, hi = math.Min(lo, m), math.Max(hi, m)
+		if r, err := newPairedRatioInterval(expAll(ratios), ones(len(ratios)), goalAlpha); err == nil {
+			lo, hi = math.Min(lo, r.Estimate), math.Max(hi, r.Estimate)
+		}
 	}
 	if len(missing) > 0 {
 		return []string{label, count, fmt.Sprintf("not given: %d of %d cells not measured in full (%s)",
@@ -108,15 +110,15 @@ func (s SweepGeoMean) row(data *Dataset, cells []map[string]string, metric strin
 	}
 	// Round i's geometric mean, as a ratio of two figures whose logs are
 	// the mean log ratio and 0: the paired interval of one sample.
-	x, base := make([]float64, n), make([]float64, n)
+	x := make([]float64, n)
 	for i := range n {
 		var sum float64
 		for _, l := range logs {
 			sum += l[i]
 		}
-		x[i], base[i] = math.Exp(sum/float64(len(logs))), 1
+		x[i] = math.Exp(sum / float64(len(logs)))
 	}
-	r, err := newPairedRatioInterval(x, base, goalAlpha)
+	r, err := newPairedRatioInterval(x, ones(n), goalAlpha)
 	if err != nil {
 		return []string{label, count, "no interval: " + err.Error(), ""}
 	}
@@ -154,6 +156,22 @@ func (s SweepGeoMean) cellRatios(data *Dataset, cell map[string]string, metric s
 		out[i] = math.Log(x.Reps[i]) - math.Log(base.Reps[i])
 	}
 	return out, true
+}
+
+func expAll(logs []float64) []float64 {
+	out := make([]float64, len(logs))
+	for i, l := range logs {
+		out[i] = math.Exp(l)
+	}
+	return out
+}
+
+func ones(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
 }
 
 // cellName names a cell by its parameters, in a fixed order.
