@@ -11,14 +11,18 @@ import (
 
 // SweepGeoMean is a sweep's headline: for each metric, the geometric mean
 // over the sweep's cells of one configuration's figure over the baseline's,
-// with its interval, so that no single operating point stands for the
-// sweep. Repetitions pair by round within each cell (the suite measured the
-// configurations in turns); round i's geometric mean is the mean over the
-// cells of each one's i-th log ratio, and the rounds' means get the paired
-// interval of paired_interval.go. The range gives each cell's own paired
-// estimate, the same Hodges-Lehmann estimator. Each cell must have been measured, with
-// the same number of rounds, for a figure to be given: a mean over fewer
-// cells than the sweep names would describe another sweep.
+// so that no single operating point stands for the sweep. Each cell is
+// estimated first, on its own: the Hodges-Lehmann estimate of its rounds'
+// paired ratios (paired_interval.go), the estimator of every goal. The
+// headline is the geometric mean of those estimates, and its interval
+// treats the cells as a sample of operating points (Student's t over their
+// logs): it says where the ratio lies across the sweep, not only how noisy
+// each cell was. Rounds are never paired across cells, which ran at
+// different times. A capacity metric (req/s) counts only the cells both
+// servers limited: a figure a saturated load generator set says nothing
+// about a server. Every other cell must have been measured for a figure
+// to be given: a mean over fewer cells than the sweep names would describe
+// another sweep.
 type SweepGeoMean struct {
 	Title     string
 	Statement string
@@ -32,6 +36,10 @@ type SweepGeoMean struct {
 	Config   map[string]string
 	Names    map[string]string
 	Metrics  []string
+	// Bottleneck is the parameter saying which side limited a run; a
+	// metric in Capacity counts a cell only when it says "server" for both.
+	Bottleneck string
+	Capacity   []string
 }
 
 func (s SweepGeoMean) Render(d *Dataset, p *Page) {
@@ -44,8 +52,8 @@ func (s SweepGeoMean) Render(d *Dataset, p *Page) {
 		p.Text(s.Statement)
 	}
 	cells := s.cellList()
-	t := Table{Header: []string{"Metric", "Cells", fmt.Sprintf("%s / %s, geometric mean",
-		displayName(s.Names, s.configValue()), displayName(s.Names, s.Baseline)), "Range over the cells"}}
+	t := Table{Header: []string{"Metric", "Cells", fmt.Sprintf("%s / %s, geometric mean (95%% over the cells)",
+		displayName(s.Names, s.configValue()), displayName(s.Names, s.Baseline)), "Range of the cells' estimates"}}
 	for _, metric := range s.Metrics {
 		t.Rows = append(t.Rows, s.row(data, cells, metric))
 	}
@@ -83,53 +91,42 @@ func (s SweepGeoMean) cellList() []map[string]string {
 // there is none.
 func (s SweepGeoMean) row(data *Dataset, cells []map[string]string, metric string) []string {
 	label := MetricLabel(metric)
-	count := fmt.Sprintf("%d", len(cells))
-	var logs [][]float64 // per cell, its rounds' log ratios
-	lo, hi := math.Inf(1), math.Inf(-1)
-	var missing []string
+	capacity := slices.Contains(s.Capacity, metric)
+	var logs []float64 // each counted cell's log estimate
+	var missing, unbound []string
 	for _, cell := range cells {
-		ratios, ok := s.cellRatios(data, cell, metric)
-		if !ok {
+		est, bound, ok := s.cellEstimate(data, cell, metric)
+		switch {
+		case !ok:
 			missing = append(missing, cellName(cell))
-			continue
-		}
-		logs = append(logs, ratios)
-		if r, err := newPairedRatioInterval(expAll(ratios), ones(len(ratios)), goalAlpha); err == nil {
-			lo, hi = math.Min(lo, r.Estimate), math.Max(hi, r.Estimate)
+		case capacity && !bound:
+			unbound = append(unbound, cellName(cell))
+		default:
+			logs = append(logs, math.Log(est))
 		}
 	}
-	if len(missing) > 0 {
-		return []string{label, count, fmt.Sprintf("not given: %d of %d cells not measured in full (%s)",
+	count := fmt.Sprintf("%d", len(logs))
+	if len(unbound) > 0 {
+		count = fmt.Sprintf("%d of %d (not server-bound: %s)", len(logs), len(cells), strings.Join(unbound, "; "))
+	}
+	switch {
+	case len(missing) > 0:
+		return []string{label, fmt.Sprintf("%d", len(cells)), fmt.Sprintf("not given: %d of %d cells not measured (%s)",
 			len(missing), len(cells), strings.Join(missing, "; ")), ""}
+	case len(logs) < 2:
+		return []string{label, count, "not given: fewer than two cells to combine", ""}
 	}
-	n := len(logs[0])
-	for _, l := range logs {
-		if len(l) != n {
-			return []string{label, count, "not given: the cells have different numbers of rounds", ""}
-		}
-	}
-	// Round i's geometric mean, as a ratio of two figures whose logs are
-	// the mean log ratio and 0: the paired interval of one sample.
-	x := make([]float64, n)
-	for i := range n {
-		var sum float64
-		for _, l := range logs {
-			sum += l[i]
-		}
-		x[i] = math.Exp(sum / float64(len(logs)))
-	}
-	r, err := newPairedRatioInterval(x, ones(n), goalAlpha)
-	if err != nil {
-		return []string{label, count, "no interval: " + err.Error(), ""}
-	}
-	return []string{label, count, intervalText(r),
-		fmt.Sprintf("%.2fx to %.2fx", lo, hi)}
+	mean, half := meanInterval(logs)
+	lo, hi := slices.Min(logs), slices.Max(logs)
+	return []string{label, count,
+		fmt.Sprintf("%.2fx (%.2fx to %.2fx)", math.Exp(mean), math.Exp(mean-half), math.Exp(mean+half)),
+		fmt.Sprintf("%.2fx to %.2fx", math.Exp(lo), math.Exp(hi))}
 }
 
-// cellRatios are one cell's per-round log ratios of the configuration's
-// metric over the baseline's.
-func (s SweepGeoMean) cellRatios(data *Dataset, cell map[string]string, metric string) ([]float64, bool) {
-	find := func(config map[string]string) (schema.Metric, bool) {
+// cellEstimate is one cell's paired estimate of the configuration's metric
+// over the baseline's, and whether both servers limited both runs.
+func (s SweepGeoMean) cellEstimate(data *Dataset, cell map[string]string, metric string) (estimate float64, serverBound, ok bool) {
+	find := func(config map[string]string) (Row, schema.Metric, bool) {
 		match := map[string]string{}
 		for k, v := range cell {
 			match[k] = v
@@ -137,41 +134,51 @@ func (s SweepGeoMean) cellRatios(data *Dataset, cell map[string]string, metric s
 		for k, v := range config {
 			match[k] = v
 		}
-		row, ok := data.Find(match)
-		if !ok || row.Status != schema.StatusOK {
-			return schema.Metric{}, false
+		row, found := data.Find(match)
+		if !found || row.Status != schema.StatusOK {
+			return Row{}, schema.Metric{}, false
 		}
-		return row.Metric(metric)
+		m, has := row.Metric(metric)
+		return row, m, has
 	}
-	x, ok1 := find(s.Config)
-	base, ok2 := find(map[string]string{s.Vary[0]: s.Baseline})
-	if !ok1 || !ok2 || len(x.Reps) == 0 || len(x.Reps) != len(base.Reps) {
-		return nil, false
+	xr, x, ok1 := find(s.Config)
+	br, base, ok2 := find(map[string]string{s.Vary[0]: s.Baseline})
+	if !ok1 || !ok2 {
+		return 0, false, false
 	}
-	out := make([]float64, len(x.Reps))
-	for i := range x.Reps {
-		if x.Reps[i] <= 0 || base.Reps[i] <= 0 {
-			return nil, false
-		}
-		out[i] = math.Log(x.Reps[i]) - math.Log(base.Reps[i])
+	r, err := newPairedRatioInterval(x.Reps, base.Reps, goalAlpha)
+	if err != nil {
+		return 0, false, false
 	}
-	return out, true
+	bound := s.Bottleneck != "" && xr.Param(s.Bottleneck) == bottleneckServer && br.Param(s.Bottleneck) == bottleneckServer
+	return r.Estimate, bound, true
 }
 
-func expAll(logs []float64) []float64 {
-	out := make([]float64, len(logs))
-	for i, l := range logs {
-		out[i] = math.Exp(l)
+// meanInterval is the mean of xs and the half-width of its two-sided 95%
+// interval by Student's t (xs a sample of at least two).
+func meanInterval(xs []float64) (mean, half float64) {
+	n := float64(len(xs))
+	for _, x := range xs {
+		mean += x
 	}
-	return out
+	mean /= n
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, studentT975(len(xs)-1) * math.Sqrt(ss/(n-1)/n)
 }
 
-func ones(n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = 1
+// studentT975 is the 97.5th percentile of Student's t with df degrees of
+// freedom.
+func studentT975(df int) float64 {
+	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+	if df >= 1 && df <= len(table) {
+		return table[df-1]
 	}
-	return out
+	return 1.96
 }
 
 // cellName names a cell by its parameters, in a fixed order.

@@ -100,6 +100,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		// plaintext ones of the same server, RPC and clients in a report.
 		name += "_tls"
 	}
+	if cfg.sweep() {
+		// The caps in a random order, so that no cap always runs at the
+		// same moment of the run (its start, a warm machine, its end).
+		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleQuotaPoints(cfg.quotas, cfg.orderSeed), 10)
+	}
 	scenarios := cfg.scenarios()
 	if len(cfg.totalConns) > 1 {
 		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleScenarios(scenarios, cfg.orderSeed), 10)

@@ -339,10 +339,12 @@ func (c *cell) connect(ctx context.Context) {
 	}
 	if ss.owned() && s.quota != ss.quota {
 		// A new CPU cap: the server starts afresh, born in its groups, so
-		// that its runtime sizes itself to the cap from its first
-		// instruction and no heap carries over from the cap before.
+		// that it runs under the cap from its first instruction and no heap
+		// carries over from the cap before.
 		ss.quota = s.quota
 		if err := ss.restart(ctx); err != nil {
+			// The next cell of this cap tries again.
+			ss.quota = quotaPoint{cores: -1}
 			c.err = fmt.Errorf("not run: %w", err)
 			return
 		}
