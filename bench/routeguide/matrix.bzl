@@ -196,3 +196,28 @@ def routeguide_quota_sweep(name, args, cores, periods, **kwargs):
         ],
         **kwargs
     )
+
+def shared_results(name):
+    """The results target of routeguide_shared(name).
+
+    Args:
+      name: the grid's name.
+
+    Returns:
+      the label of its NAME_go_and_lisp_servers_go_client_results target.
+    """
+    return _go_client_results(name)
+
+def routeguide_shared(name, args, **kwargs):
+    """The grid with every client's calls on one connection: NAME_go_and_lisp_servers_go_client.
+
+    Both servers, and the TUNED ones, in turns, as the matrix measures them, with the load
+    generator's -conns shared: many streams on one HTTP/2 connection. Results go to the suite
+    routeguide_shared, scenarios .../conns=shared.
+
+    Args:
+      name: the prefix of the targets.
+      args: the pinned load generator flags, as the matrix's.
+      **kwargs: common attributes (tags, visibility).
+    """
+    _go_client_grid(name, args + tuned_variants() + ["-conns=shared"], **kwargs)

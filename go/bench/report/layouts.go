@@ -359,6 +359,8 @@ var BuiltinLayouts = map[string]Layout{
 
 	"routeguide_quota": quotaSweepLayout,
 
+	"routeguide_shared": sharedConnLayout,
+
 	"handlercost": handlerCostLayout,
 
 	// RouteGuide over TLS (the load generator's -tls): the "routeguide"

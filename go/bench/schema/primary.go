@@ -10,6 +10,7 @@ var primaryMetrics = map[string][]string{
 	"routeguide":          {MetricReqPerSec, MetricServerCPUPerOp, MetricLatencyP50},
 	"routeguide_capped":   {MetricReqPerSec, MetricServerCPUPerOp},
 	"routeguide_quota":    {MetricReqPerSec, MetricServerCPUPerOp},
+	"routeguide_shared":   {MetricReqPerSec, MetricServerCPUPerOp},
 	"routeguide_openloop": {MetricLatencyP50, MetricLatencyP99, MetricServerCPUPerOp},
 	"connscale":           {MetricReqPerSec, MetricServerCPUPerOp, MetricServerMarginalRSSPerConn},
 	"qps":                 {MetricQPSPerServerCore, MetricLatencyP50},

@@ -283,6 +283,8 @@ func (cfg *config) complete(rpcs, clients, conns, totalConns, rates, quotas, per
 		fail("-server_cpu_quota needs -server: it caps a server this program starts")
 	case len(cfg.rates) > 0 || len(cfg.totalConns) > 0:
 		fail("-server_cpu_quota is for the closed-loop grid: throttling distorts the latency that -rate and -total_conns judge")
+	case cfg.conns == shared:
+		fail("-server_cpu_quota and -conns shared are separate suites; give one")
 	}
 	if err := cfg.tls.complete(cfg.serverPath != "", cfg.lispClient != ""); err != nil {
 		fail("%v", err)

@@ -94,6 +94,8 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		// A suite of its own, judged on throughput and CPU per request only.
 		name = cappedSuite
 		env.Extra[schema.ExtraServerCPUQuota] = describeQuotas(cfg.quotas)
+	case cfg.conns == shared && name == suite:
+		name = sharedConnSuite
 	}
 	if cfg.tls.on {
 		// A suite of its own: its cells would otherwise collide with the

@@ -119,10 +119,14 @@ func TestRunRecordsAFailedScenarioAndGoesOn(t *testing.T) {
 			t.Errorf("%s: status %s (%q), want error", r.Scenario, r.Status, r.Error)
 		}
 	}
-	if r := file.Results[0]; r.Scenario != "lisp/bidi_streaming/clients=1" || !strings.Contains(r.Error, "want 45") {
+	// Clients sharing one connection: a suite of its own, named so.
+	if file.Suite != sharedConnSuite {
+		t.Errorf("suite %q, want %q", file.Suite, sharedConnSuite)
+	}
+	if r := file.Results[0]; r.Scenario != "lisp/bidi_streaming/clients=1/conns=shared" || !strings.Contains(r.Error, "want 45") {
 		t.Errorf("first result %s: %s", r.Scenario, r.Error)
 	}
-	if !strings.Contains(stdout, "| lisp/unary/clients=1 | error: ") {
+	if !strings.Contains(stdout, "| lisp/unary/clients=1/conns=shared | error: ") {
 		t.Errorf("stdout does not show the failure:\n%s", stdout)
 	}
 }

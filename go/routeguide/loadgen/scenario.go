@@ -24,6 +24,12 @@ const suite = "routeguide"
 // report shows apart: latency at a fixed offered load, not throughput.
 const openLoopSuite = "routeguide_openloop"
 
+// sharedConnSuite names the results of a closed-loop run whose clients all
+// share one connection (-conns shared): many streams on one HTTP/2
+// connection, which the report shows and judges apart from the grid of a
+// connection per client.
+const sharedConnSuite = "routeguide_shared"
+
 // cappedSuite names the results of a run whose servers were capped below a
 // core (-server_cpu_quota), so that the load generator had headroom: the
 // report judges their throughput and CPU per request, never their latency.
@@ -157,6 +163,9 @@ func (ss *session) client() string {
 // makes the calls, so that one report can hold both clients' results.
 func (ss *session) scenarioName(s scenario) string {
 	name := s.name(ss.impl)
+	if ss.cfg.conns == shared {
+		name += "/conns=shared"
+	}
 	if ss.cfg.tls.on {
 		name += "/tls"
 	}

@@ -1,0 +1,59 @@
+package report
+
+import "github.com/grpcbench/grpcbench/go/bench/schema"
+
+// sharedConnCells are the cells of the streams-per-connection grid, named
+// in advance: every RPC kind with 100 calls in flight on one HTTP/2
+// connection (the Go load generator's -conns shared).
+var sharedConnCells = map[string][]string{
+	"rpc":     {"unary", "server_streaming", "client_streaming", "bidi_streaming"},
+	"clients": {"100"},
+}
+
+// sharedConnPoint names the operating point its goals are judged at.
+const sharedConnPoint = "Operating point: 100 concurrent calls from the Go load generator, all on one " +
+	"HTTP/2 connection, each server on one CPU at its defaults."
+
+// sharedConnGoal is a goal judged in every cell of the grid.
+func sharedConnGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
+	return Goal{
+		Title:      title,
+		Statement:  statement + " " + sharedConnPoint,
+		Where:      map[string]string{"client": "go"},
+		GroupBy:    []string{"rpc", "clients"},
+		Cells:      sharedConnCells,
+		Vary:       []string{"impl"},
+		Baseline:   "go",
+		Config:     map[string]string{"impl": "lisp"},
+		Names:      implNames,
+		Limits:     []RatioLimit{limit},
+		Bottleneck: bottleneck,
+		Context:    context,
+	}
+}
+
+// sharedConnLayout renders the RouteGuide grid with every client's calls
+// multiplexed on one connection (the load generator's -conns shared): the
+// operating point where one connection's reader, writer and flow control
+// carry every call, which a connection per client never exercises.
+// Parameters: those of "routeguide", with conns "shared".
+var sharedConnLayout = Layout{
+	Title: "RouteGuide, many streams on one connection: Go vs Common Lisp",
+	Sections: []Section{
+		lispGoPivot("Throughput", []string{"rpc", "client"}, "clients", schema.MetricReqPerSec, lispOverGoPercent),
+		lispGoPivot("Server CPU per request", []string{"rpc", "client"}, "clients", schema.MetricServerCPUPerOp, lispOverGoFactor),
+		lispGoPivot("Latency p99 (closed loop, not judged)", []string{"rpc", "client"}, "clients", schema.MetricLatencyP99, nil),
+		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client"}, "clients", schema.MetricServerRSS, lispOverGoFactor),
+		lispGoPivot("Server utilisation", []string{"rpc", "client"}, "clients", schema.MetricServerUtilisation, nil),
+		lispGoPivot("Load generator utilisation", []string{"rpc", "client"}, "clients", schema.MetricClientUtilisation, nil),
+		sharedConnGoal("Speed goal, one connection",
+			"The Lisp server reaches at least the Go server's req/s for every RPC kind. A cell is "+
+				"judged when both servers were its bottleneck, over the headroom each had left.",
+			RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
+			Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricServerCPUPerOp)),
+		sharedConnGoal("Goal: at or under Go's CPU per request, one connection",
+			"The Lisp server spends at most the Go server's CPU per request for every RPC kind.",
+			RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
+			Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS)),
+	},
+}
