@@ -45,7 +45,7 @@ func ServerDigests(namedPaths []string) (Servers, error) {
 // build no longer makes.
 type StaleServer struct {
 	Key    string // the digest's key in the artifact's environment.extra
-	Server string // its description there ("lisp server server")
+	Server string // its description there ("lisp server")
 	Digest string
 }
 

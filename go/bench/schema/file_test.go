@@ -83,3 +83,16 @@ func validFiles(t *testing.T) []string {
 	}
 	return files
 }
+
+// A server is named once: "go server", not "go server server".
+func TestServerName(t *testing.T) {
+	for _, tc := range []struct{ impl, path, want string }{
+		{"go", "/x/go/routeguide/server/server_/server", "go server"},
+		{"lisp_tuned", "/x/lisp/routeguide/server", "lisp_tuned server"},
+		{"lisp", "/x/lisp/qps/worker", "lisp server (worker)"},
+	} {
+		if got := ServerName(tc.impl, tc.path); got != tc.want {
+			t.Errorf("ServerName(%q, %q) = %q, want %q", tc.impl, tc.path, got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 )
@@ -100,4 +101,16 @@ func GOGC() string {
 		return "off"
 	}
 	return strconv.Itoa(p)
+}
+
+// ServerName describes a server started from the binary at path under the
+// label impl, as ExtraServer records it: "go server", with the binary's
+// name after it only when that says more than "server" ("lisp server
+// (worker)").
+func ServerName(impl, path string) string {
+	base := filepath.Base(path)
+	if base == "server" || base == impl || base == "." || base == "/" {
+		return impl + " server"
+	}
+	return impl + " server (" + base + ")"
 }

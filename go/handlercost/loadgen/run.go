@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -49,7 +48,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		if i > 0 {
 			prefix = schema.ExtraRivalPrefix
 		}
-		env.Extra[prefix+schema.ExtraServer] = spec.impl + " server " + filepath.Base(spec.path)
+		env.Extra[prefix+schema.ExtraServer] = schema.ServerName(spec.impl, spec.path)
 		env.Extra[prefix+schema.ExtraServerSHA256] = schema.FileSHA256(spec.path)
 	}
 	file := schema.NewFile(suite, env)

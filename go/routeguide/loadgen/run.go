@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +47,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	env.Extra[schema.ExtraServer] = "external, at -addr"
 	for i, srv := range cfg.servers() {
 		prefix := cfg.serverExtraPrefix(i, srv)
-		env.Extra[prefix+schema.ExtraServer] = srv.impl + " server " + filepath.Base(srv.path)
+		env.Extra[prefix+schema.ExtraServer] = schema.ServerName(srv.impl, srv.path)
 		env.Extra[prefix+schema.ExtraServerSHA256] = schema.FileSHA256(srv.path)
 		if len(srv.args) > 0 {
 			env.Extra[prefix+schema.ExtraServerArgs] = strings.Join(srv.args, " ")

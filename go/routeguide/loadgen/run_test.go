@@ -162,7 +162,7 @@ func TestRunStartsAndStopsTheServer(t *testing.T) {
 	if m, ok := r.Metric(schema.MetricServerRSS); !ok || m.Median <= 0 {
 		t.Errorf("server RSS %+v (%v), want some", m, ok)
 	}
-	if got := file.Environment.Extra["server"]; got != "go server server" {
+	if got := file.Environment.Extra["server"]; got != "go server" {
 		t.Errorf("environment records server %q", got)
 	}
 	if got := file.Environment.Extra["server_sha256"]; len(got) != 64 {
@@ -358,8 +358,8 @@ func TestRivalTakesTurns(t *testing.T) {
 	}
 	extra := file.Environment.Extra
 	for key, want := range map[string]string{
-		schema.ExtraServer:                               "go server server",
-		schema.ExtraRivalPrefix + schema.ExtraServer:     "lisp server rival",
+		schema.ExtraServer:                               "go server",
+		schema.ExtraRivalPrefix + schema.ExtraServer:     "lisp server (rival)",
 		schema.ExtraRivalPrefix + schema.ExtraServerArgs: "-unary_inline",
 		// The two servers took turns: their repetitions pair by round.
 		schema.ExtraRepsPaired: schema.PairedByRound,
@@ -421,7 +421,7 @@ func TestVariantTakesTurns(t *testing.T) {
 		t.Fatalf("results %+v", file.Results)
 	}
 	extra := file.Environment.Extra
-	if extra["variant_lisp_tuned_server"] != "lisp_tuned server rival" || extra["variant_lisp_tuned_server_args"] != "-unary_inline" ||
+	if extra["variant_lisp_tuned_server"] != "lisp_tuned server (rival)" || extra["variant_lisp_tuned_server_args"] != "-unary_inline" ||
 		len(extra["variant_lisp_tuned_server_sha256"]) != 64 {
 		t.Errorf("environment %v", extra)
 	}
