@@ -33,23 +33,13 @@ var quotaSweepPoint = fmt.Sprintf("unary calls from %s Go clients, one connectio
 // and period, a row per quota.
 var quotaSweepKeys = []string{"rpc", "client", "clients", "server_cpu_period"}
 
-// quotaSweepGoal is a goal judged in every capped cell of the sweep.
+// quotaSweepGoal is a goal judged in every capped cell of the sweep, and
+// only there.
 func quotaSweepGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
-	return Goal{
-		Title:      title,
-		Statement:  statement + " Operating point: " + quotaSweepPoint + ".",
-		Where:      map[string]string{"client": "go"},
-		In:         quotaSweepCells,
-		GroupBy:    []string{"rpc", "clients", "server_cpu_quota", "server_cpu_period"},
-		Cells:      quotaSweepCells,
-		Vary:       []string{"impl"},
-		Baseline:   "go",
-		Config:     map[string]string{"impl": "lisp"},
-		Names:      implNames,
-		Limits:     []RatioLimit{limit},
-		Bottleneck: bottleneck,
-		Context:    context,
-	}
+	g := lispVersusGoGoal(title, statement+" Operating point: "+quotaSweepPoint+".", limit, bottleneck, context)
+	g.GroupBy = []string{"rpc", "clients", "server_cpu_quota", "server_cpu_period"}
+	g.Cells, g.In = quotaSweepCells, quotaSweepCells
+	return g
 }
 
 // quotaSweepLayout renders the RouteGuide grid swept over CPU quotas (the

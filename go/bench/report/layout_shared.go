@@ -16,20 +16,9 @@ const sharedConnPoint = "Operating point: 100 concurrent calls from the Go load 
 
 // sharedConnGoal is a goal judged in every cell of the grid.
 func sharedConnGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
-	return Goal{
-		Title:      title,
-		Statement:  statement + " " + sharedConnPoint,
-		Where:      map[string]string{"client": "go"},
-		GroupBy:    []string{"rpc", "clients"},
-		Cells:      sharedConnCells,
-		Vary:       []string{"impl"},
-		Baseline:   "go",
-		Config:     map[string]string{"impl": "lisp"},
-		Names:      implNames,
-		Limits:     []RatioLimit{limit},
-		Bottleneck: bottleneck,
-		Context:    context,
-	}
+	g := lispVersusGoGoal(title, statement+" "+sharedConnPoint, limit, bottleneck, context)
+	g.Cells = sharedConnCells
+	return g
 }
 
 // sharedConnLayout renders the RouteGuide grid with every client's calls

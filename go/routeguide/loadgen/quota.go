@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,17 +83,6 @@ func parseQuotaPoints(quotas, periods string) ([]quotaPoint, error) {
 		}
 	}
 	return points, nil
-}
-
-// shuffleQuotaPoints puts the points in a random order drawn from seed (0:
-// a seed from the clock), and returns the seed used.
-func shuffleQuotaPoints(points []quotaPoint, seed int64) int64 {
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	r := rand.New(rand.NewPCG(uint64(seed), 1))
-	r.Shuffle(len(points), func(i, j int) { points[i], points[j] = points[j], points[i] })
-	return seed
 }
 
 // describeQuotas says in the results what the servers were held to.

@@ -104,11 +104,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	if cfg.sweep() {
 		// The caps in a random order, so that no cap always runs at the
 		// same moment of the run (its start, a warm machine, its end).
-		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleQuotaPoints(cfg.quotas, cfg.orderSeed), 10)
+		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleInPlace(cfg.quotas, cfg.orderSeed), 10)
 	}
 	scenarios := cfg.scenarios()
 	if len(cfg.totalConns) > 1 {
-		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleScenarios(scenarios, cfg.orderSeed), 10)
+		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleInPlace(scenarios, cfg.orderSeed), 10)
 	}
 	file := schema.NewFile(name, env)
 

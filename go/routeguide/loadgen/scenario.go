@@ -105,11 +105,12 @@ func (cfg config) pointScenarios() []scenario {
 	return out
 }
 
-// shuffleScenarios puts the scenarios in a random order drawn from seed (0:
-// a seed from the clock), and returns the seed used. Connection-scale cells
-// in a fixed order would each start from the heap the previous, smaller
-// one left behind; shuffled, no cell always follows the same one.
-func shuffleScenarios(s []scenario, seed int64) int64 {
+// shuffleInPlace puts s in a random order drawn from seed (0: a seed from
+// the clock), and returns the seed used, for the results to record.
+// Connection-scale cells in a fixed order would each start from the heap
+// the previous, smaller one left behind, and a sweep's CPU caps would each
+// run at the same moment of every run; shuffled, neither happens.
+func shuffleInPlace[T any](s []T, seed int64) int64 {
 	if seed == 0 {
 		seed = time.Now().UnixNano()
 	}
