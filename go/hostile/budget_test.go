@@ -3,6 +3,8 @@ package hostile
 import (
 	"context"
 	"flag"
+	"fmt"
+	"math"
 	"os/exec"
 	"strings"
 	"sync"
@@ -31,6 +33,16 @@ const (
 	budgetRSSBoundMiB  = 384
 )
 
+// Under parked responses from many connections, the heap holds what all
+// connections may park (the process budget, a quarter of the 4 GiB heap)
+// and what workers may hold beyond it while they wait for window (an
+// overdraft of an eighth of that, each response with its encoding):
+// 25 + 1,024 + 2 x 128 = 1,305 MiB, and slack as above.
+const (
+	manyConnsHeapBoundMiB = 1536
+	manyConnsRSSBoundMiB  = 2048
+)
+
 // TestMemoryBudgets: attacks that cost the attacker little and the server
 // much unless it bounds what it holds, against both interop servers, with
 // grpc-go's interop client running large_unary during and after each.
@@ -42,7 +54,12 @@ func TestMemoryBudgets(t *testing.T) {
 			s := startInterop(t, name, nil)
 			s.checkMemoryBounds(t, "before any attack", clgrpcBound(s, budgetRSSBoundMiB), clgrpcBound(s, budgetHeapBoundMiB))
 			t.Run("declared_length_streams", func(t *testing.T) { declaredLengthStreams(t, s) })
-			t.Run("parked_full_responses", func(t *testing.T) { parkedFullResponses(t, s) })
+			t.Run("parked_full_responses", func(t *testing.T) {
+				parkedResponses(t, s, 2, 200, 2<<20, budgetHeapBoundMiB, budgetRSSBoundMiB)
+			})
+			t.Run("parked_responses_over_250_connections", func(t *testing.T) {
+				parkedResponses(t, s, 250, 4, 3<<20, manyConnsHeapBoundMiB, manyConnsRSSBoundMiB)
+			})
 			interopHealthy(t, s, "after every attack", time.Second, clgrpcBound(s, budgetRSSBoundMiB))
 		})
 	}
@@ -116,21 +133,25 @@ func declaredLengthStreams(t *testing.T, s *target) {
 	largeUnary(t, s, "after the attack", 3)
 }
 
-// parkedFullResponses: two connections that open no stream window
-// (SETTINGS_INITIAL_WINDOW_SIZE 0) ask for 200 responses of 2 MiB each,
-// 800 MiB that can only wait in the server. clgrpc parks what fits in a
-// connection's memory budget and fails the rest with RESOURCE_EXHAUSTED;
-// memory is judged once the handlers have finished (within 20 s).
-func parkedFullResponses(t *testing.T, s *target) {
-	peers := attackers(t, s, 2, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
-	req, err := proto.Marshal(&testpb.SimpleRequest{ResponseSize: 2 << 20})
+// parkedResponses: conns connections that open no stream window
+// (SETTINGS_INITIAL_WINDOW_SIZE 0) each ask for perConn responses of size
+// octets, which can only wait in the server. clgrpc parks what fits in its
+// connections' and process's memory budgets, lets a few workers wait with
+// more, and fails the rest with RESOURCE_EXHAUSTED; memory is judged once
+// the handlers have finished (within 20 s). With two connections of 200
+// responses of 2 MiB, a connection's budget is what binds; with 250
+// connections of four responses of 3 MiB, the process's budget is, and
+// four waiting workers a connection would hold 3 GiB more.
+func parkedResponses(t *testing.T, s *target, conns, perConn, size int, heapBoundMiB, rssBoundMiB float64) {
+	peers := attackers(t, s, conns, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+	req, err := proto.Marshal(&testpb.SimpleRequest{ResponseSize: int32(size)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	msg := GRPCMessage(req, uint32(len(req)))
 	for _, p := range peers {
 		p.Conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		for i := 0; i < 200; i++ {
+		for i := 0; i < perConn; i++ {
 			id := uint32(1 + 2*i)
 			if err := p.Framer.WriteHeaders(http2.HeadersFrameParam{StreamID: id,
 				BlockFragment: p.RequestBlock(s.addr, unaryCallPath), EndHeaders: true}); err != nil {
@@ -141,26 +162,47 @@ func parkedFullResponses(t *testing.T, s *target) {
 			}
 		}
 	}
+	phase := fmt.Sprintf("with %d responses of %d MiB waiting for window on %d connections",
+		conns*perConn, size>>20, conns)
 	// Until the handlers are done, each holds its response and their
 	// encoding: memory that lasts as long as they run, which the budget
 	// does not count. What they leave parked is judged once they are
-	// (400 handlers on two cores, with 2 MiB each to allocate, encode and
-	// copy, take several seconds).
+	// (hundreds of handlers on two cores, with megabytes each to allocate,
+	// encode and copy, take several seconds).
 	// Each reading collects the whole heap, which stops every thread:
 	// once a second is enough.
 	start := time.Now()
 	for {
 		time.Sleep(time.Second)
+		if err := s.proc.ExitedEarly(); err != nil {
+			t.Fatalf("%s: %s server died: %v", phase, s.name, err)
+		}
 		rss, heap := s.rssMiB(t), s.heapMiB(t)
 		t.Logf("after %v: RSS %.0f MiB, heap %.0f MiB, %d threads",
 			time.Since(start).Round(100*time.Millisecond), rss, heap, s.threads(t))
-		settled := !(heap > clgrpcBound(s, budgetHeapBoundMiB)) && rss <= clgrpcBound(s, budgetRSSBoundMiB)
+		settled := !(heap > clgrpcBound(s, heapBoundMiB)) && rss <= clgrpcBound(s, rssBoundMiB)
 		if settled || time.Since(start) > 20*time.Second {
 			break
 		}
 	}
-	largeUnary(t, s, "with 400 responses of 2 MiB waiting for window", 3)
-	s.checkMemoryBounds(t, "with 400 responses of 2 MiB waiting for window", clgrpcBound(s, budgetRSSBoundMiB), clgrpcBound(s, budgetHeapBoundMiB))
+	largeUnary(t, s, phase, 3)
+	s.checkMemoryBounds(t, phase, clgrpcBound(s, rssBoundMiB), clgrpcBound(s, heapBoundMiB))
 	o := peers[0].Collect(2 * time.Second)
 	t.Logf("the first connection's answers: %v", o)
+	for _, p := range peers {
+		p.Conn.Close()
+	}
+	// Closed, the connections give back all they held: within seconds, as
+	// surplus workers retire and their stacks stop pointing at it.
+	start = time.Now()
+	for {
+		time.Sleep(time.Second)
+		rss, heap := s.rssMiB(t), s.heapMiB(t)
+		t.Logf("%v after the connections closed: RSS %.0f MiB, heap %.0f MiB, %d threads",
+			time.Since(start).Round(100*time.Millisecond), rss, heap, s.threads(t))
+		if !(heap > clgrpcBound(s, budgetHeapBoundMiB)) || time.Since(start) > 20*time.Second {
+			break
+		}
+	}
+	s.checkMemoryBounds(t, phase+", once they closed", math.Inf(1), clgrpcBound(s, budgetHeapBoundMiB))
 }

@@ -1,6 +1,8 @@
 package hostile
 
 import (
+	"bytes"
+	"io"
 	"math"
 	"testing"
 	"time"
@@ -10,6 +12,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 )
 
 // heapReportPath is where servers started with -heap_report serve their
@@ -59,4 +63,25 @@ func (s *target) checkMemoryBounds(t *testing.T, phase string, rssBoundMiB, heap
 	if heap > heapBoundMiB { // false for NaN: a heap not reported
 		t.Errorf("%s: the heap, %.0f MiB, is over the bound of %.0f MiB", phase, heap, heapBoundMiB)
 	}
+}
+
+// serverLog is where a server's output goes in these tests: the test's log,
+// and a failure of the test if the server reports its heap exhausted. A
+// Lisp process may survive that (the allocation that failed signals), but
+// its calls fail meanwhile: no peer may bring it there.
+func serverLog(t *testing.T, name string) io.Writer {
+	return heapWatch{t: t, name: name, log: serverproc.TestLog(t, name)}
+}
+
+type heapWatch struct {
+	t    *testing.T
+	name string
+	log  io.Writer
+}
+
+func (w heapWatch) Write(b []byte) (int, error) {
+	if bytes.Contains(bytes.ToLower(b), []byte("heap exhausted")) {
+		w.t.Errorf("%s server: its heap was exhausted", w.name)
+	}
+	return w.log.Write(b)
 }

@@ -43,7 +43,7 @@ func startInterop(t *testing.T, name string, cpus cpuset.Set) *target {
 		t.Fatalf("-%s_interop_server not given", name)
 	}
 	spec := serverproc.Spec{ReadyTimeout: 60 * time.Second, StopGrace: 5 * time.Second,
-		Log: serverproc.TestLog(t, name), Check: serverproc.CheckLoopback, CPUs: cpus}
+		Log: serverLog(t, name), Check: serverproc.CheckLoopback, CPUs: cpus}
 	var p *serverproc.Process
 	var err error
 	if name == "lisp" {

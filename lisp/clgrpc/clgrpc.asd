@@ -20,6 +20,7 @@
                              (:file "log")
                              (:file "json")
                              (:file "executor")
+                             (:file "heap-guard")
                              (:file "scheduler")))
                (:module "net"
                 :serial t

@@ -91,8 +91,9 @@ fixed-width, length-delimited and packed fields, unknown-field preservation.")
   (:use #:cl)
   (:documentation "Threading utilities the connection and gRPC layers share: a
 monotonic microsecond clock, condition waits with deadlines, a ring FIFO, the
-executor (an elastic pool of workers fed in batches), a log written by its
-own thread, a deadline scheduler, and a small JSON reader and writer.")
+executor (an elastic pool of workers fed in batches), a heap guard, a log
+written by its own thread, a deadline scheduler, and a small JSON reader and
+writer.")
   (:export
    #:now-us #:wait-on #:counted-wait #:broadcast-if-waiting
    #:fifo #:make-fifo #:fifo-push #:fifo-pop #:fifo-peek #:fifo-empty-p #:fifo-count
@@ -104,6 +105,7 @@ own thread, a deadline scheduler, and a small JSON reader and writer.")
    #:with-worker-mutex
    #:executor-queued-count
    #:executor-max-threads
+   #:ensure-heap-guard
    #:timer #:schedule-timer #:cancel-timer #:timer-deadline #:timer-pending-p))
 
 (defpackage #:clgrpc.net

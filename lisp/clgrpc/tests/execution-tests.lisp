@@ -363,6 +363,38 @@ connection to the server in between shifts the turn."
                (clgrpc.util::executor-threads executor)))
       (clgrpc.util:shutdown-executor executor))))
 
+(test the-pool-does-not-grow-while-the-heap-is-crowded
+  ;; Every handler holds what it builds until it ends: past the executor's
+  ;; heap limit (here, any heap at all), blocking tasks wait for the
+  ;; workers there are while the CPUs are busy, rather than start more;
+  ;; once the CPUs idle, the pool grows again, a worker a tick, and every
+  ;; task runs.
+  (let* ((executor (clgrpc.util:make-executor :name "crowded test" :min-threads 2
+                                              :cpus 1 :heap-limit 0))
+         (gate (sb-thread:make-semaphore))
+         (done (sb-thread:make-semaphore))
+         (until (+ (clgrpc.util:now-us) 600000))
+         ;; Two spinners, so that a CPU is busy even while one of them waits
+         ;; for its turn on the machine.
+         (spinners (loop repeat 2
+                         collect (sb-thread:make-thread
+                                  (lambda () (loop while (< (clgrpc.util:now-us) until)))
+                                  :name "busy CPU"))))
+    (unwind-protect
+         (progn
+           (dotimes (i 20)
+             (clgrpc.util:executor-submit
+              executor 0 (lambda (g)
+                           (sb-thread:wait-on-semaphore g :timeout 0.02)
+                           (sb-thread:signal-semaphore done))
+              gate))
+           (sleep 0.3)
+           (is (= 2 (clgrpc.util::executor-threads executor))
+               "the pool grew to ~D threads" (clgrpc.util::executor-threads executor))
+           (mapc #'sb-thread:join-thread spinners)
+           (is (loop repeat 20 always (sb-thread:wait-on-semaphore done :timeout 5))))
+      (clgrpc.util:shutdown-executor executor))))
+
 (test idle-workers-wait-without-spinning
   ;; Workers the executor keeps (MIN-THREADS) wait for work past their idle
   ;; timeout without using the CPU.

@@ -108,6 +108,39 @@ with END-STREAM, the last ends the stream."
                         (stream-outcomes peer ids 10))))
         (raw-close peer)))))
 
+;; Three clients that open no window each ask for six responses of 300 KB.
+;; Eight fit parked in a 2.5 MiB process budget; workers may wait with more
+;; only within the overdraft, an eighth of the process budget (one response
+;; here), not four a connection over any number of connections.  The rest
+;; fail with RESOURCE_EXHAUSTED, and what is held arrives once the windows
+;; open.
+(test responses-waiting-beyond-the-budget-are-bounded-across-connections
+  (with-test-server (server port :max-connection-memory (* 1024 1024)
+                                 :max-process-memory (* 5/2 1024 1024)
+                                 :max-receive-message-size 400000)
+    (let ((peers (loop repeat 3 collect (raw-connect port)))
+          (ids '(1 3 5 7 9 11))
+          (budget (getf (clgrpc.grpc::server-connection-options server) :budget)))
+      (unwind-protect
+           (progn
+             (dolist (peer peers)
+               (raw-preface peer (list (cons clgrpc.http2:+settings-initial-window-size+ 0)))
+               (dolist (id ids)
+                 (raw-grpc-request peer id "/test.Svc/Sized" (bytes 30))))
+             (sleep 1)
+             (is (<= (clgrpc.http2::memory-budget-overdrawn budget) (* 320 1024))
+                 "workers hold ~D octets beyond the budget"
+                 (clgrpc.http2::memory-budget-overdrawn budget))
+             (mapc #'raw-open-windows peers)
+             (let ((outcomes (loop for peer in peers append (stream-outcomes peer ids 10))))
+               (is (every (lambda (o) (member o '("0" "8") :test #'equal)) outcomes)
+                   "outcomes ~S" outcomes)
+               (is (<= 9 (count "8" outcomes :test #'equal)) "outcomes ~S" outcomes))
+             (is (loop repeat 100
+                       thereis (zerop (clgrpc.http2::memory-budget-overdrawn budget))
+                       do (sleep 0.05))))
+        (mapc #'raw-close peers)))))
+
 (test a-message-that-stops-arriving-fails-its-call
   (with-test-server (server port :receive-stall-timeout 1)
     (let ((peer (raw-connect-port port)))
@@ -257,3 +290,26 @@ with END-STREAM, the last ends the stream."
              (raw-grpc-request peer 3 "/test.Svc/Echo" (bytes 4))
              (is (equal '("0") (stream-outcomes peer '(3) 5))))
         (raw-close peer)))))
+
+(test the-heap-guard-collects-in-full-when-the-heap-fills
+  ;; Past the guard's limit (here, any heap at all), a collection leads the
+  ;; guard to run a full one, and it does not run again until the heap
+  ;; has grown by an eighth of its size since.
+  (clgrpc.util:ensure-heap-guard)
+  (let ((before clgrpc.util::*heap-guard-collections*))
+    (setf clgrpc.util::*heap-guard-limit* 0
+          clgrpc.util::*heap-after-full-collection* 0)
+    (unwind-protect
+         (progn
+           (sb-ext:gc)
+           (is (loop repeat 100
+                     thereis (> clgrpc.util::*heap-guard-collections* before)
+                     do (sleep 0.02))
+               "no full collection followed")
+           (let ((after clgrpc.util::*heap-guard-collections*))
+             (sb-ext:gc)
+             (sleep 0.3)
+             (is (= after clgrpc.util::*heap-guard-collections*)
+                 "the guard collected again with the heap barely grown")))
+      (setf clgrpc.util::*heap-guard-limit* nil
+            clgrpc.util::*heap-after-full-collection* 0))))

@@ -116,14 +116,15 @@ parked rest), which writes them too."
   "Lock held: the response in BUF cannot wait parked within the memory
 budget.  A worker sends it as a streaming sender does, waiting for window
 (no longer than the send-stall timeout without progress), and then the
-trailers, if few of its connection's workers do already
-(CLAIM-SENDER-OVER-BUDGET); otherwise, and on a reactor, which must not
-wait, the call fails."
-  (let ((conn (call-conn call)))
+trailers, if few of its connection's workers do already and the
+process's overdraft has room (CLAIM-SENDER-OVER-BUDGET); otherwise, and on
+a reactor, which must not wait, the call fails."
+  (let ((conn (call-conn call))
+        (octets (obuf-fill buf)))
     (if (or (clgrpc.http2:reader-thread-p conn)
-            (not (clgrpc.http2:claim-sender-over-budget conn)))
+            (not (clgrpc.http2:claim-sender-over-budget conn octets)))
         (%send-trailers call +resource-exhausted+
-                        (format nil "a response of ~D octets exceeds the connection's memory budget"
+                        (format nil "a response of ~D octets exceeds the memory budget"
                                 (- (obuf-fill buf) 5))
                         nil)
         (unwind-protect
@@ -132,7 +133,7 @@ wait, the call fails."
                ((t) (unless (call-status call)
                       (%send-trailers call code message metadata)))
                (:stalled (%call-stalled call)))
-          (clgrpc.http2:release-sender-over-budget conn)))))
+          (clgrpc.http2:release-sender-over-budget conn octets)))))
 
 (defun server-finish (call code message response metadata)
   "A handler returned (or failed): send RESPONSE, if any, and the trailers,

@@ -52,6 +52,7 @@ or stopping."
   (unless (eq (server-state server) :new)
     (error "server already started"))
   (clgrpc.net:raise-open-file-limit)
+  (ensure-heap-guard)
   (let ((listener (clgrpc.net:tcp-listen host port)))
     (setf (server-listener server) listener
           (server-port server) (clgrpc.net:socket-local-port listener)

@@ -52,11 +52,14 @@
         collect (subseq text start end)
         while end))
 
+(defun %target-prefix-p (target prefix)
+  (and (>= (length target) (length prefix))
+       (string= prefix target :end2 (length prefix))))
+
 (defun canonical-target (target)
   "TARGET as gRPC names it canonically: a name without a scheme is a DNS
 name (dns:///host:port), and dns:host:port is dns:///host:port."
-  (flet ((prefix-p (prefix) (and (>= (length target) (length prefix))
-                                 (string= prefix target :end2 (length prefix)))))
+  (flet ((prefix-p (prefix) (%target-prefix-p target prefix)))
     (cond ((or (prefix-p "dns:///") (prefix-p "ipv4:") (prefix-p "ipv6:") (prefix-p "unix:")) target)
           ((prefix-p "dns:") (concatenate 'string "dns:///" (subseq target 4)))
           (t (concatenate 'string "dns:///" target)))))
@@ -74,7 +77,7 @@ addresses).  RESOLVER, called as (resolver host port), gives a DNS name's
 addresses.  Signals TARGET-ERROR for a target gRPC's naming does not
 allow, or a name that does not resolve."
   (flet ((after (prefix) (subseq target (length prefix)))
-         (prefix-p (prefix) (and (>= (length target) (length prefix)) (string= prefix target :end2 (length prefix)))))
+         (prefix-p (prefix) (%target-prefix-p target prefix)))
     (cond
       ((prefix-p "unix:")
        (let ((path (if (prefix-p "unix://") (after "unix://") (after "unix:"))))

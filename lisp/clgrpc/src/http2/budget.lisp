@@ -29,7 +29,11 @@
   ;; Octets all the connections hold (atomic).
   (held 0 :type sb-ext:word)
   ;; Handler slots held across all connections (atomic).
-  (calls 0 :type sb-ext:word))
+  (calls 0 :type sb-ext:word)
+  ;; Octets of responses that workers hold while they wait to send them,
+  ;; because the budget had no room to park them (atomic), and their limit.
+  (overdrawn 0 :type sb-ext:word)
+  (overdraft-octets 0 :type fixnum))
 
 (defun default-process-octets ()
   "A quarter of the heap: the garbage collector needs room beside what
@@ -41,25 +45,35 @@ streams hold, and the rest of the program some of its own."
                                 (calls 65536))
   "A budget shared by the connections made with it: each may hold
 CONNECTION-OCTETS for its streams, all of them together PROCESS-OCTETS, and
-at most CALLS handlers may be in flight across them."
+at most CALLS handlers may be in flight across them.  Workers waiting to
+send responses that did not fit may hold an eighth of PROCESS-OCTETS more
+(CLAIM-SENDER-OVER-BUDGET)."
   (check-type connection-octets (integer 0 #.most-positive-fixnum))
   (check-type process-octets (integer 0 #.most-positive-fixnum))
   (check-type calls (integer 1 #.most-positive-fixnum))
   (%make-memory-budget :connection-octets connection-octets
                        :process-octets process-octets
+                       :overdraft-octets (floor process-octets 8)
                        :calls-limit calls))
+
+(defmacro %add-within (place octets limit)
+  "Add OCTETS to the word at PLACE, atomically, unless that would pass
+LIMIT.  True if added."
+  (let ((held (gensym "HELD")) (n (gensym "N")) (most (gensym "LIMIT")))
+    `(let ((,n ,octets) (,most ,limit))
+       (declare (type fixnum ,n ,most))
+       (loop
+         (let ((,held ,place))
+           (when (> (+ ,held ,n) ,most)
+             (return nil))
+           (when (= ,held (sb-ext:compare-and-swap ,place ,held (+ ,held ,n)))
+             (return t)))))))
 
 (defun %take-octets (budget octets)
   "Add OCTETS to what BUDGET's connections hold, unless that would pass its
 process limit.  True if added."
   (declare (type memory-budget budget) (type fixnum octets))
-  (let ((limit (memory-budget-process-octets budget)))
-    (loop
-      (let ((held (memory-budget-held budget)))
-        (when (> (+ held octets) limit)
-          (return nil))
-        (when (= held (sb-ext:compare-and-swap (memory-budget-held budget) held (+ held octets)))
-          (return t))))))
+  (%add-within (memory-budget-held budget) octets (memory-budget-process-octets budget)))
 
 (defun %force-charge (conn octets)
   "Lock held: charge OCTETS to CONN and the process past their limits."
@@ -186,22 +200,34 @@ flight."
 
 ;;; Responses that do not fit parked.  A worker may send one as a streaming
 ;;; sender does, waiting for window while it holds the response: a client
-;;; that reads is served, as grpc-go serves it.  But each such worker holds
-;;; its response outside any budget, so a connection may have only a few;
-;;; beyond them the call fails (a peer that reads nothing gets nothing for
-;;; its extra calls but RESOURCE_EXHAUSTED).
+;;; that reads is served, as grpc-go serves it.  Such responses are held
+;;; beyond the budget, so a connection may have only a few of them waiting,
+;;; and all connections together an overdraft of an eighth of the process
+;;; budget: otherwise enough connections, each within its own few, would
+;;; hold as much as they liked.  Beyond either the call fails (a peer that
+;;; reads nothing gets nothing for its extra calls but RESOURCE_EXHAUSTED).
 
 (defconstant +senders-over-budget+ 4
   "Workers per connection that may wait to send a response the budget had
 no room to park.")
 
-(defun claim-sender-over-budget (conn)
+(defun claim-sender-over-budget (conn octets)
   "Lock held: true if one more worker of CONN may wait to send a response
-that did not fit parked; RELEASE-SENDER-OVER-BUDGET when it is done."
-  (when (< (conn-senders-over-budget conn) +senders-over-budget+)
-    (incf (conn-senders-over-budget conn))
-    t))
+of OCTETS that did not fit parked; RELEASE-SENDER-OVER-BUDGET with the same
+OCTETS when it is done."
+  (declare (type fixnum octets))
+  (let ((budget (conn-budget conn)))
+    (when (and (< (conn-senders-over-budget conn) +senders-over-budget+)
+               (or (null budget)
+                   (%add-within (memory-budget-overdrawn (the memory-budget budget)) octets
+                                (memory-budget-overdraft-octets (the memory-budget budget)))))
+      (incf (conn-senders-over-budget conn))
+      t)))
 
-(defun release-sender-over-budget (conn)
+(defun release-sender-over-budget (conn octets)
   "Lock held."
-  (decf (conn-senders-over-budget conn)))
+  (declare (type fixnum octets))
+  (decf (conn-senders-over-budget conn))
+  (let ((budget (conn-budget conn)))
+    (when budget
+      (sb-ext:atomic-decf (memory-budget-overdrawn (the memory-budget budget)) octets))))

@@ -20,9 +20,15 @@
 ;;;; the last tick, an eighth when it did and the workers were asleep two
 ;;;; ticks in a row.  Workers that run or wait for a CPU compute: more of
 ;;;; them would only share the CPUs, so tasks wait their turn instead; so do
-;;;; workers waiting for a brief lock another thread holds (WITH-WORKER-MUTEX).  A tick across a
-;;;; garbage collection, which stops every thread, decides nothing.  While fewer than MIN-THREADS exist it starts them at once.
-;;;; Reactors never create threads: only the monitor does.
+;;;; workers waiting for a brief lock another thread holds
+;;;; (WITH-WORKER-MUTEX).  A tick across a garbage collection, which stops
+;;;; every thread, decides nothing.  While the heap in use is past
+;;;; HEAP-LIMIT (a quarter of the heap), the pool grows by one worker a tick,
+;;;; and only while the CPUs idle: each handler started holds what it
+;;;; builds until it finishes, and more of them at once than keep the CPUs
+;;;; busy would take the heap the collector needs.  While fewer than
+;;;; MIN-THREADS exist it starts them at once.  Reactors never create
+;;;; threads: only the monitor does.
 ;;;;
 ;;;; Idle workers are not free (every garbage collection stops each thread,
 ;;;; and on a busy machine each must be scheduled to acknowledge), so a
@@ -138,6 +144,7 @@ wait: a worker that finds it taken waits without growing the pool."
   (keep-idle 16 :type fixnum)
   (idle-timeout-us 30000000 :type fixnum)
   (grow-after-us 1000 :type fixnum)
+  (heap-limit 0 :type fixnum)
   (cpus 1 :type fixnum)
   (wrapper nil :type (or null function))
   ;; The monitor: its thread, and whether it is ticking (PARK-LOCK).
@@ -148,12 +155,15 @@ wait: a worker that finds it taken waits without growing the pool."
 
 (defun make-executor (&key (name "clgrpc worker") (lanes 1) (min-threads 2)
                            (max-threads 4096) (keep-idle 16) (idle-timeout 30)
-                           (grow-after 0.001) (cpus (usable-cpu-count)) wrapper)
+                           (grow-after 0.001) (cpus (usable-cpu-count))
+                           (heap-limit (floor (sb-ext:dynamic-space-size) 4)) wrapper)
   "An executor with LANES lanes (one per thread that submits batches).
 WRAPPER, if given, is called with a thunk in each worker thread and must
 call it: the place to bind per-thread specials such as scratch buffers.
 CPUS is how many CPUs the process may use, against which the monitor tells
-waiting workers from busy ones."
+waiting workers from busy ones.  While the heap in use exceeds HEAP-LIMIT
+octets, the pool grows by one worker a tick at most, and only while the
+CPUs idle."
   (let ((executor (%make-executor
                    :name name
                    :lanes (coerce (loop repeat (max 1 lanes) collect (make-lane)) 'simple-vector)
@@ -162,6 +172,7 @@ waiting workers from busy ones."
                    :keep-idle (max 1 keep-idle)
                    :idle-timeout-us (round (* idle-timeout 1000000))
                    :grow-after-us (round (* grow-after 1000000))
+                   :heap-limit heap-limit
                    :cpus (max 1 cpus)
                    :wrapper wrapper)))
     (setf (executor-monitor executor)
@@ -489,6 +500,16 @@ holds (WITH-WORKER-MUTEX)."
           (incf waiting)))))
     (and (plusp sampled) (>= (* 2 waiting) sampled))))
 
+(defun %workers-waiting-outside-gc-p (executor)
+  "PARK-LOCK held: %WORKERS-WAITING-P, unless a garbage collection ran while
+the workers were sampled: threads stopped for one look asleep too."
+  (let ((gc sb-ext:*gc-run-time*))
+    (and (%workers-waiting-p executor)
+         (= gc sb-ext:*gc-run-time*))))
+
+(defun %heap-crowded-p (executor)
+  (> (sb-kernel:dynamic-usage) (executor-heap-limit executor)))
+
 (defun %workers-wanted (executor cpus now)
   "PARK-LOCK held: how many workers to start now.  CPUS is what the last
 tick saw of them: :IDLE, :BUSY, or :UNKNOWN (the first tick, or a garbage
@@ -507,13 +528,18 @@ collection ran, which stops every thread)."
           ((eq cpus :unknown) 0)
           ;; Workers that compute, or wait for a CPU: more of them would
           ;; only share the CPUs.
-          ((not (%workers-waiting-p executor))
+          ((not (%workers-waiting-outside-gc-p executor))
            (setf (executor-waiting-streak executor) 0))
           ;; Workers that wait (sleep, I/O) while the CPUs have room: half
-          ;; as many again.
+          ;; as many again, or, while the heap is crowded, one: each
+          ;; handler holds what it builds, so no more run at once than keep
+          ;; the CPUs busy.
           ((eq cpus :idle)
            (setf (executor-waiting-streak executor) 0)
-           (min queued (max 1 (ash threads -1)) (- (executor-max-threads executor) threads)))
+           (if (%heap-crowded-p executor)
+               1
+               (min queued (max 1 (ash threads -1)) (- (executor-max-threads executor) threads))))
+          ((%heap-crowded-p executor) 0)
           ;; ... and while they are busy: an eighth, after two ticks.
           ((< (incf (executor-waiting-streak executor)) 2) 0)
           (t (min queued (max 1 (ash threads -3)) (- (executor-max-threads executor) threads))))))

@@ -1,0 +1,60 @@
+;;;; The heap guard: a full collection when the heap fills with garbage the
+;;;; generational collector is not yet willing to look at.
+;;;;
+;;;; SBCL's heap is a fixed reservation, and its collector leaves an older
+;;;; generation alone until that generation's objects are old enough on
+;;;; average.  A server that holds much for a while (responses parked for a
+;;;; peer's window, say) and churns through large buffers meanwhile promotes
+;;;; garbage into those generations faster than they come of age: the heap
+;;;; can then be exhausted by garbage while what is live is well within it.
+;;;; So after any collection that leaves more than half the heap in use, a
+;;;; thread of its own runs a full collection, which looks at everything.
+;;;; It runs again only once the heap has grown by an eighth of its size
+;;;; since, so a server whose live data alone is past half the heap is not
+;;;; collected in full over and over.
+
+(in-package #:clgrpc.util)
+
+(defvar *heap-guard-lock* (sb-thread:make-mutex :name "heap guard"))
+(defvar *heap-guard-semaphore* (sb-thread:make-semaphore :name "heap guard"))
+(defvar *heap-guard-thread* nil)
+
+;; The heap in use after the guard's last full collection (0: none yet),
+;; and how many it has run.
+(declaim (type sb-ext:word *heap-after-full-collection* *heap-guard-collections*))
+(sb-ext:defglobal *heap-after-full-collection* 0)
+(sb-ext:defglobal *heap-guard-collections* 0)
+
+;; The heap in use past which the guard collects: NIL for half the heap.
+(sb-ext:defglobal *heap-guard-limit* nil)
+
+(defun heap-guard-threshold ()
+  "The heap in use past which the guard asks for a full collection."
+  (let* ((size (sb-ext:dynamic-space-size))
+         (limit (or *heap-guard-limit* (floor size 2))))
+    (if (zerop *heap-after-full-collection*)
+        limit
+        (max limit (+ *heap-after-full-collection* (floor size 8))))))
+
+(defun %after-collection ()
+  "An after-GC hook: it may run on any thread, so it only wakes the guard."
+  (when (> (sb-kernel:dynamic-usage) (heap-guard-threshold))
+    (sb-thread:signal-semaphore *heap-guard-semaphore*)))
+
+(defun %heap-guard-loop ()
+  (loop
+    (sb-thread:wait-on-semaphore *heap-guard-semaphore*)
+    ;; Wake-ups that came while it collected are answered by that collection.
+    (loop while (sb-thread:try-semaphore *heap-guard-semaphore*))
+    (when (> (sb-kernel:dynamic-usage) (heap-guard-threshold))
+      (sb-ext:gc :full t)
+      (setf *heap-after-full-collection* (sb-kernel:dynamic-usage))
+      (incf *heap-guard-collections*))))
+
+(defun ensure-heap-guard ()
+  "Start the heap guard, once per process."
+  (sb-thread:with-mutex (*heap-guard-lock*)
+    (unless (and *heap-guard-thread* (sb-thread:thread-alive-p *heap-guard-thread*))
+      (pushnew '%after-collection sb-ext:*after-gc-hooks*)
+      (setf *heap-guard-thread*
+            (sb-thread:make-thread #'%heap-guard-loop :name "clgrpc heap guard")))))
