@@ -363,37 +363,42 @@ connection to the server in between shifts the turn."
                (clgrpc.util::executor-threads executor)))
       (clgrpc.util:shutdown-executor executor))))
 
-(test the-pool-does-not-grow-while-the-heap-is-crowded
-  ;; Every handler holds what it builds until it ends: past the executor's
-  ;; heap limit (here, any heap at all), blocking tasks wait for the
-  ;; workers there are while the CPUs are busy, rather than start more;
-  ;; once the CPUs idle, the pool grows again, a worker a tick, and every
-  ;; task runs.
-  (let* ((executor (clgrpc.util:make-executor :name "crowded test" :min-threads 2
-                                              :cpus 1 :heap-limit 0))
-         (gate (sb-thread:make-semaphore))
-         (done (sb-thread:make-semaphore))
-         (until (+ (clgrpc.util:now-us) 600000))
-         ;; Two spinners, so that a CPU is busy even while one of them waits
-         ;; for its turn on the machine.
-         (spinners (loop repeat 2
-                         collect (sb-thread:make-thread
-                                  (lambda () (loop while (< (clgrpc.util:now-us) until)))
-                                  :name "busy CPU"))))
+(defun %workers-wanted-while-blocked (heap-limit cpus)
+  "How many workers the monitor of an executor of eight workers, all blocked
+with tasks waiting, would start on two ticks in a row that saw its CPUs as
+CPUS (:IDLE or :BUSY), with HEAP-LIMIT: the pool may not grow while it is
+sampled (its limit is raised only under the lock the monitor decides
+under)."
+  (let ((executor (clgrpc.util:make-executor :name "crowded test" :min-threads 8 :max-threads 8
+                                             :heap-limit heap-limit))
+        (gate (sb-thread:make-semaphore)))
     (unwind-protect
          (progn
            (dotimes (i 20)
              (clgrpc.util:executor-submit
-              executor 0 (lambda (g)
-                           (sb-thread:wait-on-semaphore g :timeout 0.02)
-                           (sb-thread:signal-semaphore done))
-              gate))
-           (sleep 0.3)
-           (is (= 2 (clgrpc.util::executor-threads executor))
-               "the pool grew to ~D threads" (clgrpc.util::executor-threads executor))
-           (mapc #'sb-thread:join-thread spinners)
-           (is (loop repeat 20 always (sb-thread:wait-on-semaphore done :timeout 5))))
+              executor 0 (lambda (g) (sb-thread:wait-on-semaphore g :timeout 5)) gate))
+           ;; Every worker asleep, and the oldest task waiting past 10 ms.
+           (sleep 0.1)
+           (sb-thread:with-mutex ((clgrpc.util::executor-park-lock executor))
+             (setf (clgrpc.util::executor-max-threads executor) 100)
+             (unwind-protect
+                  ;; Two ticks in a row.
+                  (loop repeat 2
+                        collect (clgrpc.util::%workers-wanted executor cpus (clgrpc.util:now-us)))
+               (setf (clgrpc.util::executor-max-threads executor) 8))))
+      (sb-thread:signal-semaphore gate 20)
       (clgrpc.util:shutdown-executor executor))))
+
+(test the-pool-grows-slowly-while-the-heap-is-crowded
+  ;; Every handler holds what it builds until it ends: past the executor's
+  ;; heap limit (here, any heap at all), blocked workers make the pool grow
+  ;; by one worker a tick, not by half, while the CPUs idle, and by one
+  ;; every 100 ms while they are busy (never not at all, or long-blocked
+  ;; workers would hold the queue for ever).
+  (is (equal '(4 4) (%workers-wanted-while-blocked most-positive-fixnum :idle)))
+  (is (equal '(1 1) (%workers-wanted-while-blocked 0 :idle)))
+  (is (equal '(0 1) (%workers-wanted-while-blocked most-positive-fixnum :busy)))
+  (is (equal '(1 0) (%workers-wanted-while-blocked 0 :busy))))
 
 (test idle-workers-wait-without-spinning
   ;; Workers the executor keeps (MIN-THREADS) wait for work past their idle

@@ -141,6 +141,17 @@ with END-STREAM, the last ends the stream."
                        do (sleep 0.05))))
         (mapc #'raw-close peers)))))
 
+;; A response larger than the connection's budget and the whole overdraft
+;; still reaches a client that reads it: its worker sends it alone.
+(test a-response-larger-than-the-overdraft-goes-alone
+  (with-test-server (server port :max-connection-memory (* 256 1024)
+                                 :max-process-memory (* 1024 1024)
+                                 :max-receive-message-size 100000)
+    (let ((channel (clgrpc.grpc:make-channel "127.0.0.1" port)))
+      (unwind-protect
+           (is (= 1000000 (length (unary channel "Sized" (bytes 100) :timeout 10))))
+        (clgrpc.grpc:channel-close channel)))))
+
 (test a-message-that-stops-arriving-fails-its-call
   (with-test-server (server port :receive-stall-timeout 1)
     (let ((peer (raw-connect-port port)))

@@ -121,8 +121,9 @@ responses parked for a window and decoded headers, and all connections
 together MAX-PROCESS-MEMORY (a quarter of the heap); at most MAX-CALLS
 handlers are in flight.  Past a limit, a message that needs more fails its
 call with RESOURCE_EXHAUSTED, a response waits for window on its worker
-instead of parked (four at a time per connection; beyond them it fails
-with RESOURCE_EXHAUSTED), and new streams are refused (REFUSED_STREAM).
+instead of parked (four at a time per connection, within an overdraft of
+an eighth of MAX-PROCESS-MEMORY over all of them; beyond them it fails with
+RESOURCE_EXHAUSTED), and new streams are refused (REFUSED_STREAM).
 
 INTERCEPTORS, functions (interceptor call request next), wrap every
 handler REGISTER-METHOD registers, the first outermost; CALL-OBSERVERS,

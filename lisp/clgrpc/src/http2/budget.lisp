@@ -204,8 +204,11 @@ flight."
 ;;; beyond the budget, so a connection may have only a few of them waiting,
 ;;; and all connections together an overdraft of an eighth of the process
 ;;; budget: otherwise enough connections, each within its own few, would
-;;; hold as much as they liked.  Beyond either the call fails (a peer that
-;;; reads nothing gets nothing for its extra calls but RESOURCE_EXHAUSTED).
+;;; hold as much as they liked.  (The overdraft counts the encoded
+;;; response; the handler's response object is held beside it.)  A
+;;; response larger than the whole overdraft may wait alone.  Beyond
+;;; these the call fails (a peer that reads nothing gets nothing for its
+;;; extra calls but RESOURCE_EXHAUSTED).
 
 (defconstant +senders-over-budget+ 4
   "Workers per connection that may wait to send a response the budget had
@@ -220,7 +223,11 @@ OCTETS when it is done."
     (when (and (< (conn-senders-over-budget conn) +senders-over-budget+)
                (or (null budget)
                    (%add-within (memory-budget-overdrawn (the memory-budget budget)) octets
-                                (memory-budget-overdraft-octets (the memory-budget budget)))))
+                                (memory-budget-overdraft-octets (the memory-budget budget)))
+                   ;; A response larger than the whole overdraft may still
+                   ;; go, alone: otherwise it never could.
+                   (zerop (sb-ext:compare-and-swap
+                           (memory-budget-overdrawn (the memory-budget budget)) 0 octets))))
       (incf (conn-senders-over-budget conn))
       t)))
 

@@ -23,10 +23,11 @@
 ;;;; workers waiting for a brief lock another thread holds
 ;;;; (WITH-WORKER-MUTEX).  A tick across a garbage collection, which stops
 ;;;; every thread, decides nothing.  While the heap in use is past
-;;;; HEAP-LIMIT (a quarter of the heap), the pool grows by one worker a tick,
-;;;; and only while the CPUs idle: each handler started holds what it
-;;;; builds until it finishes, and more of them at once than keep the CPUs
-;;;; busy would take the heap the collector needs.  While fewer than
+;;;; HEAP-LIMIT (a quarter of the heap), the pool grows by one worker a
+;;;; tick while the CPUs idle, and by one every 100 ms while they are busy:
+;;;; each handler started holds what it builds until it finishes, and more
+;;;; of them at once than keep the CPUs busy would take the heap the
+;;;; collector needs.  While fewer than
 ;;;; MIN-THREADS exist it starts them at once.  Reactors never create
 ;;;; threads: only the monitor does.
 ;;;;
@@ -118,6 +119,10 @@ wait: a worker that finds it taken waits without growing the pool."
        (declare (dynamic-extent #',f))
        (call-with-worker-mutex #',f ,mutex))))
 
+(defconstant +crowded-grow-after-us+ 100000
+  "While the heap is crowded and the CPUs busy, how often the pool may grow
+by one worker.")
+
 (defconstant +sampled-workers+ 8
   "Busy workers whose CPU clocks the monitor reads per tick, at most.")
 
@@ -145,6 +150,7 @@ wait: a worker that finds it taken waits without growing the pool."
   (idle-timeout-us 30000000 :type fixnum)
   (grow-after-us 1000 :type fixnum)
   (heap-limit 0 :type fixnum)
+  (crowded-grown-us 0 :type fixnum)     ; when the pool last grew while crowded and busy
   (cpus 1 :type fixnum)
   (wrapper nil :type (or null function))
   ;; The monitor: its thread, and whether it is ticking (PARK-LOCK).
@@ -162,8 +168,8 @@ WRAPPER, if given, is called with a thunk in each worker thread and must
 call it: the place to bind per-thread specials such as scratch buffers.
 CPUS is how many CPUs the process may use, against which the monitor tells
 waiting workers from busy ones.  While the heap in use exceeds HEAP-LIMIT
-octets, the pool grows by one worker a tick at most, and only while the
-CPUs idle."
+octets, the pool grows by one worker a tick while the CPUs idle, and by
+one every 100 ms while they are busy."
   (let ((executor (%make-executor
                    :name name
                    :lanes (coerce (loop repeat (max 1 lanes) collect (make-lane)) 'simple-vector)
@@ -539,7 +545,14 @@ collection ran, which stops every thread)."
            (if (%heap-crowded-p executor)
                1
                (min queued (max 1 (ash threads -1)) (- (executor-max-threads executor) threads))))
-          ((%heap-crowded-p executor) 0)
+          ;; ... and while they are busy, one every +CROWDED-GROW-AFTER-US+
+          ;; at most, so that workers blocked for long never hold the
+          ;; queue for ever.
+          ((%heap-crowded-p executor)
+           (cond ((>= (- now (executor-crowded-grown-us executor)) +crowded-grow-after-us+)
+                  (setf (executor-crowded-grown-us executor) now)
+                  1)
+                 (t 0)))
           ;; ... and while they are busy: an eighth, after two ticks.
           ((< (incf (executor-waiting-streak executor)) 2) 0)
           (t (min queued (max 1 (ash threads -3)) (- (executor-max-threads executor) threads))))))

@@ -9,9 +9,10 @@
 ;;;; can then be exhausted by garbage while what is live is well within it.
 ;;;; So after any collection that leaves more than half the heap in use, a
 ;;;; thread of its own runs a full collection, which looks at everything.
-;;;; It runs again only once the heap has grown by an eighth of its size
-;;;; since, so a server whose live data alone is past half the heap is not
-;;;; collected in full over and over.
+;;;; One that freed less than an eighth of the heap found mostly live data:
+;;;; the next waits until the heap has grown by an eighth since, or ten
+;;;; seconds have passed, so a server whose live data alone is past half the
+;;;; heap is not collected in full over and over.
 
 (in-package #:clgrpc.util)
 
@@ -19,11 +20,16 @@
 (defvar *heap-guard-semaphore* (sb-thread:make-semaphore :name "heap guard"))
 (defvar *heap-guard-thread* nil)
 
-;; The heap in use after the guard's last full collection (0: none yet),
-;; and how many it has run.
-(declaim (type sb-ext:word *heap-after-full-collection* *heap-guard-collections*))
+;; The heap in use after the guard's last full collection if that freed
+;; little (0: none, or it freed much), when it ran, and how many it has run.
+(declaim (type sb-ext:word *heap-after-full-collection* *heap-guard-collections*)
+         (type fixnum *heap-guard-last-us*))
 (sb-ext:defglobal *heap-after-full-collection* 0)
+(sb-ext:defglobal *heap-guard-last-us* 0)
 (sb-ext:defglobal *heap-guard-collections* 0)
+
+(defconstant +heap-guard-backoff-us+ 10000000
+  "How long a full collection that freed little holds the guard back.")
 
 ;; The heap in use past which the guard collects: NIL for half the heap.
 (sb-ext:defglobal *heap-guard-limit* nil)
@@ -32,7 +38,8 @@
   "The heap in use past which the guard asks for a full collection."
   (let* ((size (sb-ext:dynamic-space-size))
          (limit (or *heap-guard-limit* (floor size 2))))
-    (if (zerop *heap-after-full-collection*)
+    (if (or (zerop *heap-after-full-collection*)
+            (> (- (now-us) *heap-guard-last-us*) +heap-guard-backoff-us+))
         limit
         (max limit (+ *heap-after-full-collection* (floor size 8))))))
 
@@ -41,15 +48,24 @@
   (when (> (sb-kernel:dynamic-usage) (heap-guard-threshold))
     (sb-thread:signal-semaphore *heap-guard-semaphore*)))
 
+(defun %collect-in-full ()
+  (let ((before (sb-kernel:dynamic-usage)))
+    (sb-ext:gc :full t)
+    (let ((after (sb-kernel:dynamic-usage)))
+      (setf *heap-after-full-collection*
+            (if (>= (- before after) (floor (sb-ext:dynamic-space-size) 8)) 0 after)
+            *heap-guard-last-us* (now-us))
+      (incf *heap-guard-collections*))))
+
 (defun %heap-guard-loop ()
   (loop
     (sb-thread:wait-on-semaphore *heap-guard-semaphore*)
     ;; Wake-ups that came while it collected are answered by that collection.
     (loop while (sb-thread:try-semaphore *heap-guard-semaphore*))
     (when (> (sb-kernel:dynamic-usage) (heap-guard-threshold))
-      (sb-ext:gc :full t)
-      (setf *heap-after-full-collection* (sb-kernel:dynamic-usage))
-      (incf *heap-guard-collections*))))
+      (handler-case (%collect-in-full)
+        (serious-condition (e)
+          (log-line "heap guard: ~A" e))))))
 
 (defun ensure-heap-guard ()
   "Start the heap guard, once per process."
