@@ -57,8 +57,8 @@ func TestMemoryBudgets(t *testing.T) {
 			t.Run("parked_full_responses", func(t *testing.T) {
 				parkedResponses(t, s, 2, 200, 2<<20, budgetHeapBoundMiB, budgetRSSBoundMiB)
 			})
-			t.Run("parked_responses_over_250_connections", func(t *testing.T) {
-				parkedResponses(t, s, 250, 4, 3<<20, manyConnsHeapBoundMiB, manyConnsRSSBoundMiB)
+			t.Run("parked_responses_over_160_connections", func(t *testing.T) {
+				parkedResponses(t, s, 160, 4, 3<<20, manyConnsHeapBoundMiB, manyConnsRSSBoundMiB)
 			})
 			interopHealthy(t, s, "after every attack", time.Second, clgrpcBound(s, budgetRSSBoundMiB))
 		})
@@ -139,9 +139,9 @@ func declaredLengthStreams(t *testing.T, s *target) {
 // connections' and process's memory budgets, lets a few workers wait with
 // more, and fails the rest with RESOURCE_EXHAUSTED; memory is judged once
 // the handlers have finished (within 20 s). With two connections of 200
-// responses of 2 MiB, a connection's budget is what binds; with 250
+// responses of 2 MiB, a connection's budget is what binds; with 160
 // connections of four responses of 3 MiB, the process's budget is, and
-// four waiting workers a connection would hold 3 GiB more.
+// four waiting workers a connection would hold 1.7 GiB more.
 func parkedResponses(t *testing.T, s *target, conns, perConn, size int, heapBoundMiB, rssBoundMiB float64) {
 	peers := attackers(t, s, conns, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 	req, err := proto.Marshal(&testpb.SimpleRequest{ResponseSize: int32(size)})

@@ -7,7 +7,9 @@
 ;;;; peer's window, say) and churns through large buffers meanwhile promotes
 ;;;; garbage into those generations faster than they come of age: the heap
 ;;;; can then be exhausted by garbage while what is live is well within it.
-;;;; So after any collection that leaves more than half the heap in use, a
+;;;; So older generations may be collected once their objects are a quarter
+;;;; of the way to SBCL's default age, and after any collection that leaves
+;;;; more than half the heap in use, a
 ;;;; thread of its own runs a full collection, which looks at everything.
 ;;;; One that freed less than an eighth of the heap found mostly live data:
 ;;;; the next waits until the heap has grown by an eighth since, or ten
@@ -67,10 +69,19 @@
         (serious-condition (e)
           (log-line "heap guard: ~A" e))))))
 
+(defconstant +older-generations-minimum-age+ 0.25d0
+  "The average age (in collections of the generation below) past which an
+older generation may be collected; SBCL's default is 0.75.")
+
 (defun ensure-heap-guard ()
-  "Start the heap guard, once per process."
+  "Start the heap guard, once per process, and let the collector look at
+the older generations sooner than SBCL's default does."
   (sb-thread:with-mutex (*heap-guard-lock*)
     (unless (and *heap-guard-thread* (sb-thread:thread-alive-p *heap-guard-thread*))
+      (loop for generation from 1 to 4
+            do (setf (sb-ext:generation-minimum-age-before-gc generation)
+                     (min +older-generations-minimum-age+
+                          (sb-ext:generation-minimum-age-before-gc generation))))
       (pushnew '%after-collection sb-ext:*after-gc-hooks*)
       (setf *heap-guard-thread*
             (sb-thread:make-thread #'%heap-guard-loop :name "clgrpc heap guard")))))
