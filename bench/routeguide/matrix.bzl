@@ -108,6 +108,17 @@ def _go_client_grid(name, args, **kwargs):
 def _go_client_results(name):
     return ["//bench/routeguide:%s_results" % _interleaved(name, "go")]
 
+def go_client_results(name):
+    """The Go client's results target of routeguide_matrix(name).
+
+    Args:
+      name: the matrix's name.
+
+    Returns:
+      the label of its NAME_go_and_lisp_servers_go_client_results target.
+    """
+    return _go_client_results(name)
+
 def tls_results(name):
     """The results target of routeguide_tls(name).
 
