@@ -105,9 +105,6 @@ def _go_client_grid(name, args, **kwargs):
         **kwargs
     )
 
-def _go_client_results(name):
-    return ["//bench/routeguide:%s_results" % _interleaved(name, "go")]
-
 def go_client_results(name):
     """The Go client's results target of routeguide_matrix(name).
 
@@ -117,7 +114,7 @@ def go_client_results(name):
     Returns:
       the label of its NAME_go_and_lisp_servers_go_client_results target.
     """
-    return _go_client_results(name)
+    return ["//bench/routeguide:%s_results" % _interleaved(name, "go")]
 
 def tls_results(name):
     """The results target of routeguide_tls(name).
@@ -128,7 +125,7 @@ def tls_results(name):
     Returns:
       the label of its NAME_go_and_lisp_servers_go_client_results target.
     """
-    return _go_client_results(name)
+    return go_client_results(name)
 
 def routeguide_tls(name, args, **kwargs):
     """The grid over TLS: NAME_go_and_lisp_servers_go_client (and _results).
@@ -153,7 +150,7 @@ def capped_results(name):
     Returns:
       the label of its NAME_go_and_lisp_servers_go_client_results target.
     """
-    return _go_client_results(name)
+    return go_client_results(name)
 
 def routeguide_capped(name, args, cores, **kwargs):
     """The grid with each server held to a CPU quota: NAME_go_and_lisp_servers_go_client.
@@ -181,7 +178,7 @@ def quota_sweep_results(name):
     Returns:
       the label of its NAME_go_and_lisp_servers_go_client_results target.
     """
-    return _go_client_results(name)
+    return go_client_results(name)
 
 def routeguide_quota_sweep(name, args, cores, periods, **kwargs):
     """The grid at several CPU quotas: NAME_go_and_lisp_servers_go_client (and _results).
@@ -217,7 +214,7 @@ def shared_results(name):
     Returns:
       the label of its NAME_go_and_lisp_servers_go_client_results target.
     """
-    return _go_client_results(name)
+    return go_client_results(name)
 
 def routeguide_shared(name, args, **kwargs):
     """The grid with every client's calls on one connection: NAME_go_and_lisp_servers_go_client.

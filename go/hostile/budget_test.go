@@ -169,22 +169,7 @@ func parkedResponses(t *testing.T, s *target, conns, perConn, size int, heapBoun
 	// does not count. What they leave parked is judged once they are
 	// (hundreds of handlers on two cores, with megabytes each to allocate,
 	// encode and copy, take several seconds).
-	// Each reading collects the whole heap, which stops every thread:
-	// once a second is enough.
-	start := time.Now()
-	for {
-		time.Sleep(time.Second)
-		if err := s.proc.ExitedEarly(); err != nil {
-			t.Fatalf("%s: %s server died: %v", phase, s.name, err)
-		}
-		rss, heap := s.rssMiB(t), s.heapMiB(t)
-		t.Logf("after %v: RSS %.0f MiB, heap %.0f MiB, %d threads",
-			time.Since(start).Round(100*time.Millisecond), rss, heap, s.threads(t))
-		settled := !(heap > clgrpcBound(s, heapBoundMiB)) && rss <= clgrpcBound(s, rssBoundMiB)
-		if settled || time.Since(start) > 20*time.Second {
-			break
-		}
-	}
+	waitForMemory(t, s, "into the attack", heapBoundMiB, rssBoundMiB)
 	largeUnary(t, s, phase, 3)
 	s.checkMemoryBounds(t, phase, clgrpcBound(s, rssBoundMiB), clgrpcBound(s, heapBoundMiB))
 	o := peers[0].Collect(2 * time.Second)
@@ -194,15 +179,28 @@ func parkedResponses(t *testing.T, s *target, conns, perConn, size int, heapBoun
 	}
 	// Closed, the connections give back all they held: within seconds, as
 	// surplus workers retire and their stacks stop pointing at it.
-	start = time.Now()
+	waitForMemory(t, s, "after the connections closed", budgetHeapBoundMiB, math.Inf(1))
+	s.checkMemoryBounds(t, phase+", once they closed", math.Inf(1), clgrpcBound(s, budgetHeapBoundMiB))
+}
+
+// waitForMemory logs the server's RSS, heap and threads once a second
+// until both are within their bounds or 20 s have passed (each reading
+// collects the whole heap, which stops every thread: once a second is
+// enough). It fails the test if the server died meanwhile.
+func waitForMemory(t *testing.T, s *target, what string, heapBoundMiB, rssBoundMiB float64) {
+	t.Helper()
+	start := time.Now()
 	for {
 		time.Sleep(time.Second)
+		if err := s.proc.ExitedEarly(); err != nil {
+			t.Fatalf("%s server died: %v", s.name, err)
+		}
 		rss, heap := s.rssMiB(t), s.heapMiB(t)
-		t.Logf("%v after the connections closed: RSS %.0f MiB, heap %.0f MiB, %d threads",
-			time.Since(start).Round(100*time.Millisecond), rss, heap, s.threads(t))
-		if !(heap > clgrpcBound(s, budgetHeapBoundMiB)) || time.Since(start) > 20*time.Second {
-			break
+		t.Logf("%v %s: RSS %.0f MiB, heap %.0f MiB, %d threads",
+			time.Since(start).Round(100*time.Millisecond), what, rss, heap, s.threads(t))
+		settled := !(heap > clgrpcBound(s, heapBoundMiB)) && rss <= clgrpcBound(s, rssBoundMiB)
+		if settled || time.Since(start) > 20*time.Second {
+			return
 		}
 	}
-	s.checkMemoryBounds(t, phase+", once they closed", math.Inf(1), clgrpcBound(s, budgetHeapBoundMiB))
 }
