@@ -88,6 +88,12 @@ cheaper than a UTF-8 round trip."
   (setf (obuf-fill buf) 0)
   buf)
 
+(defun obuf-give-away (buf)
+  "Someone else keeps BUF's storage now: BUF starts again on new storage."
+  (setf (obuf-data buf) (make-octets 4096)
+        (obuf-fill buf) 0)
+  buf)
+
 (declaim (ftype (function (obuf index) (values octets &optional)) obuf-grow))
 (defun obuf-grow (buf needed)
   "Replace the storage with one that holds at least NEEDED more octets.

@@ -16,7 +16,7 @@ readers and UTF-8 / Latin-1 conversion.")
    #:latin1-to-octets #:octets-to-latin1
    ;; output buffer
    #:obuf #:obuf-p #:make-obuf #:obuf-data #:obuf-fill #:obuf-length
-   #:obuf-reset #:obuf-reserve #:obuf-ensure
+   #:obuf-reset #:obuf-give-away #:obuf-reserve #:obuf-ensure
    #:obuf-write-u8 #:obuf-write-u16 #:obuf-write-u24 #:obuf-write-u32
    #:obuf-write-u64 #:obuf-write-bytes #:obuf-write-latin1
    #:obuf-set-u8 #:obuf-set-u24 #:obuf-set-u32

@@ -136,6 +136,8 @@ no channel is on that reactor."
     (reg "Echo" :unary (lambda (req call) (declare (ignore call)) req))
     (reg "Sized" :unary                 ; 10,000 x (aref req 0) octets
          (lambda (req call) (declare (ignore call)) (filled (* 10000 (aref req 0)) 7)))
+    (reg "Filled" :unary                ; 10,000 x (aref req 0) octets of (aref req 1)
+         (lambda (req call) (declare (ignore call)) (filled (* 10000 (aref req 0)) (aref req 1))))
     (reg "Where" :unary                 ; where its handler ran (WHERE-OCTETS)
          (lambda (req call) (declare (ignore req)) (where-octets call)))
     (reg "OpenGateThenWait" :unary      ; signals *GATE*, then as Gate on *SECOND-GATE*

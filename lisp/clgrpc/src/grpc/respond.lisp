@@ -148,11 +148,16 @@ and give the call's handler slot back."
     (clgrpc.http2:with-stream-output (conn)
       (unless (call-status call)
         (if (and buf (%send-response-headers call))
-            (when (eq (clgrpc.http2:stream-write-last-data
-                       conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf)
-                       (%trailers-after-park call code message metadata))
-                      :over-budget)
-              (%send-over-budget call buf code message metadata))
+            (multiple-value-bind (sent kept)
+                (clgrpc.http2:stream-write-last-data
+                 conn (call-stream call) (obuf-data buf) 0 (obuf-fill buf)
+                 (%trailers-after-park call code message metadata)
+                 :given t)
+              (when kept
+                ;; The stream holds the encoding now, not a copy of it.
+                (obuf-give-away buf))
+              (when (eq sent :over-budget)
+                (%send-over-budget call buf code message metadata)))
             (unless (call-status call)
               (%send-trailers call code message metadata))))
       ;; In the same hold of the lock as the trailers, not another one after.

@@ -494,26 +494,45 @@ while the output is over the high-water mark (it resumes as it drains)."
       0
       (min wanted +park-quantum+ (%stream-send-window conn stream))))
 
-(defun stream-write-last-data (conn stream octets start end then &key end-stream)
+(defconstant +kept-slack-divisor+ 4
+  "A response buffer given to STREAM-WRITE-LAST-DATA is parked as it is if
+it holds no more than a quarter beyond what waits in it; otherwise what
+waits is copied out, so that parked memory stays close to what is charged.")
+
+(defun %keep-given-p (octets start end given)
+  "Whether OCTETS[START,END), which the caller GIVEN away, may be parked as
+they are rather than copied: a copy of a large response costs as much
+again, and the caller would drop the buffer anyway."
+  (declare (type octets octets) (type index start end))
+  (let ((n (- end start)))
+    (and given (<= (length octets) (+ n (floor n +kept-slack-divisor+))))))
+
+(defun stream-write-last-data (conn stream octets start end then &key end-stream given)
   "Lock held: the last DATA of STREAM's response, OCTETS[START,END), as far
 as the windows and the output allow now, never waiting; then THEN, a
-function of CONN and STREAM (the trailers).  What cannot go now is copied
-and parked on STREAM, sent a quantum at a time as the peer's WINDOW_UPDATEs
-arrive and the output drains, and THEN is called once it is all written:
-so a peer that advertises no window or does not read holds no thread.  The
-output is flushed by the thread the reactor serves CONN on once its turn
-is done, or the next time any thread writes.  END-STREAM ends the stream
-with the last DATA frame.  Returns T if all of it went now, :PARKED, NIL
-if the stream or connection closed, or :OVER-BUDGET, having written
-nothing, if the rest would not fit in the memory budget (STREAM-CHARGE)."
+function of CONN and STREAM (the trailers).  What cannot go now is parked
+on STREAM, sent a quantum at a time as the peer's WINDOW_UPDATEs arrive and
+the output drains, and THEN is called once it is all written: so a peer
+that advertises no window or does not read holds no thread.  What is
+parked is a copy, unless the caller GIVEN OCTETS away, when they may be
+kept as they are.  The output is flushed by the thread the reactor serves
+CONN on once its turn is done, or the next time any thread writes.
+END-STREAM ends the stream with the last DATA frame.  Returns T if all of
+it went now, :PARKED, NIL if the stream or connection closed, or
+:OVER-BUDGET, having written nothing, if what it parks would not fit in
+the memory budget (STREAM-CHARGE).  A second value is true if OCTETS
+themselves were parked: the caller must not write to them again."
   (declare (type h2-stream stream) (type octets octets) (type index start end)
            (type function then))
   (when (or (conn-closed conn) (not (stream-can-send-p stream)))
     (return-from stream-write-last-data nil))
-  (let ((n (%parkable-window conn stream (- end start))))
-    (declare (type fixnum n))
+  (let* ((n (%parkable-window conn stream (- end start)))
+         (keep (%keep-given-p octets (+ start n) end given))
+         ;; What is held is charged: a kept buffer whole.
+         (charge (if keep (length octets) (- end start n))))
+    (declare (type fixnum n charge))
     (when (and (< n (- end start))
-               (not (stream-charge conn stream (- end start n))))
+               (not (stream-charge conn stream charge)))
       (return-from stream-write-last-data :over-budget))
     (when (or (plusp n) (and end-stream (= start end)))
       (%append-data conn stream octets start (+ start n) (and end-stream (= (+ start n) end))))
@@ -522,13 +541,15 @@ nothing, if the rest would not fit in the memory budget (STREAM-CHARGE)."
            (funcall then conn stream)
            t)
           (t
-           (setf (h2-stream-parked stream) (subseq octets start end)
-                 (h2-stream-parked-start stream) 0
+           (setf (h2-stream-parked stream) (if keep octets (subseq octets start end))
+                 (h2-stream-parked-start stream) (if keep start 0)
+                 (h2-stream-parked-end stream) (if keep end (- end start))
+                 (h2-stream-parked-charge stream) charge
                  (h2-stream-parked-end-stream stream) end-stream
                  (h2-stream-parked-then stream) then)
            (setf (conn-parked conn) (nconc (conn-parked conn) (list stream)))
            (request-flush conn)
-           :parked))))
+           (values :parked keep)))))
 
 (defun %resume-parked (conn)
   "Lock held, after the send windows grew or the output drained: one turn
@@ -544,7 +565,7 @@ most the connection's handler slots."
                     (data (h2-stream-parked stream)))
                (when (and data (stream-can-send-p stream) (not (conn-closed conn)))
                  (let* ((start (h2-stream-parked-start stream))
-                        (end (length (the octets data)))
+                        (end (h2-stream-parked-end stream))
                         (n (%parkable-window conn stream (- end start))))
                    (declare (type fixnum start end n))
                    (when (plusp n)
@@ -555,7 +576,7 @@ most the connection's handler slots."
                        (let ((then (h2-stream-parked-then stream)))
                          (setf (h2-stream-parked stream) nil
                                (h2-stream-parked-then stream) nil)
-                         (stream-discharge conn stream end)
+                         (stream-discharge conn stream (h2-stream-parked-charge stream))
                          (funcall (the function then) conn stream))
                        (push stream still))))))
     ;; Streams not visited keep their place at the front; those visited go

@@ -34,10 +34,13 @@
   ;; content-length, when the peer sent one, and DATA octets seen (8.1.1).
   (content-length nil :type (or null (integer 0)))
   (data-received 0 :type (integer 0))
-  ;; DATA waiting for window or for its turn, PARKED[PARKED-START,END), and
-  ;; what to do once it is sent (%WRITE-DATA-OR-PARK).
+  ;; DATA waiting for window or for its turn, PARKED[PARKED-START,
+  ;; PARKED-END), the octets charged for it, and what to do once it is sent
+  ;; (STREAM-WRITE-LAST-DATA).
   (parked nil :type (or null octets))
   (parked-start 0 :type fixnum)
+  (parked-end 0 :type fixnum)
+  (parked-charge 0 :type fixnum)
   (parked-then nil :type (or null function))
   (parked-end-stream nil)               ; the last parked DATA ends the stream
   ;; A streaming sender has written part of a message and waits to write
