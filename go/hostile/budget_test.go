@@ -57,8 +57,8 @@ func TestMemoryBudgets(t *testing.T) {
 			t.Run("parked_full_responses", func(t *testing.T) {
 				parkedResponses(t, s, 2, 200, 2<<20, budgetHeapBoundMiB, budgetRSSBoundMiB)
 			})
-			t.Run("parked_responses_over_160_connections", func(t *testing.T) {
-				parkedResponses(t, s, 160, 4, 3<<20, manyConnsHeapBoundMiB, manyConnsRSSBoundMiB)
+			t.Run("parked_responses_over_400_connections", func(t *testing.T) {
+				parkedResponses(t, s, 400, 4, 3<<20, manyConnsHeapBoundMiB, manyConnsRSSBoundMiB)
 			})
 			interopHealthy(t, s, "after every attack", time.Second, clgrpcBound(s, budgetRSSBoundMiB))
 		})

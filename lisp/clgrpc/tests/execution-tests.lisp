@@ -370,7 +370,9 @@ CPUS (:IDLE or :BUSY), with HEAP-LIMIT: the pool may not grow while it is
 sampled (its limit is raised only under the lock the monitor decides
 under)."
   (let ((executor (clgrpc.util:make-executor :name "crowded test" :min-threads 8 :max-threads 8
-                                             :heap-limit heap-limit))
+                                             :heap-limit heap-limit
+                                             ;; Growth alone, without turns.
+                                             :crowded-turns 8))
         (gate (sb-thread:make-semaphore)))
     (unwind-protect
          (progn
@@ -399,6 +401,49 @@ under)."
   (is (equal '(1 1) (%workers-wanted-while-blocked 0 :idle)))
   (is (equal '(0 1) (%workers-wanted-while-blocked most-positive-fixnum :busy)))
   (is (equal '(1 0) (%workers-wanted-while-blocked 0 :busy))))
+
+;;; Turns while the heap is crowded.
+
+(defun %tasks-run-at-once (heap-limit n seconds)
+  "N tasks of SECONDS each on an executor of N workers with HEAP-LIMIT and
+two turns: how many ran at once at most, and when each started (µs after
+the first was submitted), in order."
+  (let* ((executor (clgrpc.util:make-executor :name "turns test" :min-threads n :max-threads n
+                                              :heap-limit heap-limit :crowded-turns 2))
+         (lock (sb-thread:make-mutex))
+         (done (sb-thread:make-semaphore))
+         (running 0) (most 0) (starts '())
+         (t0 (clgrpc.util:now-us)))
+    (unwind-protect
+         (progn
+           (dotimes (i n)
+             (clgrpc.util:executor-submit
+              executor 0
+              (lambda (arg)
+                (declare (ignore arg))
+                (sb-thread:with-mutex (lock)
+                  (setf most (max most (incf running)))
+                  (push (- (clgrpc.util:now-us) t0) starts))
+                (sleep seconds)
+                (sb-thread:with-mutex (lock) (decf running))
+                (sb-thread:signal-semaphore done))
+              nil))
+           (dotimes (i n)
+             (sb-thread:wait-on-semaphore done :timeout 10)))
+      (clgrpc.util:shutdown-executor executor))
+    (values most (sort starts #'<))))
+
+(test tasks-take-turns-while-the-heap-is-crowded
+  ;; Handlers allocate what they build, and a collection runs only once
+  ;; every thread has stopped for it: past the heap limit, only so many
+  ;; tasks run at once, however many workers there are.
+  (is (= 4 (%tasks-run-at-once most-positive-fixnum 4 0.05)))
+  (is (= 2 (%tasks-run-at-once 0 4 0.05)))
+  ;; A turn held for 100 ms stops counting: tasks that wait (here, sleep)
+  ;; hold the others back no longer than that.
+  (multiple-value-bind (most starts) (%tasks-run-at-once 0 4 0.4)
+    (is (= 4 most))
+    (is (< (car (last starts)) 300000) "the last task started after ~D µs" (car (last starts)))))
 
 (test idle-workers-wait-without-spinning
   ;; Workers the executor keeps (MIN-THREADS) wait for work past their idle

@@ -27,8 +27,9 @@
 ;;;; tick while the CPUs idle, and by one every 100 ms while they are busy:
 ;;;; each handler started holds what it builds until it finishes, and more
 ;;;; of them at once than keep the CPUs busy would take the heap the
-;;;; collector needs.  While fewer than
-;;;; MIN-THREADS exist it starts them at once.  Reactors never create
+;;;; collector needs; and at most two tasks per CPU run at once, counting
+;;;; those that started within 100 ms (%TAKE-CROWDED-TURN).  While fewer than MIN-THREADS exist it starts
+;;;; them at once.  Reactors never create
 ;;;; threads: only the monitor does.
 ;;;;
 ;;;; Idle workers are not free (every garbage collection stops each thread,
@@ -75,8 +76,12 @@ through the gaps between them, short enough that it shrinks soon after.")
   ;; that computes or waits for a CPU (running).
   (stat -1 :type fixnum)
   (busy nil)                            ; in a task
-  ;; Waiting for a lock another thread holds (WITH-WORKER-MUTEX).
-  (on-lock nil))
+  ;; Waiting for a lock another thread holds (WITH-WORKER-MUTEX), or for
+  ;; a turn to run while the heap is crowded (%TAKE-CROWDED-TURN).
+  (on-lock nil)
+  ;; When its task took one of the turns to run while the heap is crowded
+  ;; (NIL: it holds none).
+  (turn-us nil :type (or null fixnum)))
 
 (defvar *worker* nil "This thread's WORKER, in a worker thread.")
 
@@ -151,6 +156,13 @@ by one worker.")
   (grow-after-us 1000 :type fixnum)
   (heap-limit 0 :type fixnum)
   (crowded-grown-us 0 :type fixnum)     ; when the pool last grew while crowded and busy
+  ;; While the heap is crowded, how many tasks may run at once, the
+  ;; workers whose tasks hold a turn, how many wait for one, and where they
+  ;; wait (PARK-LOCK).
+  (crowded-turns 4 :type fixnum)
+  (turn-holders '() :type list)
+  (turn-waiters 0 :type fixnum)
+  (turn-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (cpus 1 :type fixnum)
   (wrapper nil :type (or null function))
   ;; The monitor: its thread, and whether it is ticking (PARK-LOCK).
@@ -162,14 +174,17 @@ by one worker.")
 (defun make-executor (&key (name "clgrpc worker") (lanes 1) (min-threads 2)
                            (max-threads 4096) (keep-idle 16) (idle-timeout 30)
                            (grow-after 0.001) (cpus (usable-cpu-count))
-                           (heap-limit (floor (sb-ext:dynamic-space-size) 4)) wrapper)
+                           (heap-limit (floor (sb-ext:dynamic-space-size) 4))
+                           (crowded-turns (* 2 cpus)) wrapper)
   "An executor with LANES lanes (one per thread that submits batches).
 WRAPPER, if given, is called with a thunk in each worker thread and must
 call it: the place to bind per-thread specials such as scratch buffers.
 CPUS is how many CPUs the process may use, against which the monitor tells
 waiting workers from busy ones.  While the heap in use exceeds HEAP-LIMIT
 octets, the pool grows by one worker a tick while the CPUs idle, and by
-one every 100 ms while they are busy."
+one every 100 ms while they are busy, and at most CROWDED-TURNS tasks (two
+per CPU) run at once, counting those that started within 100 ms
+(%TAKE-CROWDED-TURN)."
   (let ((executor (%make-executor
                    :name name
                    :lanes (coerce (loop repeat (max 1 lanes) collect (make-lane)) 'simple-vector)
@@ -179,6 +194,7 @@ one every 100 ms while they are busy."
                    :idle-timeout-us (round (* idle-timeout 1000000))
                    :grow-after-us (round (* grow-after 1000000))
                    :heap-limit heap-limit
+                   :crowded-turns (max 1 crowded-turns)
                    :cpus (max 1 cpus)
                    :wrapper wrapper)))
     (setf (executor-monitor executor)
@@ -370,6 +386,63 @@ workers may all be about to block in their handlers)."
           (sb-thread:condition-notify (executor-park-cv executor))
           (%wake-monitor executor)))))
 
+;;; Turns while the heap is crowded.  Handlers allocate what they build;
+;;; a collection is asked for once the allocation since the last one passes
+;;; a trigger, but runs only once every thread has stopped for it, and
+;;; threads that have not yet stopped allocate on.  With a hundred workers
+;;; runnable on two CPUs, that lets hundreds of megabytes in past the
+;;; trigger each time, garbage the heap has no room for.  So while the heap
+;;; is crowded, a task waits for a turn to run: at most CROWDED-TURNS (two
+;;; per CPU) run at once.  A turn older than +CROWDED-TURN-US+ no longer
+;;; counts, so tasks that wait (a handler sleeping, or
+;;; one waiting for its peer's window) never hold the others back for
+;;; long.  While workers wait for a turn, the pool does not grow: more
+;;; workers would only wait too.
+
+(defun %heap-crowded-p (executor)
+  (> (sb-kernel:dynamic-usage) (executor-heap-limit executor)))
+
+(defconstant +crowded-turn-us+ 100000
+  "How long a task's turn counts against the others while the heap is
+crowded.")
+
+(defun %recent-turns (executor now)
+  "PARK-LOCK held: workers whose task took a turn within +CROWDED-TURN-US+."
+  (declare (type fixnum now))
+  (count-if (lambda (worker)
+              (< (- now (the fixnum (worker-turn-us worker))) +crowded-turn-us+))
+            (executor-turn-holders executor)))
+
+(defun %take-crowded-turn (executor me)
+  "While the heap is crowded, wait for a turn to run (marked as waiting for
+a lock, which the monitor does not count as a reason to grow the pool)."
+  (when (%heap-crowded-p executor)
+    (let ((lock (executor-park-lock executor)))
+      (sb-thread:with-mutex (lock)
+        (setf (worker-on-lock me) t)
+        (incf (executor-turn-waiters executor))
+        (unwind-protect
+             (loop
+               (let ((now (now-us)))
+                 (cond ((or (executor-shutdown executor) (not (%heap-crowded-p executor)))
+                        (return))
+                       ((< (%recent-turns executor now) (executor-crowded-turns executor))
+                        (setf (worker-turn-us me) now)
+                        (push me (executor-turn-holders executor))
+                        (return)))
+                 ;; Turns end, grow old, or the heap empties: look again
+                 ;; every 10 ms at the latest.
+                 (wait-on (executor-turn-cv executor) lock (+ now 10000))))
+          (decf (executor-turn-waiters executor))
+          (setf (worker-on-lock me) nil))))))
+
+(defun %end-crowded-turn (executor me)
+  (when (worker-turn-us me)
+    (sb-thread:with-mutex ((executor-park-lock executor))
+      (setf (worker-turn-us me) nil
+            (executor-turn-holders executor) (delete me (executor-turn-holders executor) :test #'eq))
+      (sb-thread:condition-notify (executor-turn-cv executor)))))
+
 (defun %run-task (function argument)
   ;; Tasks handle their own errors; this only keeps a bug in one task from
   ;; killing the worker (and, with the debugger disabled, the process).
@@ -403,8 +476,10 @@ none."
                  (progn
                    (%wake-another executor)
                    (setf (worker-busy me) t)
-                   (unwind-protect (%run-task function argument)
-                     (setf (worker-busy me) nil)))
+                   (unwind-protect (progn (%take-crowded-turn executor me)
+                                          (%run-task function argument))
+                     (setf (worker-busy me) nil)
+                     (%end-crowded-turn executor me)))
                  (unless (or (%spin-for-work executor) (%park executor))
                    (return)))))
       (sb-thread:with-mutex ((executor-park-lock executor))
@@ -513,9 +588,6 @@ the workers were sampled: threads stopped for one look asleep too."
     (and (%workers-waiting-p executor)
          (= gc sb-ext:*gc-run-time*))))
 
-(defun %heap-crowded-p (executor)
-  (> (sb-kernel:dynamic-usage) (executor-heap-limit executor)))
-
 (defun %workers-wanted (executor cpus now)
   "PARK-LOCK held: how many workers to start now.  CPUS is what the last
 tick saw of them: :IDLE, :BUSY, or :UNKNOWN (the first tick, or a garbage
@@ -524,7 +596,8 @@ collection ran, which stops every thread)."
         (queued (executor-queued-count executor)))
     (declare (type fixnum threads queued))
     (cond ((or (zerop queued) (plusp (executor-idle executor))
-               (plusp (executor-spinning executor)))
+               (plusp (executor-spinning executor))
+               (plusp (executor-turn-waiters executor)))
            0)
           ((< threads (executor-min-threads executor))
            (min queued (- (executor-min-threads executor) threads)))
