@@ -20,6 +20,7 @@
                              (:file "log")
                              (:file "json")
                              (:file "executor")
+                             (:file "executor-turns")
                              (:file "heap-guard")
                              (:file "scheduler")))
                (:module "net"

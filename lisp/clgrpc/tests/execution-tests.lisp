@@ -370,9 +370,7 @@ CPUS (:IDLE or :BUSY), with HEAP-LIMIT: the pool may not grow while it is
 sampled (its limit is raised only under the lock the monitor decides
 under)."
   (let ((executor (clgrpc.util:make-executor :name "crowded test" :min-threads 8 :max-threads 8
-                                             :heap-limit heap-limit
-                                             ;; Growth alone, without turns.
-                                             :crowded-turns 8))
+                                             :heap-limit heap-limit))
         (gate (sb-thread:make-semaphore)))
     (unwind-protect
          (progn
@@ -402,14 +400,16 @@ under)."
   (is (equal '(0 1) (%workers-wanted-while-blocked most-positive-fixnum :busy)))
   (is (equal '(1 0) (%workers-wanted-while-blocked 0 :busy))))
 
-;;; Turns while the heap is crowded.
+;;; Turns while the heap is full.
 
-(defun %tasks-run-at-once (heap-limit n seconds)
-  "N tasks of SECONDS each on an executor of N workers with HEAP-LIMIT and
-two turns: how many ran at once at most, and when each started (µs after
-the first was submitted), in order."
-  (let* ((executor (clgrpc.util:make-executor :name "turns test" :min-threads n :max-threads n
-                                              :heap-limit heap-limit :crowded-turns 2))
+(defun %tasks-run-at-once (turn-heap-limit n seconds turn-lapse)
+  "N tasks of SECONDS each on an executor of N workers with TURN-HEAP-LIMIT,
+two turns and TURN-LAPSE: how many ran at once at most, when each started
+(µs after the first was submitted, in order), and how many workers the
+executor had at the end."
+  (let* ((executor (clgrpc.util:make-executor :name "turns test" :min-threads n :max-threads (* 2 n)
+                                              :turn-heap-limit turn-heap-limit :turns 2
+                                              :turn-lapse turn-lapse))
          (lock (sb-thread:make-mutex))
          (done (sb-thread:make-semaphore))
          (running 0) (most 0) (starts '())
@@ -429,21 +429,25 @@ the first was submitted), in order."
                 (sb-thread:signal-semaphore done))
               nil))
            (dotimes (i n)
-             (sb-thread:wait-on-semaphore done :timeout 10)))
-      (clgrpc.util:shutdown-executor executor))
-    (values most (sort starts #'<))))
+             (sb-thread:wait-on-semaphore done :timeout 20))
+           (values most (sort starts #'<) (clgrpc.util::executor-threads executor)))
+      (clgrpc.util:shutdown-executor executor))))
 
-(test tasks-take-turns-while-the-heap-is-crowded
+(test tasks-take-turns-while-the-heap-is-full
   ;; Handlers allocate what they build, and a collection runs only once
-  ;; every thread has stopped for it: past the heap limit, only so many
-  ;; tasks run at once, however many workers there are.
-  (is (= 4 (%tasks-run-at-once most-positive-fixnum 4 0.05)))
-  (is (= 2 (%tasks-run-at-once 0 4 0.05)))
-  ;; A turn held for 100 ms stops counting: tasks that wait (here, sleep)
+  ;; every thread has stopped for it: past the turn limit (here, any heap
+  ;; at all), only two tasks run at once, however many workers there are,
+  ;; and the pool does not grow for the tasks that wait.
+  (is (= 4 (%tasks-run-at-once most-positive-fixnum 4 0.1 10)))
+  (multiple-value-bind (most starts threads) (%tasks-run-at-once 0 6 0.1 10)
+    (is (= 2 most))
+    (is (= 6 (length starts)))
+    (is (= 6 threads) "the pool grew to ~D workers" threads))
+  ;; A turn stops counting after its lapse: tasks that wait (here, sleep)
   ;; hold the others back no longer than that.
-  (multiple-value-bind (most starts) (%tasks-run-at-once 0 4 0.4)
+  (multiple-value-bind (most starts) (%tasks-run-at-once 0 4 0.6 0.1)
     (is (= 4 most))
-    (is (< (car (last starts)) 300000) "the last task started after ~D µs" (car (last starts)))))
+    (is (< (car (last starts)) 450000) "the last task started after ~D µs" (car (last starts)))))
 
 (test idle-workers-wait-without-spinning
   ;; Workers the executor keeps (MIN-THREADS) wait for work past their idle

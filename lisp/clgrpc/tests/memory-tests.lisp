@@ -148,12 +148,38 @@ TIMEOUT passes without a frame): a list in the order of IDS."
              (raw-grpc-request peer 1 "/test.Svc/Filled" (bytes 20 1))
              (raw-grpc-request peer 3 "/test.Svc/Filled" (bytes 20 2))
              (sleep 0.5)
+             (is (= 2 (parked-responses server)))
              (raw-open-windows peer)
              (loop for body in (raw-response-data peer '(1 3))
                    for value from 1
                    do (is (= 200005 (length body)) "response ~D has ~D octets" value (length body))
                       (is (every (lambda (o) (= o value)) (subseq body (min 5 (length body))))
                           "response ~D holds other octets" value)))
+        (raw-close peer)))))
+
+(defun parked-responses (server)
+  "Responses parked for window on SERVER's connections (read without their
+locks: for a test that waits for them to settle)."
+  (loop for conn being the hash-keys of (clgrpc.grpc::server-connections server)
+        sum (length (clgrpc.http2::conn-parked conn))))
+
+(test a-reset-drops-its-parked-response
+  ;; A peer that reads nothing and resets a stream whose response is parked
+  ;; gets the response dropped at once, not when the output next drains,
+  ;; which it may put off for ever while it resets more.
+  (with-test-server (server port)
+    (let ((peer (raw-connect port)))
+      (unwind-protect
+           (progn
+             (raw-preface peer (list (cons clgrpc.http2:+settings-initial-window-size+ 0)))
+             (raw-grpc-request peer 1 "/test.Svc/Filled" (bytes 20 1))
+             (sleep 0.5)
+             (is (= 1 (parked-responses server)))
+             (raw-send-obuf peer (lambda (b)
+                                   (clgrpc.http2:write-rst-stream-frame b 1 clgrpc.http2:+cancel+)))
+             (sleep 0.3)
+             (is (= 0 (parked-responses server)))
+             (is (zerop (clgrpc.grpc:server-memory-held server))))
         (raw-close peer)))))
 
 ;; Three clients that open no window each ask for six responses of 300 KB.

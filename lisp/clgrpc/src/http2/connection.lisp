@@ -504,6 +504,14 @@ or for a free stream slot."
               (decf (conn-active-remote conn))
               (decf (conn-active-local conn))))
         (%remember-closed conn id how)))
+    ;; A response parked for it will never be sent: drop it now, not when
+    ;; the output next drains, which a peer that does not read may put off
+    ;; for ever while it resets more.
+    (when (h2-stream-parked stream)
+      (setf (h2-stream-parked stream) nil
+            (h2-stream-parked-then stream) nil
+            (h2-stream-parked-charge stream) 0
+            (conn-parked conn) (delete stream (conn-parked conn) :test #'eq)))
     ;; What the stream holds goes back now, or when its handler is over:
     ;; a request stays charged while its handler runs.
     (unless (h2-stream-holds-slot stream)

@@ -27,8 +27,8 @@
 ;;;; tick while the CPUs idle, and by one every 100 ms while they are busy:
 ;;;; each handler started holds what it builds until it finishes, and more
 ;;;; of them at once than keep the CPUs busy would take the heap the
-;;;; collector needs; and at most two tasks per CPU run at once, counting
-;;;; those that started within 100 ms (%TAKE-CROWDED-TURN).  While fewer than MIN-THREADS exist it starts
+;;;; collector needs.  Past half the heap, tasks also take turns
+;;;; (executor-turns.lisp).  While fewer than MIN-THREADS exist it starts
 ;;;; them at once.  Reactors never create
 ;;;; threads: only the monitor does.
 ;;;;
@@ -77,10 +77,10 @@ through the gaps between them, short enough that it shrinks soon after.")
   (stat -1 :type fixnum)
   (busy nil)                            ; in a task
   ;; Waiting for a lock another thread holds (WITH-WORKER-MUTEX), or for
-  ;; a turn to run while the heap is crowded (%TAKE-CROWDED-TURN).
+  ;; a turn to run while the heap is full (%TAKE-TURN).
   (on-lock nil)
-  ;; When its task took one of the turns to run while the heap is crowded
-  ;; (NIL: it holds none).
+  ;; When it took its turn to run a task (NIL: it is not about to run or
+  ;; running one).
   (turn-us nil :type (or null fixnum)))
 
 (defvar *worker* nil "This thread's WORKER, in a worker thread.")
@@ -156,11 +156,14 @@ by one worker.")
   (grow-after-us 1000 :type fixnum)
   (heap-limit 0 :type fixnum)
   (crowded-grown-us 0 :type fixnum)     ; when the pool last grew while crowded and busy
-  ;; While the heap is crowded, how many tasks may run at once, the
-  ;; workers whose tasks hold a turn, how many wait for one, and where they
-  ;; wait (PARK-LOCK).
-  (crowded-turns 4 :type fixnum)
-  (turn-holders '() :type list)
+  ;; Turns while the heap is full (executor-turns.lisp): the heap in use
+  ;; past which tasks take turns, whether they do now, how many may run at
+  ;; once, how long a turn counts, how many workers wait for one, and where
+  ;; they wait (PARK-LOCK).
+  (turn-heap-limit 0 :type fixnum)
+  (turns-on nil)
+  (turns 4 :type fixnum)
+  (turn-lapse-us 100000 :type fixnum)
   (turn-waiters 0 :type fixnum)
   (turn-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (cpus 1 :type fixnum)
@@ -175,16 +178,17 @@ by one worker.")
                            (max-threads 4096) (keep-idle 16) (idle-timeout 30)
                            (grow-after 0.001) (cpus (usable-cpu-count))
                            (heap-limit (floor (sb-ext:dynamic-space-size) 4))
-                           (crowded-turns (* 2 cpus)) wrapper)
+                           (turn-heap-limit (floor (sb-ext:dynamic-space-size) 2))
+                           (turns (* 2 cpus)) (turn-lapse 0.1) wrapper)
   "An executor with LANES lanes (one per thread that submits batches).
 WRAPPER, if given, is called with a thunk in each worker thread and must
 call it: the place to bind per-thread specials such as scratch buffers.
 CPUS is how many CPUs the process may use, against which the monitor tells
 waiting workers from busy ones.  While the heap in use exceeds HEAP-LIMIT
 octets, the pool grows by one worker a tick while the CPUs idle, and by
-one every 100 ms while they are busy, and at most CROWDED-TURNS tasks (two
-per CPU) run at once, counting those that started within 100 ms
-(%TAKE-CROWDED-TURN)."
+one every 100 ms while they are busy.  While it exceeds TURN-HEAP-LIMIT
+(half the heap), at most TURNS tasks (two per CPU) run at once, counting
+those that started within TURN-LAPSE seconds (executor-turns.lisp)."
   (let ((executor (%make-executor
                    :name name
                    :lanes (coerce (loop repeat (max 1 lanes) collect (make-lane)) 'simple-vector)
@@ -194,7 +198,9 @@ per CPU) run at once, counting those that started within 100 ms
                    :idle-timeout-us (round (* idle-timeout 1000000))
                    :grow-after-us (round (* grow-after 1000000))
                    :heap-limit heap-limit
-                   :crowded-turns (max 1 crowded-turns)
+                   :turn-heap-limit turn-heap-limit
+                   :turns (max 1 turns)
+                   :turn-lapse-us (round (* turn-lapse 1000000))
                    :cpus (max 1 cpus)
                    :wrapper wrapper)))
     (setf (executor-monitor executor)
@@ -386,62 +392,10 @@ workers may all be about to block in their handlers)."
           (sb-thread:condition-notify (executor-park-cv executor))
           (%wake-monitor executor)))))
 
-;;; Turns while the heap is crowded.  Handlers allocate what they build;
-;;; a collection is asked for once the allocation since the last one passes
-;;; a trigger, but runs only once every thread has stopped for it, and
-;;; threads that have not yet stopped allocate on.  With a hundred workers
-;;; runnable on two CPUs, that lets hundreds of megabytes in past the
-;;; trigger each time, garbage the heap has no room for.  So while the heap
-;;; is crowded, a task waits for a turn to run: at most CROWDED-TURNS (two
-;;; per CPU) run at once.  A turn older than +CROWDED-TURN-US+ no longer
-;;; counts, so tasks that wait (a handler sleeping, or
-;;; one waiting for its peer's window) never hold the others back for
-;;; long.  While workers wait for a turn, the pool does not grow: more
-;;; workers would only wait too.
-
 (defun %heap-crowded-p (executor)
   (> (sb-kernel:dynamic-usage) (executor-heap-limit executor)))
 
-(defconstant +crowded-turn-us+ 100000
-  "How long a task's turn counts against the others while the heap is
-crowded.")
-
-(defun %recent-turns (executor now)
-  "PARK-LOCK held: workers whose task took a turn within +CROWDED-TURN-US+."
-  (declare (type fixnum now))
-  (count-if (lambda (worker)
-              (< (- now (the fixnum (worker-turn-us worker))) +crowded-turn-us+))
-            (executor-turn-holders executor)))
-
-(defun %take-crowded-turn (executor me)
-  "While the heap is crowded, wait for a turn to run (marked as waiting for
-a lock, which the monitor does not count as a reason to grow the pool)."
-  (when (%heap-crowded-p executor)
-    (let ((lock (executor-park-lock executor)))
-      (sb-thread:with-mutex (lock)
-        (setf (worker-on-lock me) t)
-        (incf (executor-turn-waiters executor))
-        (unwind-protect
-             (loop
-               (let ((now (now-us)))
-                 (cond ((or (executor-shutdown executor) (not (%heap-crowded-p executor)))
-                        (return))
-                       ((< (%recent-turns executor now) (executor-crowded-turns executor))
-                        (setf (worker-turn-us me) now)
-                        (push me (executor-turn-holders executor))
-                        (return)))
-                 ;; Turns end, grow old, or the heap empties: look again
-                 ;; every 10 ms at the latest.
-                 (wait-on (executor-turn-cv executor) lock (+ now 10000))))
-          (decf (executor-turn-waiters executor))
-          (setf (worker-on-lock me) nil))))))
-
-(defun %end-crowded-turn (executor me)
-  (when (worker-turn-us me)
-    (sb-thread:with-mutex ((executor-park-lock executor))
-      (setf (worker-turn-us me) nil
-            (executor-turn-holders executor) (delete me (executor-turn-holders executor) :test #'eq))
-      (sb-thread:condition-notify (executor-turn-cv executor)))))
+(declaim (ftype function %take-turn %end-turn %turns-on-p))
 
 (defun %run-task (function argument)
   ;; Tasks handle their own errors; this only keeps a bug in one task from
@@ -465,6 +419,7 @@ none."
       (push me (executor-workers executor)))
     (unwind-protect
          (loop
+           (%take-turn executor me)
            ;; Every eighth task comes from the lane whose task has waited
            ;; longest, so no lane starves while its workers are held.
            (multiple-value-bind (function argument)
@@ -476,12 +431,13 @@ none."
                  (progn
                    (%wake-another executor)
                    (setf (worker-busy me) t)
-                   (unwind-protect (progn (%take-crowded-turn executor me)
-                                          (%run-task function argument))
+                   (unwind-protect (%run-task function argument)
                      (setf (worker-busy me) nil)
-                     (%end-crowded-turn executor me)))
-                 (unless (or (%spin-for-work executor) (%park executor))
-                   (return)))))
+                     (%end-turn executor me)))
+                 (progn
+                   (%end-turn executor me)
+                   (unless (or (%spin-for-work executor) (%park executor))
+                     (return))))))
       (sb-thread:with-mutex ((executor-park-lock executor))
         (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
         (when (>= (worker-stat me) 0)
@@ -596,11 +552,13 @@ collection ran, which stops every thread)."
         (queued (executor-queued-count executor)))
     (declare (type fixnum threads queued))
     (cond ((or (zerop queued) (plusp (executor-idle executor))
-               (plusp (executor-spinning executor))
-               (plusp (executor-turn-waiters executor)))
+               (plusp (executor-spinning executor)))
            0)
           ((< threads (executor-min-threads executor))
            (min queued (- (executor-min-threads executor) threads)))
+          ;; Tasks wait for turns (the heap is full): more workers would
+          ;; only wait too.
+          ((plusp (executor-turn-waiters executor)) 0)
           ((or (>= threads (executor-max-threads executor))
                (< (%oldest-wait-us executor now) (executor-grow-after-us executor)))
            0)
@@ -705,6 +663,7 @@ for the workers to exit.  Returns true if they all did."
         (setf (executor-shutdown executor) t)
         (sb-thread:condition-broadcast (executor-park-cv executor))
         (sb-thread:condition-broadcast (executor-monitor-cv executor))
+        (sb-thread:condition-broadcast (executor-turn-cv executor))
         (loop while (plusp (executor-threads executor))
               do (unless (wait-on (executor-done-cv executor) lock deadline)
                    (return)))

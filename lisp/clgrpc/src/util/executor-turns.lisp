@@ -1,0 +1,85 @@
+;;;; Turns: while the heap is full, only so many of the executor's tasks run
+;;;; at once.
+;;;;
+;;;; Handlers allocate what they build.  SBCL asks for a collection once the
+;;;; allocation since the last passes a trigger, but the collection runs
+;;;; only once every thread has stopped for it, and threads that have not
+;;;; yet stopped allocate on.  With a hundred workers runnable on two CPUs,
+;;;; each building a 3 MiB response, that lets hundreds of megabytes in past
+;;;; the trigger each time, and a heap already half full has no room for
+;;;; them.  So while the heap in use exceeds TURN-HEAP-LIMIT (half the heap;
+;;;; the memory budgets keep what is live well below it), a worker takes a
+;;;; turn before it takes a task, and at most TURNS of them (two per CPU)
+;;;; hold one at once.  Turns are taken before the task, so tasks stay
+;;;; queued, in order, while workers wait.  A turn older than TURN-LAPSE
+;;;; (100 ms) no longer counts: tasks that wait (a handler sleeping, or one
+;;;; waiting for its peer's window) hold the others back no longer than
+;;;; that.  Turns stay on until the heap in use falls below seven eighths of
+;;;; the limit, so that a collection that only just brings it under does
+;;;; not let every waiting worker run at once.  While workers wait for a
+;;;; turn the pool does not grow (%WORKERS-WANTED): more workers would only
+;;;; wait too.
+;;;;
+;;;; Every worker notes when it took its turn, full heap or not (one clock
+;;;; read a task), so tasks that started before the heap filled count too.
+
+(in-package #:clgrpc.util)
+
+(declaim (optimize (speed 3) (safety 1) (debug 0)))
+
+(defconstant +turn-poll-us+ 10000
+  "How often a worker waiting for a turn looks again at most: turns lapse,
+and a collection may empty the heap, without anyone signalling it.")
+
+(defun %turns-on-p (executor)
+  "Whether tasks take turns now: the heap in use is past TURN-HEAP-LIMIT,
+or turns are on and it is still past seven eighths of it."
+  (let ((usage (sb-kernel:dynamic-usage))
+        (limit (executor-turn-heap-limit executor)))
+    (declare (type fixnum limit))
+    (if (executor-turns-on executor)
+        (or (> usage (- limit (ash limit -3)))
+            (setf (executor-turns-on executor) nil))
+        (and (> usage limit)
+             (setf (executor-turns-on executor) t)))))
+
+(defun %turns-taken (executor me now)
+  "PARK-LOCK held: workers other than ME whose turn began within
+TURN-LAPSE-US of NOW."
+  (declare (type fixnum now))
+  (let ((lapse (executor-turn-lapse-us executor))
+        (n 0))
+    (declare (type fixnum lapse n))
+    (dolist (worker (executor-workers executor) n)
+      (let ((at (worker-turn-us worker)))
+        (when (and at (not (eq worker me)) (< (- now (the fixnum at)) lapse))
+          (incf n))))))
+
+(defun %take-turn (executor me)
+  "Before ME takes a task: note when.  While the heap is full, first wait
+until fewer than TURNS other workers hold a recent turn, marked as waiting
+for a lock (the monitor does not count that as a reason to grow the pool)."
+  (if (not (%turns-on-p executor))
+      (setf (worker-turn-us me) (now-us))
+      (let ((lock (executor-park-lock executor)))
+        (sb-thread:with-mutex (lock)
+          (setf (worker-on-lock me) t)
+          (incf (executor-turn-waiters executor))
+          (unwind-protect
+               (loop
+                 (let ((now (now-us)))
+                   (when (or (executor-shutdown executor)
+                             (not (%turns-on-p executor))
+                             (< (%turns-taken executor me now) (executor-turns executor)))
+                     (setf (worker-turn-us me) now)
+                     (return))
+                   (wait-on (executor-turn-cv executor) lock (+ now +turn-poll-us+))))
+            (decf (executor-turn-waiters executor))
+            (setf (worker-on-lock me) nil))))))
+
+(defun %end-turn (executor me)
+  "ME's task is over, or there was none: its turn goes to a waiting worker."
+  (setf (worker-turn-us me) nil)
+  (when (plusp (executor-turn-waiters executor))
+    (sb-thread:with-mutex ((executor-park-lock executor))
+      (sb-thread:condition-notify (executor-turn-cv executor)))))
