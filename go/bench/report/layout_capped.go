@@ -1,6 +1,10 @@
 package report
 
-import "github.com/grpcbench/grpcbench/go/bench/schema"
+import (
+	"strings"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
 
 // lispVersusGoGoal is a goal on the RouteGuide grid: the Lisp server at its
 // defaults against the Go server, both driven by the Go load generator, in
@@ -9,7 +13,7 @@ import "github.com/grpcbench/grpcbench/go/bench/schema"
 func lispVersusGoGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
 	return Goal{
 		Title:     title,
-		Statement: statement,
+		Statement: statement + " " + defaultsPoint,
 		Where:     map[string]string{"client": "go"},
 		GroupBy:   []string{"rpc", "clients"},
 		Cells:     routeguideCells,
@@ -23,6 +27,26 @@ func lispVersusGoGoal(title, statement string, limit RatioLimit, bottleneck stri
 		Bottleneck: bottleneck,
 		Context:    context,
 	}
+}
+
+// defaultsPoint ends the statement of a goal judged between the servers'
+// defaults; tunedPoint that of one judged between the tuned servers (TUNED
+// in bench/routeguide/matrix.bzl).
+const (
+	defaultsPoint = "Both servers at their defaults."
+	tunedPoint    = "Both servers tuned: the Go server with 4 stream workers (grpc.NumStreamWorkers) " +
+		"and GOGC 400, the Lisp server with GetFeature run on its reactor (-unary_inline)."
+)
+
+// tunedPair is goal g judged between the tuned servers instead of the
+// defaults: tuned against tuned, as defaults against defaults, so that
+// neither side's tuning is weighed against the other's defaults.
+func tunedPair(g Goal) Goal {
+	g.Title += ", both servers tuned"
+	g.Statement = strings.TrimSuffix(g.Statement, defaultsPoint) + tunedPoint
+	g.Baseline = "go_tuned"
+	g.Config = map[string]string{"impl": "lisp_tuned"}
+	return g
 }
 
 // routeguideCells are the RouteGuide grid's cells, named in advance: every

@@ -74,18 +74,27 @@ var quotaSweepLayout = Layout{
 		lispGoPivot("Time throttled by the quota", quotaSweepKeys, "server_cpu_quota", schema.MetricServerThrottled, nil),
 		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation (its core)", quotaSweepKeys, "server_cpu_quota", schema.MetricClientUtilisation, nil),
-		quotaSweepGoal("Speed goal at every quota",
-			"With the same Go load generator on a whole core and each server held to the same CPU "+
-				"quota, the Lisp server reaches at least the Go server's req/s. A cell is judged when "+
-				"both servers were its bottleneck, over the headroom each had left.",
-			RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
-			Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
-				schema.MetricServerThrottled, schema.MetricServerCPUPerOp)),
-		quotaSweepGoal("Goal: at or under Go's CPU per request at every quota",
-			"With the same Go load generator and each server held to the same CPU quota, the Lisp "+
-				"server spends at most the Go server's CPU per request.",
-			RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
-			Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS,
-				schema.MetricServerThrottled)),
+		quotaSweepSpeedGoal,
+		quotaSweepCPUGoal,
+		tunedPair(quotaSweepSpeedGoal),
+		tunedPair(quotaSweepCPUGoal),
 	},
 }
+
+// The sweep's goals, judged at the defaults and, with tunedPair, between
+// the tuned servers.
+var (
+	quotaSweepSpeedGoal = quotaSweepGoal("Speed goal at every quota",
+		"With the same Go load generator on a whole core and each server held to the same CPU "+
+			"quota, the Lisp server reaches at least the Go server's req/s. A cell is judged when "+
+			"both servers were its bottleneck, over the headroom each had left.",
+		RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
+		Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
+			schema.MetricServerThrottled, schema.MetricServerCPUPerOp))
+	quotaSweepCPUGoal = quotaSweepGoal("Goal: at or under Go's CPU per request at every quota",
+		"With the same Go load generator and each server held to the same CPU quota, the Lisp "+
+			"server spends at most the Go server's CPU per request.",
+		RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
+		Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS,
+			schema.MetricServerThrottled))
+)

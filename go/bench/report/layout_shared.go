@@ -12,7 +12,7 @@ var sharedConnCells = map[string][]string{
 
 // sharedConnPoint names the operating point its goals are judged at.
 const sharedConnPoint = "Operating point: 100 concurrent calls from the Go load generator, all on one " +
-	"HTTP/2 connection, each server on one CPU at its defaults."
+	"HTTP/2 connection, each server on one CPU."
 
 // sharedConnGoal is a goal judged in every cell of the grid.
 func sharedConnGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
@@ -35,14 +35,23 @@ var sharedConnLayout = Layout{
 		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client"}, "clients", schema.MetricServerRSS, lispOverGoFactor),
 		lispGoPivot("Server utilisation", []string{"rpc", "client"}, "clients", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation", []string{"rpc", "client"}, "clients", schema.MetricClientUtilisation, nil),
-		sharedConnGoal("Speed goal, one connection",
-			"The Lisp server reaches at least the Go server's req/s for every RPC kind. A cell is "+
-				"judged when both servers were its bottleneck, over the headroom each had left.",
-			RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
-			Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricServerCPUPerOp)),
-		sharedConnGoal("Goal: at or under Go's CPU per request, one connection",
-			"The Lisp server spends at most the Go server's CPU per request for every RPC kind.",
-			RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
-			Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS)),
+		sharedConnSpeedGoal,
+		sharedConnCPUGoal,
+		tunedPair(sharedConnSpeedGoal),
+		tunedPair(sharedConnCPUGoal),
 	},
 }
+
+// The grid's goals, judged at the defaults and, with tunedPair, between the
+// tuned servers.
+var (
+	sharedConnSpeedGoal = sharedConnGoal("Speed goal, one connection",
+		"The Lisp server reaches at least the Go server's req/s for every RPC kind. A cell is "+
+			"judged when both servers were its bottleneck, over the headroom each had left.",
+		RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
+		Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricServerCPUPerOp))
+	sharedConnCPUGoal = sharedConnGoal("Goal: at or under Go's CPU per request, one connection",
+		"The Lisp server spends at most the Go server's CPU per request for every RPC kind.",
+		RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
+		Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS))
+)

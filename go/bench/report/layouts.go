@@ -170,13 +170,13 @@ var BuiltinLayouts = map[string]Layout{
 		Sections: []Section{
 			PivotTable{
 				Title: "Throughput", GroupBy: []string{"rpc", "client"},
-				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricReqPerSec, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
 			},
 			PivotTable{
 				Title: "Throughput by client", GroupBy: []string{"rpc", "impl"},
-				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricReqPerSec, Names: clientNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
 			},
@@ -185,7 +185,7 @@ var BuiltinLayouts = map[string]Layout{
 			// same server. Unlike req/s, these do not mix the two.
 			PivotTable{
 				Title: "Server CPU per request", GroupBy: []string{"rpc", "client"},
-				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricServerCPUPerOp, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
@@ -193,34 +193,23 @@ var BuiltinLayouts = map[string]Layout{
 			// the CPU ratios above come with these.
 			PivotTable{
 				Title: "Server RSS (after each repetition)", GroupBy: []string{"rpc", "client"},
-				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricServerRSS, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
 			PivotTable{
 				Title: "Server threads (after each repetition)", GroupBy: []string{"rpc", "client"},
-				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricServerThreads, Names: implNames,
 			},
 			PivotTable{
 				Title: "Client CPU per request", GroupBy: []string{"rpc", "impl"},
-				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricClientCPUPerOp, Names: clientNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
-			lispVersusGoGoal("Speed goal",
-				"With the same Go load generator, the Lisp server reaches at least "+
-					"0.5x the Go server's req/s for every RPC kind at 1, 10 and 100 clients. A cell is "+
-					"judged when both servers were its bottleneck (at least 85% of their CPUs busy, "+
-					"the load generator less), or when the verdict holds anyway (a Lisp server at its "+
-					"capacity below the goal, or a Go server at its capacity that the Lisp figure "+
-					"already meets). A figure that a saturated load generator set, or one that neither "+
-					"side was pushed to (one client's round trips), says nothing about the servers' capacity. "+
-					"The bound must hold over the headroom each server had left (its figure over its share "+
-					"of CPU busy).",
-				RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
-				Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
-					schema.MetricServerCPUPerOp, schema.MetricCPUPressure)),
+			routeguideSpeedGoal,
+			tunedPair(routeguideSpeedGoal),
 			Scaling{
 				Title: "Scaling efficiency", GroupBy: []string{"rpc", "client"},
 				Series: "impl", X: "clients", Metric: schema.MetricReqPerSec, Names: implNames,
@@ -235,7 +224,7 @@ var BuiltinLayouts = map[string]Layout{
 			},
 			PivotTable{
 				Title: "Latency", GroupBy: []string{"rpc", "client"},
-				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricLatencyP99, Names: implNames,
 			},
 			ChartSection{
@@ -282,34 +271,34 @@ var BuiltinLayouts = map[string]Layout{
 		Sections: []Section{
 			PivotTable{
 				Title: "Throughput", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricReqPerSec, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
 			},
 			PivotTable{
 				Title: "Latency p99", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricLatencyP99, Names: implNames,
 			},
 			PivotTable{
 				Title: "Server marginal RSS per connection (anonymous RSS grown per connection opened, before any call)", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricServerMarginalRSSPerConn, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
 			PivotTable{
 				Title: "Server RSS per connection (RSS over the connections, starting heap included)", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricServerRSSPerConn, Names: implNames,
 			},
 			PivotTable{
 				Title: "Connections the server held (its sockets after each repetition)", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricServerConnsHeld, Names: implNames,
 			},
 			PivotTable{
 				Title: "Server CPU per request", GroupBy: []string{"rpc", "clients"},
-				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "lisp_tuned"},
+				Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricServerCPUPerOp, Names: implNames,
 				Ratio: &PivotRatio{Num: "lisp", Den: "go", Factor: true},
 			},
@@ -471,9 +460,10 @@ var criJudgedCodecs = map[string][]string{"codec": {"", "proto", "criwire"}}
 
 var criNames = map[string]string{"list": "List", "stream": "Stream", "chunked": "Chunked stream"}
 
-// implNames name the servers; "lisp_tuned" is the Lisp server with its
-// tuning flags (bench/routeguide/matrix.bzl), shown beside the defaults.
-var implNames = map[string]string{"go": "Go", "lisp": "Lisp", "lisp_tuned": "Lisp, tuned"}
+// implNames name the servers; "go_tuned" and "lisp_tuned" are the servers
+// with their tuning flags (bench/routeguide/matrix.bzl), shown beside the
+// defaults and judged against each other (tunedPair).
+var implNames = map[string]string{"go": "Go", "lisp": "Lisp", "go_tuned": "Go, tuned", "lisp_tuned": "Lisp, tuned"}
 
 // clientNames head the columns of client comparisons ("Go client (req/s)").
 var clientNames = map[string]string{"go": "Go client", "lisp": "Lisp client"}
@@ -562,3 +552,19 @@ func lispGoPivot(title string, groupBy []string, rows, metric string, ratio *Piv
 		Metric: metric, Names: implNames, Ratio: ratio,
 	}
 }
+
+// routeguideSpeedGoal is the uncapped grid's goal, judged at the defaults
+// and, with tunedPair, between the tuned servers.
+var routeguideSpeedGoal = lispVersusGoGoal("Speed goal",
+	"With the same Go load generator, the Lisp server reaches at least "+
+		"0.5x the Go server's req/s for every RPC kind at 1, 10 and 100 clients. A cell is "+
+		"judged when both servers were its bottleneck (at least 85% of their CPUs busy, "+
+		"the load generator less), or when the verdict holds anyway (a Lisp server at its "+
+		"capacity below the goal, or a Go server at its capacity that the Lisp figure "+
+		"already meets). A figure that a saturated load generator set, or one that neither "+
+		"side was pushed to (one client's round trips), says nothing about the servers' capacity. "+
+		"The bound must hold over the headroom each server had left (its figure over its share "+
+		"of CPU busy).",
+	RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
+	Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
+		schema.MetricServerCPUPerOp, schema.MetricCPUPressure))

@@ -327,3 +327,40 @@ func TestCappedSuite(t *testing.T) {
 // oneRun is the environment of results measured in turns in one run, the
 // only ones Compare judges.
 var oneRun = schema.Environment{Extra: map[string]string{schema.ExtraRunID: "one-run"}}
+
+// The tuned servers are judged against each other, in goals of their own,
+// and the defaults against the defaults: neither side's tuning is weighed
+// against the other's defaults.
+func TestTunedServersAreJudgedAgainstEachOther(t *testing.T) {
+	f := schema.NewFile("routeguide_shared", schema.Environment{CPUCount: 2, Platform: "linux_amd64"})
+	reps := func(v float64) []float64 { return []float64{v, v * 1.01, v * 0.99, v * 1.02, v * 0.98, v} }
+	for impl, serverCPU := range map[string]float64{"go": 40000, "lisp": 36000, "go_tuned": 30000, "lisp_tuned": 15000} {
+		f.Results = append(f.Results, schema.Result{
+			Scenario: impl + "/unary/clients=100",
+			Parameters: map[string]any{"impl": impl, "client": "go", "rpc": "unary", "clients": 100,
+				"conns": "shared", "bottleneck": "server"},
+			Status: schema.StatusOK,
+			Metrics: []schema.Metric{
+				schema.NewMetric(schema.MetricReqPerSec, schema.UnitReqPerSec, schema.HigherIsBetter, reps(1e9/serverCPU)),
+				schema.NewMetric(schema.MetricServerCPUPerOp, schema.UnitNsPerOp, schema.LowerIsBetter, reps(serverCPU)),
+			},
+		})
+	}
+	md, err := Markdown([]*schema.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuned := md[strings.Index(md, "### Goal: at or under Go's CPU per request, one connection, both servers tuned"):]
+	defaults := md[strings.Index(md, "### Goal: at or under Go's CPU per request, one connection\n"):]
+	for _, c := range []struct{ section, want string }{
+		{tuned, "Both servers tuned: the Go server with 4 stream workers"},
+		{tuned, "| Lisp, tuned | 0.50x"},
+		{tuned, "(of Go, tuned's: Server CPU ns/op at most 1x)"},
+		{defaults, "Both servers at their defaults."},
+		{defaults, "| Lisp | 0.90x"},
+	} {
+		if !strings.Contains(c.section, c.want) {
+			t.Errorf("report lacks %q:\n%s", c.want, md)
+		}
+	}
+}

@@ -20,6 +20,7 @@ type config struct {
 	maxConcurrentStreams uint32 // 0 keeps gRPC's default (unlimited)
 	shutdownTimeout      time.Duration
 	limits               limits
+	tuning               tuning
 	tls                  tlsflags.Server
 	creds                credentials.TransportCredentials
 	cpuProfile           string // write a CPU profile here until the server stops
@@ -50,6 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to `file`, for profiling only")
 	fs.BoolVar(&cfg.heapReport, "heap_report", false, "also serve /clgrpc.Diagnostics/HeapInUse, the heap in use (for tests)")
 	cfg.limits.register(fs)
+	cfg.tuning.register(fs)
 	cfg.tls.Register(fs)
 
 	if err := fs.Parse(args[1:]); err != nil {
@@ -66,6 +68,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.shutdownTimeout < 0 {
 		return config{}, usageError(fs, "-shutdown_timeout must not be negative")
+	}
+	if err := cfg.tuning.validate(); err != nil {
+		return config{}, usageError(fs, "%v", err)
 	}
 	creds, err := cfg.tls.Credentials()
 	if err != nil {

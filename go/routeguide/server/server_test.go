@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,6 +118,51 @@ func TestServeAndShutdown(t *testing.T) {
 	}
 }
 
+func TestTunedServerServes(t *testing.T) {
+	// -gc_percent sets this process's collector: put it back afterwards.
+	gcPercent := debug.SetGCPercent(100)
+	debug.SetGCPercent(gcPercent)
+	t.Cleanup(func() { debug.SetGCPercent(gcPercent) })
+	r := startRun(t, "-addr", "127.0.0.1:0", "-num_stream_workers", "2", "-shared_write_buffer",
+		"-read_buffer_size", "65536", "-write_buffer_size", "65536", "-gc_percent", "400")
+	c := dial(t, r.addr)
+	// More calls at once than stream workers: the rest get goroutines of their own.
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stream, err := c.ListFeatures(rpcCtx(t), &pb.Rectangle{
+				Lo: &pb.Point{Latitude: 400000000, Longitude: -750000000},
+				Hi: &pb.Point{Latitude: 420000000, Longitude: -730000000}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			n := 0
+			for ; ; n++ {
+				if _, err := stream.Recv(); err == io.EOF {
+					break
+				} else if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			if n == 0 {
+				t.Error("ListFeatures returned no feature")
+			}
+		}()
+	}
+	wg.Wait()
+	if got := debug.SetGCPercent(gcPercent); got != 400 {
+		t.Errorf("GC percent = %d, want 400", got)
+	}
+	r.shutdown()
+	if code := r.waitExit(t); code != exitOK {
+		t.Errorf("exit code = %d, want 0; stderr:\n%s", code, r.stderr)
+	}
+}
+
 func TestShutdownClosesStreamsThatOutliveTheTimeout(t *testing.T) {
 	r := startRun(t, "-addr", "127.0.0.1:0", "-shutdown_timeout", "200ms")
 	c := dial(t, r.addr)
@@ -173,6 +220,9 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"-max_concurrent_streams", "-1"}, exitUsage, "usage:"},
 		{[]string{"-max_concurrent_streams", "4294967296"}, exitUsage, "exceeds"},
 		{[]string{"-shutdown_timeout", "-1s"}, exitUsage, "negative"},
+		{[]string{"-gc_percent", "-1"}, exitUsage, "negative"},
+		{[]string{"-read_buffer_size", "-2"}, exitUsage, "must be -1 or more"},
+		{[]string{"-num_stream_workers", "70000"}, exitUsage, "exceeds"},
 		{[]string{"-h"}, exitOK, "usage:"},
 		{[]string{"-addr", "127.0.0.1:0", "-db", missing}, exitError, "missing.json"},
 		{[]string{"-addr", "127.0.0.1:99999"}, exitError, "routeguide server:"},
