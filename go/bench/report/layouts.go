@@ -544,7 +544,8 @@ var (
 )
 
 // lispGoPivot is a table of one metric with the Go and the Lisp server side
-// by side (no tuned column), rows by a parameter, and their ratio if any.
+// by side (and the tuned servers after them, where measured), rows by a
+// parameter, and their ratio if any.
 func lispGoPivot(title string, groupBy []string, rows, metric string, ratio *PivotRatio) PivotTable {
 	return PivotTable{
 		Title: title, GroupBy: groupBy,

@@ -350,8 +350,19 @@ func TestTunedServersAreJudgedAgainstEachOther(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tuned := md[strings.Index(md, "### Goal: at or under Go's CPU per request, one connection, both servers tuned"):]
-	defaults := md[strings.Index(md, "### Goal: at or under Go's CPU per request, one connection\n"):]
+	section := func(heading string) string {
+		i := strings.Index(md, heading+"\n")
+		if i < 0 {
+			t.Fatalf("report lacks %q:\n%s", heading, md)
+		}
+		rest := md[i+len(heading):]
+		if j := strings.Index(rest, "\n### "); j >= 0 {
+			rest = rest[:j]
+		}
+		return rest
+	}
+	tuned := section("### Goal: at or under Go's CPU per request, one connection, both servers tuned")
+	defaults := section("### Goal: at or under Go's CPU per request, one connection")
 	for _, c := range []struct{ section, want string }{
 		{tuned, "Both servers tuned: the Go server with 4 stream workers"},
 		{tuned, "| Lisp, tuned | 0.50x"},
@@ -362,5 +373,8 @@ func TestTunedServersAreJudgedAgainstEachOther(t *testing.T) {
 		if !strings.Contains(c.section, c.want) {
 			t.Errorf("report lacks %q:\n%s", c.want, md)
 		}
+	}
+	if strings.Contains(tuned, "| Lisp |") || strings.Contains(defaults, "| Lisp, tuned |") {
+		t.Errorf("a goal judges a server of the other pair:\n%s", md)
 	}
 }
