@@ -96,3 +96,14 @@ func TestGoalNotMetAcrossCellsIsHolmCorrected(t *testing.T) {
 	far := renderGoal(g, append(cell(32, flat, around(150)), cell(64, flat, around(50))...)...)
 	wantAll(t, far, "| containers=32 | stream | 1.50x (not met; 95%: ≥ 1.4", "**Goal not met**")
 }
+
+// A goal whose suite was measured without the pair it judges (here a file
+// with no chunked rows) is shown as not decided, never left out: a server
+// missing from the file cannot make its goal disappear.
+func TestGoalWithoutItsConfigurationsIsNotDecided(t *testing.T) {
+	md := renderGoal(criGoal, goalRow("list", 0, around(100), around(1)))
+	wantAll(t, md, "**Goal not decided (0 judged)**", "no cell of chunked against List was measured")
+	if md := renderGoal(criGoal); md != "" {
+		t.Errorf("a goal over no data at all rendered:\n%s", md)
+	}
+}

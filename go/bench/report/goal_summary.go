@@ -56,3 +56,20 @@ func (s Goal) summary(rows []goalVerdict) string {
 	}
 	return line + ": " + strings.Join(parts, "; ") + "." + unjudged
 }
+
+// notMeasured is the closing line of a goal whose suite was measured
+// without the configurations it compares: not decided, since the cells it
+// would judge are not there to miss it.
+func (s Goal) notMeasured() string {
+	limits := make([]string, len(s.Limits))
+	for i, l := range s.Limits {
+		limits[i] = l.String()
+	}
+	config := "any configuration"
+	if len(s.Config) > 0 {
+		config = displayName(s.Names, s.Config[s.Vary[0]])
+	}
+	return fmt.Sprintf("**Goal %s (0 judged)** (of %s's: %s): no cell of %s against %s was measured.",
+		NotDecided, displayName(s.Names, s.Baseline), strings.Join(limits, ", "), config,
+		displayName(s.Names, s.Baseline))
+}

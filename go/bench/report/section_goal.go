@@ -119,7 +119,7 @@ func (s Goal) Render(d *Dataset, p *Page) {
 			rows = append(rows, v)
 		}
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && len(data.Rows) == 0 {
 		// Nothing here is what the goal compares.
 		return
 	}
@@ -129,6 +129,15 @@ func (s Goal) Render(d *Dataset, p *Page) {
 	}
 	rows = append(rows, s.unmeasured(rows)...)
 	titled(p, s.Title)
+	if len(rows) == 0 {
+		// Its suite was measured, but not the pair the goal judges: said,
+		// not left out, so that a missing server cannot hide a goal.
+		if s.Statement != "" {
+			p.Text(s.Statement)
+		}
+		p.Text(s.notMeasured())
+		return
+	}
 	if s.Statement != "" {
 		p.Text(s.Statement)
 	}
