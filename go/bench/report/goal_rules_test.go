@@ -107,3 +107,25 @@ func TestGoalWithoutItsConfigurationsIsNotDecided(t *testing.T) {
 		t.Errorf("a goal over no data at all rendered:\n%s", md)
 	}
 }
+
+// A goal that limits CPU shows each cell's server RSS against its
+// baseline's beside the verdict, and their range in the summary: CPU saved
+// by holding more memory is visible where the CPU is judged.
+func TestCPUGoalsShowTheMemoryRatio(t *testing.T) {
+	withRSS := func(r Row, rss float64) Row {
+		r.Metrics = append(r.Metrics, schema.NewMetric(schema.MetricServerRSS, schema.UnitBytes, schema.LowerIsBetter, around(rss)))
+		return r
+	}
+	g := Goal{Vary: []string{"method"}, Baseline: "list", Names: map[string]string{"list": "List"},
+		Limits: []RatioLimit{{Metric: schema.MetricTotalCPU, Max: 1.1}}}
+	md := renderGoal(g, withRSS(goalRow("list", 0, around(100), around(1)), 100<<20),
+		withRSS(goalRow("stream", 0, around(100), around(0.5)), 400<<20))
+	wantAll(t, md, "| Server RSS / List |", "| 4.00x |", "Server RSS beside these CPU figures: 4.00x List's.")
+	// A latency goal says nothing of memory.
+	lat := Goal{Vary: []string{"method"}, Baseline: "list", Limits: []RatioLimit{{Metric: "latency_p50", Max: 1}}}
+	md = renderGoal(lat, withRSS(goalRow("list", 0, around(100), around(1)), 100<<20),
+		withRSS(goalRow("stream", 0, around(90), around(1)), 400<<20))
+	if strings.Contains(md, "Server RSS") {
+		t.Errorf("a latency goal shows memory:\n%s", md)
+	}
+}

@@ -69,8 +69,9 @@ type goalVerdict struct {
 	limits        []limitVerdict
 	context       []string
 	decision      Decision
-	why           string // what kept the row from a verdict
-	unmeasured    bool   // a cell the goal names that has no figures
+	why           string  // what kept the row from a verdict
+	unmeasured    bool    // a cell the goal names that has no figures
+	memory        float64 // server RSS over the baseline's, beside CPU limits (goal_memory.go)
 }
 
 // decide combines the verdicts of the row's limits: not met when one is;
@@ -142,7 +143,7 @@ func (s Goal) Render(d *Dataset, p *Page) {
 		p.Text(s.Statement)
 	}
 	p.Table(s.table(rows))
-	p.Text(s.summary(rows))
+	p.Text(s.summary(rows) + s.memoryNote(rows))
 }
 
 // judges reports whether the goal judges a configuration: Config's, or
@@ -158,7 +159,7 @@ func (s Goal) judges(r Row) bool {
 
 // verdict judges one configuration against its baseline, limit by limit.
 func (s Goal) verdict(base, r Row) goalVerdict {
-	v := goalVerdict{}
+	v := goalVerdict{memory: s.memoryRatio(base, r)}
 	bothOK := base.Status == schema.StatusOK && r.Status == schema.StatusOK
 	for _, l := range s.Limits {
 		v.limits = append(v.limits, s.judgeLimit(l, base, r, bothOK))
@@ -217,6 +218,10 @@ func (s Goal) table(rows []goalVerdict) Table {
 	for _, l := range s.Limits {
 		t.Header = append(t.Header, MetricLabel(l.Metric)+" / "+baseline)
 	}
+	_, _, memory := memoryRange(rows)
+	if memory {
+		t.Header = append(t.Header, "Server RSS / "+baseline)
+	}
 	for _, mv := range s.Context {
 		t.Header = append(t.Header, mv.label())
 	}
@@ -229,6 +234,9 @@ func (s Goal) table(rows []goalVerdict) Table {
 		row = append(row, v.config)
 		for _, l := range v.limits {
 			row = append(row, l.cell())
+		}
+		if memory {
+			row = append(row, v.memoryCell())
 		}
 		row = append(row, v.context...)
 		cell := goalCell(v.decision)
