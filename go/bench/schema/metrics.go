@@ -68,3 +68,8 @@ const (
 	MetricPolls      = "polls"
 	MetricPollErrors = "poll_errors"
 )
+
+// The parallelism a started server said it runs with, from its runtime
+// line (go/bench/serverproc): Go's GOMAXPROCS, or the CPUs clgrpc counted
+// for its reactors and handler lanes.
+const MetricServerCPUs = "server_cpus"

@@ -72,6 +72,9 @@ type Process struct {
 
 	group *cgroup.Group // the server's control groups, or nil
 
+	runtimeMu sync.Mutex
+	runtime   map[string]string // the server's "runtime ..." line (runtime.go)
+
 	stopping chan struct{} // closed when Stop begins
 	stopOnce sync.Once
 	stopErr  error
@@ -95,7 +98,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	p.stdout = stdoutR
 	firstLine := make(chan lineOrError, 1)
-	go forwardStdout(stdoutR, spec.Log, firstLine)
+	go p.forwardStdout(stdoutR, spec.Log, firstLine)
 
 	addr, err := p.awaitAnnouncement(ctx, firstLine, spec.ReadyTimeout, spec.Check)
 	if err != nil {
@@ -228,9 +231,10 @@ type lineOrError struct {
 }
 
 // forwardStdout hands the first line of r to first and copies the rest to
-// log. The line is read into a fixed buffer, so a server that writes
-// without a newline cannot make it grow without bound.
-func forwardStdout(r io.Reader, log io.Writer, first chan<- lineOrError) {
+// log, noting a "runtime ..." line on the way (p.noteRuntime). Lines are
+// read into a fixed buffer, so a server that writes without a newline
+// cannot make it grow without bound.
+func (p *Process) forwardStdout(r io.Reader, log io.Writer, first chan<- lineOrError) {
 	br := bufio.NewReaderSize(r, 4096)
 	line, err := br.ReadSlice('\n')
 	switch {
@@ -240,8 +244,23 @@ func forwardStdout(r io.Reader, log io.Writer, first chan<- lineOrError) {
 		err = errors.New("stdout closed before a complete first line")
 	}
 	first <- lineOrError{string(line), err}
-	if err == nil {
-		io.Copy(log, br) // until EOF, or the read end is closed by Stop
+	if err != nil {
+		return
+	}
+	// Until EOF, or the read end is closed by Stop. A line longer than the
+	// buffer is copied in pieces, and none of them is taken for a line.
+	for continued := false; ; {
+		piece, err := br.ReadSlice('\n')
+		if err == nil && !continued {
+			p.noteRuntime(string(piece))
+		}
+		if len(piece) > 0 && log != nil {
+			log.Write(piece)
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+		continued = err != nil
 	}
 }
 
