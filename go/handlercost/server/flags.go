@@ -23,8 +23,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s [flags]\n\n"+
 			"Serves the handler-cost service (Fast, Sleep, Spin; raw octets). Prints\n"+
-			"\"listening on HOST:PORT\" to stdout once bound, and stops gracefully on\n"+
-			"SIGINT or SIGTERM.\n\nFlags:\n", name)
+			"\"listening on HOST:PORT\" to stdout once bound, then a \"runtime ...\" line,\n"+
+			"and stops gracefully on SIGINT or SIGTERM.\n\nFlags:\n", name)
 		fs.PrintDefaults()
 	}
 	var cfg config

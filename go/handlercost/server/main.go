@@ -2,10 +2,11 @@
 // and Spin, raw octets) with grpc-go at its defaults, until SIGINT or
 // SIGTERM.
 //
-// It prints exactly one line to stdout, "listening on HOST:PORT", once the
-// port is bound, so that the load generator can start it with
-// -addr 127.0.0.1:0 and read the chosen port. Everything else goes to
-// stderr.
+// It prints "listening on HOST:PORT" to stdout once the port is bound, so
+// that the load generator can start it with -addr 127.0.0.1:0 and read the
+// chosen port, and then one "runtime ..." line (package runtimeline) with
+// the parallelism and collector settings it runs with. Everything else goes
+// to stderr.
 package main
 
 import (

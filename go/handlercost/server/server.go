@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/grpcbench/grpcbench/go/handlercost/wire"
+	"github.com/grpcbench/grpcbench/go/internal/runtimeline"
 )
 
 // Exit codes.
@@ -58,7 +59,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 
 	// The socket already listens: a client that connects as soon as it
 	// reads the line is queued by the kernel until Serve accepts.
-	if _, err := fmt.Fprintf(stdout, "listening on %s\n", lis.Addr()); err != nil {
+	if _, err := fmt.Fprintf(stdout, "listening on %s\n%s\n", lis.Addr(), runtimeline.Line()); err != nil {
 		srv.Stop()
 		return fmt.Errorf("announcing the address: %w", err)
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,15 +75,21 @@ func TestBadRequest(t *testing.T) {
 
 func TestServeAnnouncesAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	r, w := net.Pipe()
+	r, w := io.Pipe()
 	defer r.Close()
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"server", "-addr", "127.0.0.1:0"}, w, &bytes.Buffer{}) }()
-	line := make([]byte, 64)
-	n, err := r.Read(line)
-	if err != nil || !bytes.HasPrefix(line[:n], []byte("listening on 127.0.0.1:")) {
-		t.Fatalf("first line %q, %v", line[:n], err)
+	br := bufio.NewReader(r)
+	first, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(first, "listening on 127.0.0.1:") {
+		t.Fatalf("first line %q, %v", first, err)
 	}
+	// Then what its runtime sized itself to, for the load generator.
+	second, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(second, "runtime cpus=") {
+		t.Fatalf("second line %q, %v", second, err)
+	}
+	go io.Copy(io.Discard, br) // stdout must never block the server
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Fatalf("exit code %d", code)

@@ -36,8 +36,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s [flags]\n\n"+
 			"Serves the RouteGuide gRPC service, over plaintext or, with -tls, over TLS.\n"+
-			"Prints \"listening on HOST:PORT\" to stdout once bound, and stops gracefully\n"+
-			"on SIGINT or SIGTERM.\n\nFlags:\n", name)
+			"Prints \"listening on HOST:PORT\" to stdout once bound, then a \"runtime ...\"\n"+
+			"line, and stops gracefully on SIGINT or SIGTERM.\n\nFlags:\n", name)
 		fs.PrintDefaults()
 	}
 

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/grpcbench/grpcbench/go/internal/runtimeline"
 	"github.com/grpcbench/grpcbench/go/routeguide/features"
 	"github.com/grpcbench/grpcbench/go/routeguide/service"
 	pb "github.com/grpcbench/grpcbench/proto/routeguide"
@@ -102,10 +103,11 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) (err error
 	return nil
 }
 
-// announce writes the single stdout line a parent process waits for, and
-// flushes it in case stdout is buffered.
+// announce writes the stdout line a parent process waits for, then the
+// runtime's settings (runtimeline), and flushes them in case stdout is
+// buffered.
 func announce(w io.Writer, addr net.Addr) error {
-	if _, err := fmt.Fprintf(w, "listening on %s\n", addr); err != nil {
+	if _, err := fmt.Fprintf(w, "listening on %s\n%s\n", addr, runtimeline.Line()); err != nil {
 		return err
 	}
 	if f, ok := w.(interface{ Flush() error }); ok {

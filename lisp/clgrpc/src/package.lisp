@@ -255,7 +255,7 @@ kinds of method, and a client channel.")
    ;; server
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
    #:server-memory-held #:register-heap-report #:+heap-report-path+
-   #:server-connection-count #:server-refused-connection-count
+   #:server-connection-count #:server-refused-connection-count #:server-runtime-line
    #:register-service-descriptors #:server-service-names #:server-file-descriptors
    ;; client
    #:channel #:make-channel #:channel-close #:*connect-timeout* #:*client-keepalive-floor*

@@ -3,9 +3,10 @@
 ;;;;
 ;;;;   server [-addr HOST:PORT] [-shutdown_timeout DURATION]
 ;;;;
-;;;; clgrpc's server at its defaults.  It prints exactly one line to stdout,
-;;;; "listening on HOST:PORT", once the port is bound, and stops gracefully
-;;;; on SIGINT or SIGTERM.
+;;;; clgrpc's server at its defaults.  It prints "listening on HOST:PORT" to
+;;;; stdout once the port is bound, then one "runtime ..." line
+;;;; (clgrpc.grpc:server-runtime-line), and stops gracefully on SIGINT or
+;;;; SIGTERM.
 
 (defpackage #:handlercost.server
   (:use #:cl #:cmdline)
@@ -34,8 +35,8 @@
      (multiple-value-bind (host port) (split-host-port (getf options :addr))
        (serve host port (getf options :shutdown-timeout))))
    :description "Serves the handler-cost service (Fast, Sleep, Spin; raw octets) with clgrpc at
-its defaults.  Prints \"listening on HOST:PORT\" to stdout once bound, and stops
-gracefully on SIGINT or SIGTERM."))
+its defaults.  Prints \"listening on HOST:PORT\" to stdout once bound, then a
+\"runtime ...\" line, and stops gracefully on SIGINT or SIGTERM."))
 
 (defun serve (host port grace)
   "Serve on HOST:PORT until SIGINT or SIGTERM; returns the exit code."
@@ -49,7 +50,7 @@ gracefully on SIGINT or SIGTERM."))
                  (setf *stop-requested* t)))
           (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
           (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop))
-        (format t "listening on ~A:~D~%" host bound)
+        (format t "listening on ~A:~D~%~A~%" host bound (clgrpc.grpc:server-runtime-line server))
         (finish-output)
         (loop until *stop-requested* do (sleep 0.1))
         (format *error-output* "handlercost server: shutting down~%")

@@ -7,8 +7,9 @@
 ;;;;          [limit flags, as the Go server's]
 ;;;;          [-tls -cert_file FILE -key_file FILE [-ca_file FILE [-require_client_cert]]]
 ;;;;
-;;;; It prints exactly one line to stdout, "listening on HOST:PORT", once the
-;;;; port is bound, and stops gracefully on SIGINT or SIGTERM.
+;;;; It prints "listening on HOST:PORT" to stdout once the port is bound,
+;;;; then one "runtime ..." line (clgrpc.grpc:server-runtime-line), and stops
+;;;; gracefully on SIGINT or SIGTERM.
 
 (defpackage #:routeguide.server
   (:use #:cl #:cmdline #:routeguide)
@@ -149,7 +150,8 @@ scrapes there.  Returns (values server port health)."
      (serve (check-server-options options rest)))
    :description "Serves the RouteGuide gRPC service, over plaintext HTTP/2 or, with -tls, over
 TLS (OpenSSL 3, loaded from the system's library path or LD_LIBRARY_PATH). Prints
-\"listening on HOST:PORT\" to stdout once bound, and stops gracefully on SIGINT or SIGTERM."))
+\"listening on HOST:PORT\" to stdout once bound, then a \"runtime ...\" line, and stops
+gracefully on SIGINT or SIGTERM."))
 
 (defun serve (options)
   "Run the server OPTIONS describe until SIGINT or SIGTERM; returns the exit code."
@@ -174,7 +176,7 @@ TLS (OpenSSL 3, loaded from the system's library path or LD_LIBRARY_PATH). Print
                  (setf *stop-requested* t)))
           (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
           (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop))
-        (format t "listening on ~A:~D~%" (getf options :host) port)
+        (format t "listening on ~A:~D~%~A~%" (getf options :host) port (clgrpc.grpc:server-runtime-line server))
         (finish-output)
         (loop until *stop-requested* do (sleep 0.1))
         (format *error-output* "routeguide server: shutting down~%")

@@ -61,6 +61,19 @@ or stopping."
           (sb-thread:make-thread #'accept-loop :name "grpc accept" :arguments (list server)))
     (server-port server)))
 
+(defun server-runtime-line (server)
+  "One line naming what SERVER runs with, as this process sized it: the CPUs
+it counted (its reactors and handler lanes follow them), its reactors, its
+handler threads' ceiling, and SBCL's heap limit and collection interval in
+octets.  A benchmark prints it beside Go's GOMAXPROCS and GOGC, so that a
+comparison shows each side's parallelism as the server saw it."
+  (format nil "runtime cpus=~D reactors=~D handler_threads_max=~D heap_max=~D gc_interval=~D"
+          (usable-cpu-count)
+          (or clgrpc.http2:*reactor-count* (usable-cpu-count))
+          (executor-max-threads (server-executor server))
+          (sb-ext:dynamic-space-size)
+          (sb-ext:bytes-consed-between-gcs)))
+
 (defun server-connection-count (server)
   (sb-thread:with-mutex ((server-lock server))
     (hash-table-count (server-connections server))))
