@@ -8,6 +8,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 )
 
 // Bounds on a cell beyond its plan: a repetition that overruns it by
@@ -54,7 +55,9 @@ type cell struct {
 	// ended since the previous one (the last also those that ended after
 	// it, until the cell closed).
 	pollsDone, pollsFailed []float64
-	err                    error // the first failure; nothing more is measured after it
+	// samples are what the server held after each repetition.
+	samples []serverproc.Sample
+	err     error // the first failure; nothing more is measured after it
 }
 
 // open connects a cell to its server, and starts its long polls.
@@ -96,6 +99,12 @@ func (c *cell) measure(ctx context.Context, cfg config, log io.Writer, label str
 	r := &harness.Runner{Suite: suite, Scenario: label, Plan: plan, Server: c.srv.cpu, Progress: log}
 	reps, err := r.Run(runCtx, c.op)
 	c.reps = append(c.reps, reps...)
+	if len(reps) > 0 {
+		// Left out of the result unless every repetition was sampled.
+		if sample, err := c.srv.proc.Sample(); err == nil {
+			c.samples = append(c.samples, sample)
+		}
+	}
 	if c.polls != nil && len(reps) > 0 {
 		done, failed := c.polls.take()
 		c.pollsDone = append(c.pollsDone, float64(done))
@@ -126,6 +135,7 @@ func (c *cell) result() schema.Result {
 		return harness.ErrorResult(c.name, c.params, c.err)
 	}
 	res := harness.Result(c.name, c.params, c.reps, c.err)
+	res.Metrics = append(res.Metrics, serverproc.SampleMetrics(len(c.reps), c.samples, true)...)
 	if len(c.pollsDone) > 0 && len(c.pollsDone) == len(c.reps) {
 		res.Metrics = append(res.Metrics,
 			schema.NewMetric(schema.MetricPolls, schema.UnitCount, schema.HigherIsBetter, c.pollsDone),

@@ -306,7 +306,7 @@ type cell struct {
 	reps           []harness.Rep
 	// process is the started server's RSS and threads after each
 	// repetition, in step with reps.
-	process []processSample
+	process []serverproc.Sample
 	scale   []scaleSample
 	// marginal is the server's anonymous RSS grown per connection opened
 	// (the clients' and the idle ones), each time the cell's connections
@@ -535,7 +535,7 @@ func (c *cell) result() schema.Result {
 		return res
 	}
 	// A connection-scale cell's RSS is in its scale metrics.
-	res.Metrics = append(res.Metrics, processMetrics(c.reps, c.process, c.s.total == 0)...)
+	res.Metrics = append(res.Metrics, serverproc.SampleMetrics(len(c.reps), c.process, c.s.total == 0)...)
 	if c.s.total > 0 {
 		res.Metrics = append(res.Metrics, scaleMetrics(c.reps, c.scale, c.marginal, c.s.total)...)
 	}
@@ -550,40 +550,19 @@ func (ss *session) clientConns(s scenario) int {
 	return s.clients
 }
 
-// processSample is what a started server held after a repetition.
-type processSample struct{ rss, threads float64 }
-
-// sampleProcess records the started server's RSS and thread count after a
-// repetition: what it held to run the cell, beside what it spent.
+// sampleProcess records the started server's RSS, threads and CPUs after
+// a repetition: what it held to run the cell, beside what it spent.
 // It returns the RSS read, for the connection-scale sample.
 func (c *cell) sampleProcess() (rss float64, ok bool) {
 	if c.ss.server == nil {
 		return 0, false
 	}
-	bytes, err1 := c.ss.server.RSS()
-	threads, err2 := c.ss.server.Threads()
-	if err1 != nil || err2 != nil {
+	sample, err := c.ss.server.Sample()
+	if err != nil {
 		return 0, false // the metrics are then left out: samples and reps no longer pair
 	}
-	c.process = append(c.process, processSample{rss: float64(bytes), threads: float64(threads)})
-	return float64(bytes), true
-}
-
-// processMetrics are the server's threads, and with rss its RSS, after
-// each repetition, if every repetition was sampled.
-func processMetrics(reps []harness.Rep, samples []processSample, rss bool) []schema.Metric {
-	if len(samples) != len(reps) || len(samples) == 0 {
-		return nil
-	}
-	var rssReps, threads []float64
-	for _, s := range samples {
-		rssReps, threads = append(rssReps, s.rss), append(threads, s.threads)
-	}
-	out := []schema.Metric{schema.NewMetric(schema.MetricServerThreads, schema.UnitCount, schema.LowerIsBetter, threads)}
-	if rss {
-		out = append(out, schema.NewMetric(schema.MetricServerRSS, schema.UnitBytes, schema.LowerIsBetter, rssReps))
-	}
-	return out
+	c.process = append(c.process, sample)
+	return sample.RSS, true
 }
 
 // serverAnonRSS is the anonymous part of the started server's resident
