@@ -203,6 +203,11 @@ var BuiltinLayouts = map[string]Layout{
 				Metric: schema.MetricServerThreads, Names: implNames,
 			},
 			PivotTable{
+				Title: serverCPUsTitle, GroupBy: []string{"rpc", "client"},
+				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+				Metric: schema.MetricServerCPUs, Names: implNames,
+			},
+			PivotTable{
 				Title: "Client CPU per request", GroupBy: []string{"rpc", "impl"},
 				Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 				Metric: schema.MetricClientCPUPerOp, Names: clientNames,

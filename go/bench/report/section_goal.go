@@ -171,7 +171,11 @@ func (s Goal) verdict(base, r Row) goalVerdict {
 		}
 		v.context = append(v.context, cell)
 	}
-	if why := Incomparable(base, r); why != "" && bothOK {
+	why := Incomparable(base, r)
+	if why == "" {
+		why = unequalParallelism(base, r)
+	}
+	if why != "" && bothOK {
 		// No ratio between them either: their difference could be the machine's.
 		for i := range v.limits {
 			v.limits[i] = limitVerdict{decision: NotJudged}
