@@ -135,6 +135,12 @@ TIMEOUT passes without a frame): a list in the order of IDS."
                    (push id ended)))))
     (mapcar (lambda (id) (gethash id data (make-octets 0))) ids)))
 
+(defun parked-responses (server)
+  "Responses parked for window on SERVER's connections (read without their
+locks: for a test that waits for them to settle)."
+  (loop for conn being the hash-keys of (clgrpc.grpc::server-connections server)
+        sum (length (clgrpc.http2::conn-parked conn))))
+
 (test parked-responses-keep-their-own-octets
   ;; A response parked for window is kept as its encoding, and the one
   ;; worker there is encodes the next response elsewhere, though its
@@ -156,12 +162,6 @@ TIMEOUT passes without a frame): a list in the order of IDS."
                       (is (every (lambda (o) (= o value)) (subseq body (min 5 (length body))))
                           "response ~D holds other octets" value)))
         (raw-close peer)))))
-
-(defun parked-responses (server)
-  "Responses parked for window on SERVER's connections (read without their
-locks: for a test that waits for them to settle)."
-  (loop for conn being the hash-keys of (clgrpc.grpc::server-connections server)
-        sum (length (clgrpc.http2::conn-parked conn))))
 
 (test a-reset-drops-its-parked-response
   ;; A peer that reads nothing and resets a stream whose response is parked
