@@ -101,6 +101,7 @@ writer.")
    #:fifo-clear
    #:parse-json #:write-json
    #:log-line #:log-drain #:ensure-log-thread #:usable-cpu-count
+   #:affinity-cpu-count #:cgroup-cpu-limit
    #:executor #:make-executor #:executor-submit #:executor-submit-batch #:shutdown-executor
    #:with-worker-mutex
    #:executor-queued-count
@@ -200,7 +201,7 @@ drives without blocking.")
    #:connection-close-reason #:connection-lane
    ;; limits and reactors
    #:connection-limits #:make-connection-limits #:*default-limits*
-   #:*reactor-thread-wrapper* #:*reactor-count*
+   #:*reactor-thread-wrapper* #:*reactor-count* #:reactor-count
    ;; what the layer above (gRPC) does with a connection, without its lock
    #:header-list-size #:connection-peer-max-header-list-size
    #:flush-connection #:reset-stream #:stream-consumed

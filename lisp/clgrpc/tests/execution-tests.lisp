@@ -507,3 +507,26 @@ pool.  The answer is read once the three are asleep on the lock."
   (is (%lock-waiters-sampled-as-waiting
        (lambda (lock thunk) (sb-thread:with-mutex (lock) (funcall thunk))))
       "workers asleep on a plain mutex were not sampled as waiting"))
+
+(test cpu-count-follows-the-cgroup-limit-as-go-does
+  ;; cpu.max as cgroup v2 writes it: a quota of a quarter of a core counts
+  ;; as two CPUs (Go's floor for a limit), none leaves the affinity count.
+  (is (= 1/4 (clgrpc.util::%cpu-max-limit "25000 100000")))
+  (is (= 3/2 (clgrpc.util::%cpu-max-limit "150000 100000")))
+  (is (null (clgrpc.util::%cpu-max-limit "max 100000")))
+  (is (null (clgrpc.util::%cpu-max-limit "garbage")))
+  (is (null (clgrpc.util::%cpu-max-limit nil)))
+  (let ((limit (clgrpc.util:cgroup-cpu-limit)))
+    (is (= (clgrpc.util:usable-cpu-count)
+           (if limit
+               (min (clgrpc.util:affinity-cpu-count) (max 2 (ceiling limit)))
+               (clgrpc.util:affinity-cpu-count))))))
+
+(test the-runtime-line-names-what-the-server-runs-with
+  (let* ((server (clgrpc.grpc:make-server :max-handler-threads 7))
+         (line (clgrpc.grpc:server-runtime-line server)))
+    (is (eql 0 (search (format nil "runtime cpus=~D numcpu=~D "
+                               (clgrpc.util:usable-cpu-count) (clgrpc.util:affinity-cpu-count))
+                       line)))
+    (is (search " handler_threads_max=7 " line))
+    (is (search (format nil " reactors=~D " (clgrpc.http2:reactor-count)) line))))

@@ -62,14 +62,17 @@ or stopping."
     (server-port server)))
 
 (defun server-runtime-line (server)
-  "One line naming what SERVER runs with, as this process sized it: the CPUs
-it counted (its reactors and handler lanes follow them), its reactors, its
-handler threads' ceiling, and SBCL's heap limit and collection interval in
-octets.  A benchmark prints it beside Go's GOMAXPROCS and GOGC, so that a
+  "One line naming what SERVER runs with, as this process sized it: the
+parallelism it counted (USABLE-CPU-COUNT: its handler lanes follow it), the
+CPUs its affinity allows, its cgroup's CPU limit (0: none), its reactors,
+its handler threads' ceiling, and SBCL's heap limit and collection interval
+in octets.  A benchmark prints it beside Go's GOMAXPROCS and GOGC, so that a
 comparison shows each side's parallelism as the server saw it."
-  (format nil "runtime cpus=~D reactors=~D handler_threads_max=~D heap_max=~D gc_interval=~D"
+  (format nil "runtime cpus=~D numcpu=~D cpu_limit=~,2F reactors=~D handler_threads_max=~D heap_max=~D gc_interval=~D"
           (usable-cpu-count)
-          (or clgrpc.http2:*reactor-count* (usable-cpu-count))
+          (affinity-cpu-count)
+          (or (cgroup-cpu-limit) 0)
+          (clgrpc.http2:reactor-count)
           (executor-max-threads (server-executor server))
           (sb-ext:dynamic-space-size)
           (sb-ext:bytes-consed-between-gcs)))

@@ -103,6 +103,10 @@ the work a reactor runs inline, such as an encoding scratch buffer.")
 (defparameter *reactor-count* nil
   "How many reactors to start: NIL for one per CPU this process may use.")
 
+(defun reactor-count ()
+  "How many reactors run, or will once the first connection starts them."
+  (or *reactor-count* (clgrpc.util:usable-cpu-count)))
+
 (defvar *reactors* #())
 (defvar *reactors-lock* (sb-thread:make-mutex :name "reactors"))
 (defvar *next-reactor* 0)
@@ -177,7 +181,7 @@ never the reactor (which serves every other connection)."
   "The reactor for a new connection, starting them on first use."
   (sb-thread:with-mutex (*reactors-lock*)
     (when (zerop (length *reactors*))
-      (setf *reactors* (coerce (loop for i below (or *reactor-count* (clgrpc.util:usable-cpu-count))
+      (setf *reactors* (coerce (loop for i below (reactor-count)
                                      collect (start-reactor i))
                                'simple-vector))
       ;; Reactors log, and must not be the ones to start the log's thread.
