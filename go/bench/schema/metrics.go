@@ -69,7 +69,10 @@ const (
 	MetricPollErrors = "poll_errors"
 )
 
-// The parallelism a started server said it runs with, from its runtime
-// line (go/bench/serverproc): Go's GOMAXPROCS, or the CPUs clgrpc counted
-// for its reactors and handler lanes.
-const MetricServerCPUs = "server_cpus"
+// The parallelism a started server said at its start that it runs with,
+// from its runtime line (go/bench/serverproc): Go's GOMAXPROCS, or the
+// CPUs clgrpc counted for its reactors and handler lanes, both the CPU
+// affinity lowered to the cgroup's CPU limit (never below 2 for a limit).
+// Not environment.extra's server_cpus, the CPU set the harness placed the
+// server on.
+const MetricServerParallelism = "server_parallelism"

@@ -15,7 +15,9 @@ import (
 // handler lanes), the rest its own (gogc, heap_max, ...). The harness reads
 // it from the server rather than assuming what the placement gave it.
 
-// noteRuntime keeps line's settings if it is a runtime line.
+// noteRuntime keeps line's settings if it is a runtime line; only the
+// line right after the announcement is offered, so a later line that
+// happens to begin with "runtime " cannot replace them.
 func (p *Process) noteRuntime(line string) {
 	rest, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "runtime ")
 	if !ok {
@@ -40,9 +42,9 @@ func (p *Process) Runtime() map[string]string {
 	return maps.Clone(p.runtime)
 }
 
-// CPUs is the parallelism the server says it runs with (its runtime
-// line's cpus), or 0 if it has not said.
-func (p *Process) CPUs() int {
+// Parallelism is the parallelism the server says it runs with (its
+// runtime line's cpus), or 0 if it has not said.
+func (p *Process) Parallelism() int {
 	n, err := strconv.Atoi(p.Runtime()["cpus"])
 	if err != nil || n < 0 {
 		return 0

@@ -248,10 +248,12 @@ func (p *Process) forwardStdout(r io.Reader, log io.Writer, first chan<- lineOrE
 		return
 	}
 	// Until EOF, or the read end is closed by Stop. A line longer than the
-	// buffer is copied in pieces, and none of them is taken for a line.
-	for continued := false; ; {
+	// buffer is copied in pieces; only the whole line right after the
+	// announcement may be the runtime line. A failing log does not stop
+	// the draining: the server must never block on its stdout.
+	for line, continued := 0, false; ; {
 		piece, err := br.ReadSlice('\n')
-		if err == nil && !continued {
+		if err == nil && !continued && line == 0 {
 			p.noteRuntime(string(piece))
 		}
 		if len(piece) > 0 && log != nil {
@@ -261,6 +263,9 @@ func (p *Process) forwardStdout(r io.Reader, log io.Writer, first chan<- lineOrE
 			return
 		}
 		continued = err != nil
+		if !continued {
+			line++
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package runtimeline
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -11,12 +12,18 @@ import (
 func TestLineNamesTheRuntimesSettings(t *testing.T) {
 	old := debug.SetGCPercent(250)
 	defer debug.SetGCPercent(old)
+	oldLimit := debug.SetMemoryLimit(64 << 20)
+	defer debug.SetMemoryLimit(oldLimit)
 	line := Line()
-	want := fmt.Sprintf("runtime cpus=%d gomaxprocs=%d ", runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0))
-	if !strings.HasPrefix(line, want) || !strings.Contains(line, " gogc=250 ") || !strings.HasSuffix(line, " gomemlimit=0") {
-		t.Errorf("Line() = %q", line)
+	want := fmt.Sprintf("runtime cpus=%d gomaxprocs=%d numcpu=%d gogc=250 gomemlimit=%d",
+		runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0), runtime.NumCPU(), 64<<20)
+	if line != want {
+		t.Errorf("Line() = %q, want %q", line, want)
 	}
-	if got := debug.SetGCPercent(old); got != 250 {
-		t.Errorf("Line changed GOGC to %d", got)
+	// Collection off, no limit.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(math.MaxInt64)
+	if line := Line(); !strings.HasSuffix(line, " gogc=-1 gomemlimit=0") {
+		t.Errorf("Line() = %q, want gogc=-1 gomemlimit=0", line)
 	}
 }

@@ -29,6 +29,7 @@ type running struct {
 	shutdown context.CancelFunc
 	exit     chan int
 	stderr   *bytes.Buffer // read only after exit delivers
+	runtime  string        // the stdout line after the announcement
 }
 
 func startRun(t *testing.T, args ...string) *running {
@@ -50,19 +51,21 @@ func startRun(t *testing.T, args ...string) *running {
 		}
 	})
 
-	line := make(chan string, 1)
+	lines := make(chan [2]string, 1)
 	go func() {
-		s, _ := bufio.NewReader(pr).ReadString('\n')
-		line <- s
-		io.Copy(io.Discard, pr) // stdout must never block the server
+		br := bufio.NewReader(pr)
+		first, _ := br.ReadString('\n')
+		second, _ := br.ReadString('\n')
+		lines <- [2]string{first, second}
+		io.Copy(io.Discard, br) // stdout must never block the server
 	}()
 	select {
-	case s := <-line:
-		addr, err := serverproc.ParseAnnouncement(s, serverproc.CheckLoopback)
+	case got := <-lines:
+		addr, err := serverproc.ParseAnnouncement(got[0], serverproc.CheckLoopback)
 		if err != nil || !strings.HasPrefix(addr, "127.0.0.1:") {
-			t.Fatalf("first stdout line = %q, want \"listening on 127.0.0.1:PORT\" (%v)", s, err)
+			t.Fatalf("first stdout line = %q, want \"listening on 127.0.0.1:PORT\" (%v)", got[0], err)
 		}
-		r.addr = addr
+		r.addr, r.runtime = addr, strings.TrimSuffix(got[1], "\n")
 	case <-time.After(10 * time.Second):
 		t.Fatal("no \"listening on\" line within 10s")
 	}
@@ -156,6 +159,10 @@ func TestTunedServerServes(t *testing.T) {
 	wg.Wait()
 	if got := debug.SetGCPercent(gcPercent); got != 400 {
 		t.Errorf("GC percent = %d, want 400", got)
+	}
+	// The runtime line says what the server runs with: the tuned target.
+	if !strings.HasPrefix(r.runtime, "runtime cpus=") || !strings.Contains(r.runtime, " gogc=400 ") {
+		t.Errorf("runtime line = %q, want cpus= and gogc=400", r.runtime)
 	}
 	r.shutdown()
 	if code := r.waitExit(t); code != exitOK {
