@@ -171,7 +171,7 @@ var metricLabels = map[string]string{
 	// The RouteGuide and connection-scale suites' own (go/routeguide/loadgen).
 	schema.MetricServerRSS:                "Server RSS",
 	schema.MetricServerThreads:            "Server threads",
-	schema.MetricServerCPUs:               "Server CPUs",
+	schema.MetricServerParallelism:        "Server CPUs",
 	schema.MetricServerMarginalRSSPerConn: "Server marginal RSS per connection",
 	schema.MetricServerConnsHeld:          "Connections the server held",
 	schema.MetricServerRSSPerConn:         "Server RSS per connection",

@@ -14,7 +14,6 @@ import (
 // cpuMetrics are the metrics whose limits a memory ratio accompanies.
 var cpuMetrics = map[string]bool{
 	schema.MetricServerCPUPerOp: true,
-	schema.MetricClientCPUPerOp: true,
 	schema.MetricServerCPU:      true,
 	schema.MetricTotalCPU:       true,
 }

@@ -6,20 +6,28 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
-// serverCPUsTitle heads the tables of the parallelism each server said it
-// runs with (its runtime line: Go's GOMAXPROCS, clgrpc's CPU count).
-const serverCPUsTitle = "Server CPUs (the parallelism each server sized itself to)"
+// serverParallelismTitle heads the tables of the parallelism each server
+// said it runs with (its runtime line: Go's GOMAXPROCS, clgrpc's CPU
+// count, both its affinity lowered to its cgroup's CPU limit).
+const serverParallelismTitle = "Server parallelism (the CPUs each server sized itself to)"
 
-// unequalParallelism says why two servers' cells cannot be compared when
-// the servers sized themselves to different parallelism (one saw more
-// CPUs than the other), or "" when both said the same or either did not
-// say: the harness means to give both the same, and this checks that
-// their runtimes agreed.
+// unequalParallelism says why two servers' cells cannot be compared: the
+// servers sized themselves to different parallelism, or only one of them
+// said what it sized itself to. It is "" when both said the same, or
+// neither said (results from before servers said it, or suites whose
+// servers do not). The harness means to give both the same CPUs; this
+// checks that their runtimes took the same.
 func unequalParallelism(base, r Row) string {
-	bm, okb := base.Metric(schema.MetricServerCPUs)
-	xm, okx := r.Metric(schema.MetricServerCPUs)
-	if !okb || !okx || bm.Median <= 0 || xm.Median <= 0 || bm.Median == xm.Median {
+	bm, okb := base.Metric(schema.MetricServerParallelism)
+	xm, okx := r.Metric(schema.MetricServerParallelism)
+	okb, okx = okb && bm.Median > 0, okx && xm.Median > 0
+	switch {
+	case !okb && !okx:
 		return ""
+	case okb != okx:
+		return "only one server said its parallelism"
+	case bm.Median != xm.Median:
+		return fmt.Sprintf("the servers ran with %g and %g CPUs", bm.Median, xm.Median)
 	}
-	return fmt.Sprintf("the servers ran with %g and %g CPUs", bm.Median, xm.Median)
+	return ""
 }

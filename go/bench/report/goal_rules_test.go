@@ -135,13 +135,16 @@ func TestCPUGoalsShowTheMemoryRatio(t *testing.T) {
 // judged, and says why.
 func TestServersWithUnequalParallelismAreNotJudged(t *testing.T) {
 	withCPUs := func(r Row, n float64) Row {
-		r.Metrics = append(r.Metrics, schema.NewMetric(schema.MetricServerCPUs, schema.UnitCount, schema.LowerIsBetter, []float64{n, n, n, n, n, n}))
+		r.Metrics = append(r.Metrics, schema.NewMetric(schema.MetricServerParallelism, schema.UnitCount, schema.LowerIsBetter, []float64{n, n, n, n, n, n}))
 		return r
 	}
 	g := Goal{Vary: []string{"method"}, Baseline: "list", Limits: []RatioLimit{{Metric: "latency_p50", Max: 1}}}
 	md := renderGoal(g, withCPUs(goalRow("list", 0, around(100), around(1)), 1),
 		withCPUs(goalRow("stream", 0, around(50), around(1)), 2))
 	wantAll(t, md, "not judged (the servers ran with 1 and 2 CPUs)")
+	md = renderGoal(g, withCPUs(goalRow("list", 0, around(100), around(1)), 1),
+		goalRow("stream", 0, around(50), around(1)))
+	wantAll(t, md, "not judged (only one server said its parallelism)")
 	md = renderGoal(g, withCPUs(goalRow("list", 0, around(100), around(1)), 2),
 		withCPUs(goalRow("stream", 0, around(50), around(1)), 2))
 	wantAll(t, md, "**Goal met**")

@@ -72,7 +72,7 @@ var cappedLayout = Layout{
 		lispGoPivot("Server CPU per request", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerCPUPerOp, lispOverGoFactor),
 		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerRSS, lispOverGoFactor),
 		lispGoPivot("Server threads (after each repetition)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerThreads, nil),
-		lispGoPivot(serverCPUsTitle, []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerCPUs, nil),
+		lispGoPivot(serverParallelismTitle, []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerParallelism, nil),
 		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation (its core)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricClientUtilisation, nil),
 		lispVersusGoGoal("Speed goal, servers capped",

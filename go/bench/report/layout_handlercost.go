@@ -55,9 +55,11 @@ var handlerCostLayout = Layout{
 		handlerCostPivot("Latency p99", schema.MetricLatencyP99, lispOverGoFactor),
 		handlerCostPivot("Server CPU per call", schema.MetricServerCPUPerOp, lispOverGoFactor),
 		handlerCostPivot("Client CPU per call", schema.MetricClientCPUPerOp, lispOverGoFactor),
-		handlerCostPivot("Server RSS (after each repetition)", schema.MetricServerRSS, lispOverGoFactor),
-		handlerCostPivot("Server threads (after each repetition)", schema.MetricServerThreads, nil),
-		handlerCostPivot(serverCPUsTitle, schema.MetricServerCPUs, nil),
+		// The servers serve every cell in turn, so what they hold after a
+		// repetition includes what earlier cells made them grow to.
+		handlerCostPivot("Server RSS (after each repetition; the servers serve every cell, so the most so far)", schema.MetricServerRSS, lispOverGoFactor),
+		handlerCostPivot("Server threads (after each repetition; the most so far, as RSS)", schema.MetricServerThreads, nil),
+		handlerCostPivot(serverParallelismTitle, schema.MetricServerParallelism, nil),
 		handlerCostTotal("Failed calls, all repetitions", schema.MetricErrors),
 		handlerCostTotal("Long polls completed, all repetitions", schema.MetricPolls),
 		handlerCostTotal("Long polls failed, all repetitions", schema.MetricPollErrors),

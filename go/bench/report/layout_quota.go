@@ -71,7 +71,7 @@ var quotaSweepLayout = Layout{
 		lispGoPivot("Server CPU per request", quotaSweepKeys, "server_cpu_quota", schema.MetricServerCPUPerOp, lispOverGoFactor),
 		lispGoPivot("Server RSS (after each repetition)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerRSS, lispOverGoFactor),
 		lispGoPivot("Server threads (after each repetition)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerThreads, nil),
-		lispGoPivot(serverCPUsTitle, quotaSweepKeys, "server_cpu_quota", schema.MetricServerCPUs, nil),
+		lispGoPivot(serverParallelismTitle, quotaSweepKeys, "server_cpu_quota", schema.MetricServerParallelism, nil),
 		lispGoPivot("Time throttled by the quota", quotaSweepKeys, "server_cpu_quota", schema.MetricServerThrottled, nil),
 		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation (its core)", quotaSweepKeys, "server_cpu_quota", schema.MetricClientUtilisation, nil),

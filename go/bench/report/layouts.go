@@ -203,9 +203,9 @@ var BuiltinLayouts = map[string]Layout{
 				Metric: schema.MetricServerThreads, Names: implNames,
 			},
 			PivotTable{
-				Title: serverCPUsTitle, GroupBy: []string{"rpc", "client"},
+				Title: serverParallelismTitle, GroupBy: []string{"rpc", "client"},
 				Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
-				Metric: schema.MetricServerCPUs, Names: implNames,
+				Metric: schema.MetricServerParallelism, Names: implNames,
 			},
 			PivotTable{
 				Title: "Client CPU per request", GroupBy: []string{"rpc", "impl"},

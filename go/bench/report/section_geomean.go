@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -93,12 +94,14 @@ func (s SweepGeoMean) row(data *Dataset, cells []map[string]string, metric strin
 	label := MetricLabel(metric)
 	capacity := slices.Contains(s.Capacity, metric)
 	var logs []float64 // each counted cell's log estimate
-	var missing, unbound []string
+	var missing, unbound, refused []string
 	for _, cell := range cells {
-		est, bound, ok := s.cellEstimate(data, cell, metric)
+		est, bound, why, ok := s.cellEstimate(data, cell, metric)
 		switch {
 		case !ok:
 			missing = append(missing, cellName(cell))
+		case why != "":
+			refused = append(refused, cellName(cell)+" ("+why+")")
 		case capacity && !bound:
 			unbound = append(unbound, cellName(cell))
 		default:
@@ -110,6 +113,9 @@ func (s SweepGeoMean) row(data *Dataset, cells []map[string]string, metric strin
 		count = fmt.Sprintf("%d of %d (not server-bound: %s)", len(logs), len(cells), strings.Join(unbound, "; "))
 	}
 	switch {
+	case len(refused) > 0:
+		return []string{label, fmt.Sprintf("%d", len(cells)), fmt.Sprintf("not given: %d of %d cells not comparable: %s",
+			len(refused), len(cells), strings.Join(refused, "; ")), ""}
 	case len(missing) > 0:
 		return []string{label, fmt.Sprintf("%d", len(cells)), fmt.Sprintf("not given: %d of %d cells not measured (%s)",
 			len(missing), len(cells), strings.Join(missing, "; ")), ""}
@@ -125,7 +131,7 @@ func (s SweepGeoMean) row(data *Dataset, cells []map[string]string, metric strin
 
 // cellEstimate is one cell's paired estimate of the configuration's metric
 // over the baseline's, and whether both servers limited both runs.
-func (s SweepGeoMean) cellEstimate(data *Dataset, cell map[string]string, metric string) (estimate float64, serverBound, ok bool) {
+func (s SweepGeoMean) cellEstimate(data *Dataset, cell map[string]string, metric string) (estimate float64, serverBound bool, why string, ok bool) {
 	find := func(config map[string]string) (Row, schema.Metric, bool) {
 		match := map[string]string{}
 		for k, v := range cell {
@@ -144,14 +150,19 @@ func (s SweepGeoMean) cellEstimate(data *Dataset, cell map[string]string, metric
 	xr, x, ok1 := find(s.Config)
 	br, base, ok2 := find(map[string]string{s.Vary[0]: s.Baseline})
 	if !ok1 || !ok2 {
-		return 0, false, false
+		return 0, false, "", false
+	}
+	// What the goals refuse to compare, the headline does not combine.
+	why = cmp.Or(Incomparable(br, xr), unequalParallelism(br, xr))
+	if why != "" {
+		return 0, false, why, true
 	}
 	r, err := newPairedRatioInterval(x.Reps, base.Reps, goalAlpha)
 	if err != nil {
-		return 0, false, false
+		return 0, false, "", false
 	}
 	bound := s.Bottleneck != "" && xr.Param(s.Bottleneck) == bottleneckServer && br.Param(s.Bottleneck) == bottleneckServer
-	return r.Estimate, bound, true
+	return r.Estimate, bound, "", true
 }
 
 // meanInterval is the mean of xs and the half-width of its two-sided 95%

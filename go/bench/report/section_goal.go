@@ -176,7 +176,9 @@ func (s Goal) verdict(base, r Row) goalVerdict {
 		why = unequalParallelism(base, r)
 	}
 	if why != "" && bothOK {
-		// No ratio between them either: their difference could be the machine's.
+		// No ratio between them either: their difference could be the
+		// machine's, or the runtimes'. Nor a memory ratio.
+		v.memory = 0
 		for i := range v.limits {
 			v.limits[i] = limitVerdict{decision: NotJudged}
 		}
