@@ -10,11 +10,7 @@ import (
 // judged and met: a cell left unjudged could be the one that misses, so
 // with k of N judged the goal reads "not decided (k of N judged)".
 func (s Goal) summary(rows []goalVerdict) string {
-	limits := make([]string, len(s.Limits))
-	for i, l := range s.Limits {
-		limits[i] = l.String()
-	}
-	goal := "of " + displayName(s.Names, s.Baseline) + "'s: " + strings.Join(limits, ", ")
+	goal := s.limitsText()
 	overall, judged := Met, 0
 	byDecision := map[Decision][]string{}
 	for _, v := range rows {
@@ -61,15 +57,20 @@ func (s Goal) summary(rows []goalVerdict) string {
 // without the configurations it compares: not decided, since the cells it
 // would judge are not there to miss it.
 func (s Goal) notMeasured() string {
-	limits := make([]string, len(s.Limits))
-	for i, l := range s.Limits {
-		limits[i] = l.String()
-	}
 	config := "any configuration"
 	if len(s.Config) > 0 {
 		config = displayName(s.Names, s.Config[s.Vary[0]])
 	}
-	return fmt.Sprintf("**Goal %s (0 judged)** (of %s's: %s): no cell of %s against %s was measured.",
-		NotDecided, displayName(s.Names, s.Baseline), strings.Join(limits, ", "), config,
-		displayName(s.Names, s.Baseline))
+	return fmt.Sprintf("**Goal %s (0 judged)** (%s): no cell of %s against %s was measured.",
+		NotDecided, s.limitsText(), config, displayName(s.Names, s.Baseline))
+}
+
+// limitsText is the goal's limits as its closing line names them: "of
+// Go's: req/s at least 1x, Latency p99 at most 1.5x".
+func (s Goal) limitsText() string {
+	limits := make([]string, len(s.Limits))
+	for i, l := range s.Limits {
+		limits[i] = l.String()
+	}
+	return "of " + displayName(s.Names, s.Baseline) + "'s: " + strings.Join(limits, ", ")
 }

@@ -130,17 +130,14 @@ func (s Goal) Render(d *Dataset, p *Page) {
 	}
 	rows = append(rows, s.unmeasured(rows)...)
 	titled(p, s.Title)
+	if s.Statement != "" {
+		p.Text(s.Statement)
+	}
 	if len(rows) == 0 {
 		// Its suite was measured, but not the pair the goal judges: said,
 		// not left out, so that a missing server cannot hide a goal.
-		if s.Statement != "" {
-			p.Text(s.Statement)
-		}
 		p.Text(s.notMeasured())
 		return
-	}
-	if s.Statement != "" {
-		p.Text(s.Statement)
 	}
 	p.Table(s.table(rows))
 	p.Text(s.summary(rows) + s.memoryNote(rows))

@@ -10,16 +10,37 @@ import (
 // statusField reads one numeric field of /proc/PID/status ("VmRSS",
 // "Threads"); for sizes the kernel reports kB.
 func statusField(pid int, name string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	v, err := statusFields(pid, name)
 	if err != nil {
 		return 0, err
 	}
+	return v[0], nil
+}
+
+// statusFields reads numeric fields of /proc/PID/status in one read, in
+// the order of names.
+func statusFields(pid int, names ...string) ([]int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == name+":" {
-			return strconv.ParseInt(f[1], 10, 64)
+		if f := strings.Fields(line); len(f) >= 2 && strings.HasSuffix(f[0], ":") {
+			if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				found[strings.TrimSuffix(f[0], ":")] = v
+			}
 		}
 	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", name, pid)
+	out := make([]int64, len(names))
+	for i, name := range names {
+		v, ok := found[name]
+		if !ok {
+			return nil, fmt.Errorf("no %s in /proc/%d/status", name, pid)
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // RSS is the server's resident set size in bytes (Linux only).

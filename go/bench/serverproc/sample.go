@@ -7,17 +7,14 @@ import "github.com/grpcbench/grpcbench/go/bench/schema"
 // not said).
 type Sample struct{ RSS, Threads, Parallelism float64 }
 
-// Sample reads the server's RSS and thread count now (Linux only).
+// Sample reads the server's RSS and thread count now, in one read of its
+// status (Linux only).
 func (p *Process) Sample() (Sample, error) {
-	rss, err := p.RSS()
+	v, err := statusFields(p.PID(), "VmRSS", "Threads")
 	if err != nil {
 		return Sample{}, err
 	}
-	threads, err := p.Threads()
-	if err != nil {
-		return Sample{}, err
-	}
-	return Sample{RSS: float64(rss), Threads: float64(threads), Parallelism: float64(p.Parallelism())}, nil
+	return Sample{RSS: float64(v[0] * 1024), Threads: float64(v[1]), Parallelism: float64(p.Parallelism())}, nil
 }
 
 // SampleMetrics are a cell's server threads, its parallelism where the
