@@ -49,7 +49,7 @@ func (s scenario) handler() string {
 }
 
 // name is unique among a report's results, the server first:
-// "lisp/sleep_100ms/conns=1/callers=200".
+// "lisp/sleep_100ms_1000_callers/conns=1/callers=1000".
 func (s scenario) name(impl string) string {
 	return fmt.Sprintf("%s/%s/conns=%d/callers=%d", impl, s.handler(), s.conns, s.callers)
 }

@@ -25,9 +25,12 @@ const (
 )
 
 // defaultKinds are the handlers of the grid: at once, 200 µs of CPU, 2 ms
-// and 100 ms of waiting (the last with more callers, so that the server
-// holds many calls at once).
-const defaultKinds = "fast,spin:200us,sleep:2ms,sleep:100ms@200"
+// and 100 ms of waiting. The last has 1,000 callers, so that the server
+// holds that many blocked calls at once: with a few hundred, both servers
+// answer as fast as the callers ask (N calls per 100 ms) and calls/s cannot
+// tell them apart, while at 1,000 each server's cost per blocked call (a
+// thread woken, a goroutine resumed) sets how far short of it they fall.
+const defaultKinds = "fast,spin:200us,sleep:2ms,sleep:100ms@1000"
 
 // serverSpec is a server to start: its label in the results, and its
 // executable.

@@ -19,13 +19,13 @@ func TestParseKinds(t *testing.T) {
 	for _, k := range kinds {
 		names = append(names, k.name())
 	}
-	if got, want := strings.Join(names, ","), "fast,spin_200us,sleep_2ms,sleep_100ms"; got != want {
+	if got, want := strings.Join(names, ","), "fast,spin_200us,sleep_2ms,sleep_100ms_1000_callers"; got != want {
 		t.Errorf("names %s, want %s", got, want)
 	}
-	if k := kinds[3]; k.method != wire.Sleep || k.d != 100*time.Millisecond || k.callers != 200 {
-		t.Errorf("sleep:100ms@200 parsed as %+v", k)
+	if k := kinds[3]; k.method != wire.Sleep || k.d != 100*time.Millisecond || k.callers != 1000 {
+		t.Errorf("sleep:100ms@1000 parsed as %+v", k)
 	}
-	for _, bad := range []string{"fast:1ms", "sleep", "spin:0s", "sleep:2m", "nap:1ms", "fast@0", "fast,fast", "sleep:1ms@x"} {
+	for _, bad := range []string{"fast:1ms", "sleep", "spin:0s", "sleep:2m", "nap:1ms", "fast@0", "fast,fast", "sleep:1ms@x", "sleep:1ms@3,sleep:1ms@3"} {
 		if _, err := parseKinds(bad); err == nil {
 			t.Errorf("parseKinds(%q): no error", bad)
 		}
@@ -37,7 +37,7 @@ func TestScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := parseFlags([]string{"loadgen", "-server", exe, "-kinds", "fast,sleep:1ms@9", "-conns", "4,1", "-callers", "3", "-poll_callers", "2"}, io.Discard)
+	cfg, err := parseFlags([]string{"loadgen", "-server", exe, "-kinds", "fast,sleep:1ms@9,sleep:1ms", "-conns", "4,1", "-callers", "3", "-poll_callers", "2"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,8 @@ func TestScenarios(t *testing.T) {
 	for _, s := range cfg.scenarios() {
 		names = append(names, s.name("go"))
 	}
-	want := "go/fast/conns=4/callers=3 go/fast/conns=1/callers=3 go/sleep_1ms/conns=4/callers=9 go/sleep_1ms/conns=1/callers=9 " +
+	want := "go/fast/conns=4/callers=3 go/fast/conns=1/callers=3 go/sleep_1ms_9_callers/conns=4/callers=9 go/sleep_1ms_9_callers/conns=1/callers=9 " +
+		"go/sleep_1ms/conns=4/callers=3 go/sleep_1ms/conns=1/callers=3 " +
 		"go/longpoll/conns=4/callers=2 go/longpoll/conns=1/callers=2"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("scenarios\n%s, want\n%s", got, want)

@@ -18,12 +18,18 @@ type handlerKind struct {
 }
 
 // name is the kind as the results record it in the "handler" parameter:
-// "fast", "spin_200us", "sleep_100ms".
+// "fast", "spin_200us", "sleep_100ms_1000_callers". A kind with callers of
+// its own names them: they are part of its operating point, and the same
+// handler may be measured at two counts.
 func (k handlerKind) name() string {
-	if k.method == wire.Fast {
-		return "fast"
+	name := "fast"
+	if k.method != wire.Fast {
+		name = strings.ToLower(k.method) + "_" + strings.ReplaceAll(k.d.String(), "µs", "us")
 	}
-	return strings.ToLower(k.method) + "_" + strings.ReplaceAll(k.d.String(), "µs", "us")
+	if k.callers > 0 {
+		name += fmt.Sprintf("_%d_callers", k.callers)
+	}
+	return name
 }
 
 // parseKinds parses -kinds: a comma list of fast, spin:DURATION and
