@@ -15,6 +15,9 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
+
+	// The suite's layout and goals, for the report this program prints.
+	_ "github.com/grpcbench/grpcbench/go/kcpbench/reportlayout"
 )
 
 func main() {

@@ -24,6 +24,9 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
+
+	// Every suite's layout and goals, which the documents render.
+	_ "github.com/grpcbench/grpcbench/go/bench/suites"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 )
 
 // The report's routeguide test data, as a document's artifact.
-const artifact = "../report/testdata/routeguide_go.json"
+const artifact = "../suites/testdata/routeguide_go.json"
 
 func writeDoc(t *testing.T, body string) string {
 	t.Helper()

@@ -29,7 +29,7 @@ type MetricChange struct {
 	// Test is the Mann-Whitney U test of the two samples.
 	Test benchmath.Comparison
 	// Primary marks the metrics the regression gate judges (see
-	// schema.IsPrimaryMetric), and Gated those of them whose change is
+	// IsPrimaryMetric), and Gated those of them whose change is
 	// significant after the Benjamini-Hochberg correction across every
 	// primary metric of the comparison.
 	Primary, Gated bool
@@ -114,7 +114,7 @@ func (c *Comparison) gate() {
 	var primary []int
 	for i := range c.Changes {
 		ch := &c.Changes[i]
-		ch.Primary = schema.IsPrimaryMetric(ch.Suite, ch.Metric) && !hostMetrics[ch.Metric]
+		ch.Primary = IsPrimaryMetric(ch.Suite, ch.Metric) && !hostMetrics[ch.Metric]
 		if ch.Primary {
 			primary = append(primary, i)
 		}

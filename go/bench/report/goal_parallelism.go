@@ -6,10 +6,10 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
-// serverParallelismTitle heads the tables of the parallelism each server
+// ServerParallelismTitle heads the tables of the parallelism each server
 // said it runs with (its runtime line: Go's GOMAXPROCS, clgrpc's CPU
 // count, both its affinity lowered to its cgroup's CPU limit).
-const serverParallelismTitle = "Server parallelism (the CPUs each server sized itself to)"
+const ServerParallelismTitle = "Server parallelism (the CPUs each server sized itself to)"
 
 // unequalParallelism says why two servers' cells cannot be compared: the
 // servers sized themselves to different parallelism, or only one of them

@@ -16,8 +16,8 @@ type Layout struct {
 
 // Options adjusts Render.
 type Options struct {
-	// Layouts by suite name; suites not in it (or a nil map) use
-	// BuiltinLayouts, then DefaultLayout.
+	// Layouts by suite name; suites not in it (or a nil map) use their
+	// registered layout (Register), then DefaultLayout.
 	Layouts map[string]Layout
 	// Charts renders charts as SVG files linked from the Markdown. Off for
 	// terminal output, where an image link is noise.
@@ -86,8 +86,8 @@ func layoutFor(suite string, layouts map[string]Layout) Layout {
 	if l, ok := layouts[suite]; ok {
 		return l
 	}
-	if l, ok := BuiltinLayouts[suite]; ok {
-		return l
+	if s, ok := RegisteredSuite(suite); ok {
+		return s.Layout
 	}
 	return DefaultLayout
 }

@@ -21,6 +21,9 @@ import (
 	"os"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+
+	// The suite's layout and goals, for the report this program prints.
+	_ "github.com/grpcbench/grpcbench/go/cri/reportlayout"
 )
 
 func main() {

@@ -15,6 +15,9 @@ import (
 	"os"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+
+	// The suite's layout and goals, for the report this program prints.
+	_ "github.com/grpcbench/grpcbench/go/handlercost/reportlayout"
 )
 
 func main() {

@@ -31,6 +31,9 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/placement"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	pb "github.com/grpcbench/grpcbench/proto/echo"
+
+	// The suite's layout and goals, for the report this program prints.
+	_ "github.com/grpcbench/grpcbench/go/inprocgrpc/tournament/reportlayout"
 )
 
 const (

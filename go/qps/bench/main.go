@@ -32,6 +32,9 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 	"github.com/grpcbench/grpcbench/go/qps/driver"
 	"github.com/grpcbench/grpcbench/go/qps/scenarios"
+
+	// The suite's layout and goals, for the report this program prints.
+	_ "github.com/grpcbench/grpcbench/go/qps/reportlayout"
 )
 
 const (

@@ -16,6 +16,9 @@ import (
 	"os"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+
+	// The RouteGuide suites' layout and goals, for the report this program prints.
+	_ "github.com/grpcbench/grpcbench/go/routeguide/reportlayout"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 
 // rpcKind is one of the four RouteGuide call shapes. Its value is what the
 // results record as the "rpc" parameter, in the vocabulary of the report's
-// "routeguide" layout (go/bench/report/layouts.go), so that Go and Lisp
+// "routeguide" layout (go/routeguide/reportlayout), so that Go and Lisp
 // results of the same kind line up.
 type rpcKind string
 

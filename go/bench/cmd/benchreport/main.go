@@ -43,6 +43,9 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
+
+	// Every suite's layout, goals and gated metrics.
+	_ "github.com/grpcbench/grpcbench/go/bench/suites"
 )
 
 // The exit statuses of a comparison refused: no verdict either way.

@@ -21,7 +21,7 @@ func staleDoc(t *testing.T, digest func(current string) string) (doc, artifact, 
 	if err := os.WriteFile(bin, []byte("the server, today"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f, err := schema.ReadFile("../../report/testdata/routeguide_go.json")
+	f, err := schema.ReadFile("../../suites/testdata/routeguide_go.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
-package report
+package reportlayout
 
 import (
 	"strings"
 
+	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
@@ -10,8 +11,8 @@ import (
 // defaults against the Go server, both driven by the Go load generator, in
 // every cell named in advance (routeguideCells), on one limit; bottleneck,
 // if not empty, names the parameter that says which side set each cell.
-func lispVersusGoGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
-	return Goal{
+func lispVersusGoGoal(title, statement string, limit report.RatioLimit, bottleneck string, context []report.MetricView) report.Goal {
+	return report.Goal{
 		Title:     title,
 		Statement: statement + " " + defaultsPoint,
 		Where:     map[string]string{"client": "go"},
@@ -22,8 +23,8 @@ func lispVersusGoGoal(title, statement string, limit RatioLimit, bottleneck stri
 		// Both servers at their defaults: the tuned servers are judged
 		// against each other (tunedPair), never against these.
 		Config:     map[string]string{"impl": "lisp"},
-		Names:      implNames,
-		Limits:     []RatioLimit{limit},
+		Names:      report.ImplNames,
+		Limits:     []report.RatioLimit{limit},
 		Bottleneck: bottleneck,
 		Context:    context,
 	}
@@ -42,7 +43,7 @@ const (
 // tunedPair is goal g judged between the tuned servers instead of the
 // defaults: tuned against tuned, as defaults against defaults, so that
 // neither side's tuning is weighed against the other's defaults.
-func tunedPair(g Goal) Goal {
+func tunedPair(g report.Goal) report.Goal {
 	g.Title += ", both servers tuned"
 	g.Statement = strings.TrimSuffix(g.Statement, defaultsPoint) + tunedPoint
 	g.Baseline = "go_tuned"
@@ -65,14 +66,14 @@ var routeguideCells = map[string][]string{
 // stalls until its next period, which shows in every latency, so the
 // layout judges throughput and CPU per request only and shows no latency.
 // Parameters: those of "routeguide", and server_cpu_quota (cores).
-var cappedLayout = Layout{
+var cappedLayout = report.Layout{
 	Title: "RouteGuide with the servers capped below a core: Go vs Common Lisp",
-	Sections: []Section{
-		lispGoPivot("Throughput", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricReqPerSec, lispOverGoPercent),
-		lispGoPivot("Server CPU per request", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerCPUPerOp, lispOverGoFactor),
-		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerRSS, lispOverGoFactor),
+	Sections: []report.Section{
+		lispGoPivot("Throughput", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricReqPerSec, report.LispOverGoPercent),
+		lispGoPivot("Server CPU per request", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
+		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerRSS, report.LispOverGoFactor),
 		lispGoPivot("Server threads (after each repetition)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerThreads, nil),
-		lispGoPivot(serverParallelismTitle, []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerParallelism, nil),
+		lispGoPivot(report.ServerParallelismTitle, []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerParallelism, nil),
 		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation (its core)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricClientUtilisation, nil),
 		lispVersusGoGoal("Speed goal, servers capped",
@@ -82,15 +83,15 @@ var cappedLayout = Layout{
 				"(at least 85% of their quota busy, the load generator less), or when the verdict "+
 				"holds anyway, over the headroom each server had left (its figure over its share of "+
 				"the quota busy).",
-			RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
-			Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
+			report.RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
+			report.Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
 				schema.MetricServerThrottled, schema.MetricServerCPUPerOp)),
 		lispVersusGoGoal("Goal: at or under Go's CPU per request, servers capped",
 			"With the same Go load generator and each server held to the same CPU quota, the "+
 				"Lisp server spends at most the Go server's CPU per request (user and system time of "+
 				"the server process over the requests it completed) in every cell.",
-			RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
-			Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation,
+			report.RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
+			report.Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation,
 				schema.MetricClientUtilisation, schema.MetricServerThrottled)),
 	},
 }

@@ -1,8 +1,9 @@
-package report
+package reportlayout
 
 import (
 	"maps"
 
+	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
@@ -15,7 +16,7 @@ var handlerNames = func() map[string]string {
 		"sleep_100ms_1000_callers": "Sleep 100 ms, 1,000 callers",
 		"longpoll":                 "Fast, beside long polls",
 	}
-	maps.Copy(names, implNames)
+	maps.Copy(names, report.ImplNames)
 	return names
 }()
 
@@ -27,8 +28,8 @@ var handlerCostCells = map[string][]string{
 
 // handlerCostPivot is one metric of the handler-cost grid: handlers down,
 // the Go and the Lisp server across, a table per connection count.
-func handlerCostPivot(title, metric string, ratio *PivotRatio) PivotTable {
-	return PivotTable{
+func handlerCostPivot(title, metric string, ratio *report.PivotRatio) report.PivotTable {
+	return report.PivotTable{
 		Title: title, GroupBy: []string{"conns"},
 		Rows: "handler", Cols: "impl", ColOrder: []string{"go", "lisp"},
 		Metric: metric, Names: handlerNames, Ratio: ratio,
@@ -36,7 +37,7 @@ func handlerCostPivot(title, metric string, ratio *PivotRatio) PivotTable {
 }
 
 // handlerCostTotal is a count of the grid summed over the repetitions.
-func handlerCostTotal(title, metric string) PivotTable {
+func handlerCostTotal(title, metric string) report.PivotTable {
 	t := handlerCostPivot(title, metric, nil)
 	t.Total = true
 	return t
@@ -47,23 +48,23 @@ func handlerCostTotal(title, metric string) PivotTable {
 // that answer at once, spin on a CPU or sleep, and cheap calls beside long
 // polls. Parameters: impl, client, handler, conns, callers, and in the
 // long-poll mix polls and poll.
-var handlerCostLayout = Layout{
+var handlerCostLayout = report.Layout{
 	Title: "Handler cost: Go vs Common Lisp",
-	Sections: []Section{
-		handlerCostPivot("Throughput (calls/s)", schema.MetricReqPerSec, lispOverGoPercent),
-		handlerCostPivot("Latency p50", schema.MetricLatencyP50, lispOverGoFactor),
-		handlerCostPivot("Latency p99", schema.MetricLatencyP99, lispOverGoFactor),
-		handlerCostPivot("Server CPU per call", schema.MetricServerCPUPerOp, lispOverGoFactor),
-		handlerCostPivot("Client CPU per call", schema.MetricClientCPUPerOp, lispOverGoFactor),
+	Sections: []report.Section{
+		handlerCostPivot("Throughput (calls/s)", schema.MetricReqPerSec, report.LispOverGoPercent),
+		handlerCostPivot("Latency p50", schema.MetricLatencyP50, report.LispOverGoFactor),
+		handlerCostPivot("Latency p99", schema.MetricLatencyP99, report.LispOverGoFactor),
+		handlerCostPivot("Server CPU per call", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
+		handlerCostPivot("Client CPU per call", schema.MetricClientCPUPerOp, report.LispOverGoFactor),
 		// The servers serve every cell in turn, so what they hold after a
 		// repetition includes what earlier cells made them grow to.
-		handlerCostPivot("Server RSS (after each repetition; the servers serve every cell, so the most so far)", schema.MetricServerRSS, lispOverGoFactor),
+		handlerCostPivot("Server RSS (after each repetition; the servers serve every cell, so the most so far)", schema.MetricServerRSS, report.LispOverGoFactor),
 		handlerCostPivot("Server threads (after each repetition; the most so far, as RSS)", schema.MetricServerThreads, nil),
-		handlerCostPivot(serverParallelismTitle, schema.MetricServerParallelism, nil),
+		handlerCostPivot(report.ServerParallelismTitle, schema.MetricServerParallelism, nil),
 		handlerCostTotal("Failed calls, all repetitions", schema.MetricErrors),
 		handlerCostTotal("Long polls completed, all repetitions", schema.MetricPolls),
 		handlerCostTotal("Long polls failed, all repetitions", schema.MetricPollErrors),
-		Goal{
+		report.Goal{
 			Title: "Goal: calls/s and p99",
 			Statement: "With the same Go load generator, the Lisp server at clgrpc's defaults reaches " +
 				"at least the Go server's calls/s and at most 1.5x its latency p99 in every cell: each " +
@@ -77,12 +78,12 @@ var handlerCostLayout = Layout{
 			Vary:     []string{"impl"},
 			Baseline: "go",
 			Config:   map[string]string{"impl": "lisp"},
-			Names:    implNames,
-			Limits: []RatioLimit{
+			Names:    report.ImplNames,
+			Limits: []report.RatioLimit{
 				{Metric: schema.MetricReqPerSec, Min: 1},
 				{Metric: schema.MetricLatencyP99, Max: 1.5},
 			},
-			Context: Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricCPUPressure),
+			Context: report.Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricCPUPressure),
 		},
 		longPollGoal,
 	},
@@ -90,18 +91,18 @@ var handlerCostLayout = Layout{
 
 // longPollGoal judges the long-poll mix on absolute limits: cheap calls
 // must neither fail nor wait behind the polls.
-var longPollGoal = BoundGoal{
+var longPollGoal = report.BoundGoal{
 	Title: "Goal: cheap calls beside long polls",
 	Statement: "While long polls (Sleep calls of many seconds) are held open on the same " +
 		"connections, no cheap call fails and their latency p99 stays under 10 ms, on each " +
 		"server and at each connection count.",
 	Where: map[string]string{"handler": "longpoll"},
 	Label: []string{"impl", "conns"},
-	Names: implNames,
-	Bounds: []Bound{
+	Names: report.ImplNames,
+	Bounds: []report.Bound{
 		{Metric: schema.MetricErrors, Below: 1, Total: true},
 		{Metric: schema.MetricLatencyP99, Below: 10e6},
 	},
-	Context: Metrics(schema.MetricReqPerSec),
+	Context: report.Metrics(schema.MetricReqPerSec),
 	Totals:  []string{schema.MetricPolls, schema.MetricPollErrors},
 }

@@ -1,6 +1,9 @@
-package report
+package reportlayout
 
-import "github.com/grpcbench/grpcbench/go/bench/schema"
+import (
+	"github.com/grpcbench/grpcbench/go/bench/report"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
 
 // sharedConnCells are the cells of the streams-per-connection grid, named
 // in advance: every RPC kind with 100 calls in flight on one HTTP/2
@@ -15,7 +18,7 @@ const sharedConnPoint = "Operating point: 100 concurrent calls from the Go load 
 	"HTTP/2 connection, each server on one CPU."
 
 // sharedConnGoal is a goal judged in every cell of the grid.
-func sharedConnGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
+func sharedConnGoal(title, statement string, limit report.RatioLimit, bottleneck string, context []report.MetricView) report.Goal {
 	g := lispVersusGoGoal(title, statement+" "+sharedConnPoint, limit, bottleneck, context)
 	g.Cells = sharedConnCells
 	return g
@@ -26,13 +29,13 @@ func sharedConnGoal(title, statement string, limit RatioLimit, bottleneck string
 // operating point where one connection's reader, writer and flow control
 // carry every call, which a connection per client never exercises.
 // Parameters: those of "routeguide", with conns "shared".
-var sharedConnLayout = Layout{
+var sharedConnLayout = report.Layout{
 	Title: "RouteGuide, many streams on one connection: Go vs Common Lisp",
-	Sections: []Section{
-		lispGoPivot("Throughput", []string{"rpc", "client"}, "clients", schema.MetricReqPerSec, lispOverGoPercent),
-		lispGoPivot("Server CPU per request", []string{"rpc", "client"}, "clients", schema.MetricServerCPUPerOp, lispOverGoFactor),
+	Sections: []report.Section{
+		lispGoPivot("Throughput", []string{"rpc", "client"}, "clients", schema.MetricReqPerSec, report.LispOverGoPercent),
+		lispGoPivot("Server CPU per request", []string{"rpc", "client"}, "clients", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
 		lispGoPivot("Latency p99 (closed loop, not judged)", []string{"rpc", "client"}, "clients", schema.MetricLatencyP99, nil),
-		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client"}, "clients", schema.MetricServerRSS, lispOverGoFactor),
+		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client"}, "clients", schema.MetricServerRSS, report.LispOverGoFactor),
 		lispGoPivot("Server utilisation", []string{"rpc", "client"}, "clients", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation", []string{"rpc", "client"}, "clients", schema.MetricClientUtilisation, nil),
 		sharedConnSpeedGoal,
@@ -48,10 +51,10 @@ var (
 	sharedConnSpeedGoal = sharedConnGoal("Speed goal, one connection",
 		"The Lisp server reaches at least the Go server's req/s for every RPC kind. A cell is "+
 			"judged when both servers were its bottleneck, over the headroom each had left.",
-		RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
-		Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricServerCPUPerOp))
+		report.RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
+		report.Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricServerCPUPerOp))
 	sharedConnCPUGoal = sharedConnGoal("Goal: at or under Go's CPU per request, one connection",
 		"The Lisp server spends at most the Go server's CPU per request for every RPC kind.",
-		RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
-		Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS))
+		report.RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
+		report.Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS))
 )

@@ -1,9 +1,10 @@
-package report
+package reportlayout
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/grpcbench/grpcbench/go/bench/report"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
@@ -35,7 +36,7 @@ var quotaSweepKeys = []string{"rpc", "client", "clients", "server_cpu_period"}
 
 // quotaSweepGoal is a goal judged in every capped cell of the sweep, and
 // only there.
-func quotaSweepGoal(title, statement string, limit RatioLimit, bottleneck string, context []MetricView) Goal {
+func quotaSweepGoal(title, statement string, limit report.RatioLimit, bottleneck string, context []report.MetricView) report.Goal {
 	g := lispVersusGoGoal(title, statement+" Operating point: "+quotaSweepPoint+".", limit, bottleneck, context)
 	g.GroupBy = []string{"rpc", "clients", "server_cpu_quota", "server_cpu_period"}
 	g.Cells, g.In = quotaSweepCells, quotaSweepCells
@@ -48,10 +49,10 @@ func quotaSweepGoal(title, statement string, limit RatioLimit, bottleneck string
 // given, and with how the kernel hands it out. Parameters: those of
 // "routeguide_capped", and server_cpu_period ("none" for the uncapped
 // point, whose server_cpu_quota is 0).
-var quotaSweepLayout = Layout{
+var quotaSweepLayout = report.Layout{
 	Title: "RouteGuide across CPU quotas: Go vs Common Lisp",
-	Sections: []Section{
-		SweepGeoMean{
+	Sections: []report.Section{
+		report.SweepGeoMean{
 			Title: "The sweep at a glance",
 			Statement: "The Lisp server's figure over the Go server's, as a geometric mean over the " +
 				"sweep's capped cells, so that no one quota stands for the sweep (" + quotaSweepPoint +
@@ -62,16 +63,16 @@ var quotaSweepLayout = Layout{
 			Where: map[string]string{"client": "go"},
 			Cells: quotaSweepCells,
 			Vary:  []string{"impl"}, Baseline: "go", Config: map[string]string{"impl": "lisp"},
-			Names:      implNames,
+			Names:      report.ImplNames,
 			Metrics:    []string{schema.MetricReqPerSec, schema.MetricServerCPUPerOp, schema.MetricServerRSS},
 			Bottleneck: "bottleneck",
 			Capacity:   []string{schema.MetricReqPerSec},
 		},
-		lispGoPivot("Throughput", quotaSweepKeys, "server_cpu_quota", schema.MetricReqPerSec, lispOverGoPercent),
-		lispGoPivot("Server CPU per request", quotaSweepKeys, "server_cpu_quota", schema.MetricServerCPUPerOp, lispOverGoFactor),
-		lispGoPivot("Server RSS (after each repetition)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerRSS, lispOverGoFactor),
+		lispGoPivot("Throughput", quotaSweepKeys, "server_cpu_quota", schema.MetricReqPerSec, report.LispOverGoPercent),
+		lispGoPivot("Server CPU per request", quotaSweepKeys, "server_cpu_quota", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
+		lispGoPivot("Server RSS (after each repetition)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerRSS, report.LispOverGoFactor),
 		lispGoPivot("Server threads (after each repetition)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerThreads, nil),
-		lispGoPivot(serverParallelismTitle, quotaSweepKeys, "server_cpu_quota", schema.MetricServerParallelism, nil),
+		lispGoPivot(report.ServerParallelismTitle, quotaSweepKeys, "server_cpu_quota", schema.MetricServerParallelism, nil),
 		lispGoPivot("Time throttled by the quota", quotaSweepKeys, "server_cpu_quota", schema.MetricServerThrottled, nil),
 		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation (its core)", quotaSweepKeys, "server_cpu_quota", schema.MetricClientUtilisation, nil),
@@ -89,13 +90,13 @@ var (
 		"With the same Go load generator on a whole core and each server held to the same CPU "+
 			"quota, the Lisp server reaches at least the Go server's req/s. A cell is judged when "+
 			"both servers were its bottleneck, over the headroom each had left.",
-		RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
-		Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
+		report.RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
+		report.Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
 			schema.MetricServerThrottled, schema.MetricServerCPUPerOp))
 	quotaSweepCPUGoal = quotaSweepGoal("Goal: at or under Go's CPU per request at every quota",
 		"With the same Go load generator and each server held to the same CPU quota, the Lisp "+
 			"server spends at most the Go server's CPU per request.",
-		RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
-		Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS,
+		report.RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
+		report.Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS,
 			schema.MetricServerThrottled))
 )

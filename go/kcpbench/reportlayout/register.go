@@ -1,0 +1,11 @@
+package reportlayout
+
+import (
+	"github.com/grpcbench/grpcbench/go/bench/report"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+func init() {
+	report.Register(report.Suite{Name: "kubernetes", Layout: kubernetesLayout,
+		Primary: []string{schema.MetricNsPerOp}})
+}
