@@ -81,7 +81,7 @@ def routeguide_matrix(name, args, tuned = False, **kwargs):
 # Tuned variants, reported beside the defaults and labelled as tuned: judged against each other,
 # never against a default. Each is a server's binary with its tuning flags, measured in the same
 # turns as the defaults by the Go load generator (the goals' client) and recorded under the label
-# SERVER_tuned. go/bench/report's tunedPoint describes them.
+# SERVER_tuned. go/routeguide/reportlayout's tunedPoint describes them.
 TUNED = {
     # Streams served by long-lived goroutines instead of a goroutine each, which saves growing a
     # fresh stack per call (about an eighth of the server's CPU in its profiles), and a collector

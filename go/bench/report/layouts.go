@@ -8,6 +8,8 @@ var DefaultLayout = Layout{Sections: []Section{
 	ChartSection{Kind: BarChart},
 }}
 
+// Shared by every suite's layout, and so never to be changed by one.
+
 // ImplNames name this repository's servers in the "impl" parameter of the
 // suites that compare them; "go_tuned" and "lisp_tuned" are the servers
 // with their tuning flags (bench/routeguide/matrix.bzl), shown beside the

@@ -27,7 +27,7 @@ type Suite struct {
 }
 
 // DefaultPrimaryMetrics are the gated metrics of a suite that names none,
-// or that no linked package registered.
+// or that no linked package registered. Read only.
 var DefaultPrimaryMetrics = []string{schema.MetricReqPerSec, schema.MetricNsPerOp, schema.MetricServerCPUPerOp}
 
 var (

@@ -7,8 +7,8 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
-// Every suite a load generator of this repository writes has a layout of
-// its own, and the metrics its regression gate judges.
+// Every suite the benchmark targets of this repository write has a layout
+// of its own, and the metrics its regression gate judges.
 func TestEverySuiteIsRegistered(t *testing.T) {
 	for suite, gated := range map[string]string{
 		"cri":                 schema.MetricServerCPUPerOp,

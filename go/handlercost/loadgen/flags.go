@@ -19,6 +19,10 @@ import (
 // Bounds on the suite's flags: they reject only values that are surely
 // mistakes.
 const (
+	// As many as clgrpc lets one connection carry at once by default
+	// (SETTINGS_MAX_CONCURRENT_STREAMS 1,000; grpc-go sets no limit): more
+	// callers on one connection would queue in the client for the Lisp
+	// server only.
 	maxCallers = 1000
 	maxConns   = 64
 	maxPolls   = 1000

@@ -1,3 +1,6 @@
+// Package reportlayout lays out the "handlercost" suite's results
+// (go/handlercost/loadgen) in the benchmark report, and states its goals:
+// it registers them with go/bench/report when linked in.
 package reportlayout
 
 import (

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/grpcbench/grpcbench/go/bench/report"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
+
+// The suite's layout is linked into this program, and its goal names
+// every cell the default kinds measure, under its own display names: a
+// kind renamed here without the layout would leave the goal "not
+// measured".
+func TestDefaultKindsAreTheGoalsCells(t *testing.T) {
+	if _, ok := report.RegisteredSuite(suite); !ok {
+		t.Fatalf("suite %s has no registered layout in this program", suite)
+	}
+	kinds, err := parseKinds(defaultKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := schema.NewFile(suite, schema.Environment{CPUCount: 2, Platform: "linux_amd64"})
+	for _, k := range kinds {
+		for _, impl := range []string{"go", "lisp"} {
+			for _, conns := range []int{4, 1} {
+				f.Results = append(f.Results, schema.Result{
+					Scenario:   scenario{kind: k, conns: conns}.name(impl),
+					Status:     schema.StatusOK,
+					Parameters: map[string]any{"impl": impl, "client": "go", "handler": k.name(), "conns": conns},
+					Metrics: []schema.Metric{
+						schema.NewMetric(schema.MetricReqPerSec, schema.UnitReqPerSec, schema.HigherIsBetter, []float64{1000}),
+						schema.NewMetric(schema.MetricLatencyP99, schema.UnitNanoseconds, schema.LowerIsBetter, []float64{1e6}),
+					},
+				})
+			}
+		}
+	}
+	md, err := report.Markdown([]*schema.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kinds {
+		if strings.Contains(md, "handler="+k.name()+", conns=4 | Lisp | — ") {
+			t.Errorf("the goal did not find the measured cell of %s:\n%s", k.name(), md)
+		}
+		if strings.Contains(md, "| "+k.name()+" |") {
+			t.Errorf("kind %s has no display name in the layout", k.name())
+		}
+	}
+	if n := strings.Count(md, "not decided (not measured)"); n != 2 {
+		t.Errorf("%d cells not measured, want the long-poll mix's 2:\n%s", n, md)
+	}
+}
