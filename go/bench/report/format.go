@@ -172,6 +172,7 @@ var metricLabels = map[string]string{
 	schema.MetricServerRSS:                "Server RSS",
 	schema.MetricServerThreads:            "Server threads",
 	schema.MetricServerParallelism:        "Server CPUs",
+	schema.MetricServerLiveHeap:           "Server live heap",
 	schema.MetricServerMarginalRSSPerConn: "Server marginal RSS per connection",
 	schema.MetricServerConnsHeld:          "Connections the server held",
 	schema.MetricServerRSSPerConn:         "Server RSS per connection",

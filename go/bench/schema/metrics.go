@@ -76,3 +76,11 @@ const (
 // Not environment.extra's server_cpus, the CPU set the harness placed the
 // server on.
 const MetricServerParallelism = "server_parallelism"
+
+// The heap a started server's last garbage collection left, as the server
+// said when asked after a repetition (go/bench/serverproc's heap lines):
+// for a Go server the live heap that collection marked
+// (/gc/heap/live:bytes), for clgrpc the heap in use right after it, which
+// also holds the garbage of the older generations it did not collect. RSS
+// shows what the process holds from the system; this, what its data needs.
+const MetricServerLiveHeap = "server_live_heap"

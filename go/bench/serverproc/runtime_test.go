@@ -66,7 +66,8 @@ func TestServerProcessTakesNoOtherLineForItsRuntime(t *testing.T) {
 }
 
 // Samples pair with repetitions: a cell sampled fewer times than it ran
-// records none, and parallelism only where every sample had it.
+// records none, and parallelism and the live heap only where every sample
+// had them.
 func TestSampleMetrics(t *testing.T) {
 	full := []Sample{{RSS: 1, Threads: 2, Parallelism: 1}, {RSS: 1, Threads: 2, Parallelism: 1}}
 	if got := SampleMetrics(3, full, true); got != nil {
@@ -82,7 +83,11 @@ func TestSampleMetrics(t *testing.T) {
 	if got := strings.Join(names(full), ","); got != "server_threads,server_parallelism,server_rss" {
 		t.Errorf("metrics = %s", got)
 	}
-	full[1].Parallelism = 0
+	full[0].LiveHeap, full[1].LiveHeap = 1024, 2048
+	if got := strings.Join(names(full), ","); got != "server_threads,server_parallelism,server_rss,server_live_heap" {
+		t.Errorf("with the live heap: metrics = %s", got)
+	}
+	full[1].Parallelism, full[1].LiveHeap = 0, 0
 	if got := strings.Join(names(full), ","); got != "server_threads,server_rss" {
 		t.Errorf("with one sample unsaid: metrics = %s", got)
 	}

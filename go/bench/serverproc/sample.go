@@ -3,33 +3,40 @@ package serverproc
 import "github.com/grpcbench/grpcbench/go/bench/schema"
 
 // Sample is what a started server held after a repetition: its RSS and
-// threads, and the parallelism it said at its start that it runs with (0:
-// not said).
-type Sample struct{ RSS, Threads, Parallelism float64 }
+// threads, the heap its last collection left where it reports it (heap.go;
+// 0: it does not), and the parallelism it said at its start that it runs
+// with (0: not said).
+type Sample struct{ RSS, Threads, LiveHeap, Parallelism float64 }
 
 // Sample reads the server's RSS and thread count now, in one read of its
-// status (Linux only).
+// status (Linux only), and asks for its heap line if it serves one.
 func (p *Process) Sample() (Sample, error) {
 	v, err := statusFields(p.PID(), "VmRSS", "Threads")
 	if err != nil {
 		return Sample{}, err
 	}
-	return Sample{RSS: float64(v[0] * 1024), Threads: float64(v[1]), Parallelism: float64(p.Parallelism())}, nil
+	live, _, err := p.LiveHeap()
+	if err != nil {
+		return Sample{}, err
+	}
+	return Sample{RSS: float64(v[0] * 1024), Threads: float64(v[1]), LiveHeap: live, Parallelism: float64(p.Parallelism())}, nil
 }
 
-// SampleMetrics are a cell's server threads, its parallelism where the
-// server said it, and with rss its RSS, one figure per repetition; none unless every
+// SampleMetrics are a cell's server threads, its parallelism and its live
+// heap where the server said them, and with rss its RSS, one figure per repetition; none unless every
 // one of the reps repetitions was sampled, so that figures and repetitions
 // pair.
 func SampleMetrics(reps int, samples []Sample, rss bool) []schema.Metric {
 	if len(samples) != reps || reps == 0 {
 		return nil
 	}
-	var rssReps, threads, procs []float64
-	said := true
+	var rssReps, threads, heap, procs []float64
+	said, heapSaid := true, true
 	for _, s := range samples {
 		rssReps, threads, procs = append(rssReps, s.RSS), append(threads, s.Threads), append(procs, s.Parallelism)
+		heap = append(heap, s.LiveHeap)
 		said = said && s.Parallelism > 0
+		heapSaid = heapSaid && s.LiveHeap > 0
 	}
 	out := []schema.Metric{schema.NewMetric(schema.MetricServerThreads, schema.UnitCount, schema.LowerIsBetter, threads)}
 	if said {
@@ -39,6 +46,9 @@ func SampleMetrics(reps int, samples []Sample, rss bool) []schema.Metric {
 	}
 	if rss {
 		out = append(out, schema.NewMetric(schema.MetricServerRSS, schema.UnitBytes, schema.LowerIsBetter, rssReps))
+	}
+	if heapSaid {
+		out = append(out, schema.NewMetric(schema.MetricServerLiveHeap, schema.UnitBytes, schema.LowerIsBetter, heap))
 	}
 	return out
 }

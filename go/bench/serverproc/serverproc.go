@@ -75,6 +75,8 @@ type Process struct {
 	runtimeMu sync.Mutex
 	runtime   map[string]string // the server's "runtime ..." line (runtime.go)
 
+	heap heapReports // the server's "heap ..." lines (heap.go)
+
 	stopping chan struct{} // closed when Stop begins
 	stopOnce sync.Once
 	stopErr  error
@@ -231,7 +233,8 @@ type lineOrError struct {
 }
 
 // forwardStdout hands the first line of r to first and copies the rest to
-// log, noting a "runtime ..." line on the way (p.noteRuntime). Lines are
+// log, noting a "runtime ..." line (p.noteRuntime) and "heap ..." lines
+// (p.heap) on the way. Lines are
 // read into a fixed buffer, so a server that writes without a newline
 // cannot make it grow without bound.
 func (p *Process) forwardStdout(r io.Reader, log io.Writer, first chan<- lineOrError) {
@@ -253,8 +256,12 @@ func (p *Process) forwardStdout(r io.Reader, log io.Writer, first chan<- lineOrE
 	// the draining: the server must never block on its stdout.
 	for line, continued := 0, false; ; {
 		piece, err := br.ReadSlice('\n')
-		if err == nil && !continued && line == 0 {
-			p.noteRuntime(string(piece))
+		if err == nil && !continued {
+			if line == 0 {
+				p.noteRuntime(string(piece))
+			} else {
+				p.heap.note(string(piece))
+			}
 		}
 		if len(piece) > 0 && log != nil {
 			log.Write(piece)

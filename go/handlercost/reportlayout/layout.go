@@ -62,6 +62,7 @@ var handlerCostLayout = report.Layout{
 		// The servers serve every cell in turn, so what they hold after a
 		// repetition includes what earlier cells made them grow to.
 		handlerCostPivot("Server RSS (after each repetition; the servers serve every cell, so the most so far)", schema.MetricServerRSS, report.LispOverGoFactor),
+		handlerCostPivot(report.LiveHeapTitle, schema.MetricServerLiveHeap, report.LispOverGoFactor),
 		handlerCostPivot("Server threads (after each repetition; the most so far, as RSS)", schema.MetricServerThreads, nil),
 		handlerCostPivot(report.ServerParallelismTitle, schema.MetricServerParallelism, nil),
 		handlerCostTotal("Failed calls, all repetitions", schema.MetricErrors),

@@ -59,10 +59,14 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 
 	// The socket already listens: a client that connects as soon as it
 	// reads the line is queued by the kernel until Serve accepts.
-	if _, err := fmt.Fprintf(stdout, "listening on %s\n%s\n", lis.Addr(), runtimeline.Line()); err != nil {
+	heapReports := runtimeline.CatchHeapReports()
+	if _, err := fmt.Fprintf(stdout, "listening on %s\n%s %s\n", lis.Addr(), runtimeline.Line(), runtimeline.HeapReportKey); err != nil {
 		srv.Stop()
 		return fmt.Errorf("announcing the address: %w", err)
 	}
+	reports, stopReports := context.WithCancel(ctx)
+	defer stopReports()
+	heapReports.Serve(reports, stdout)
 	select {
 	case err := <-served:
 		return err

@@ -49,6 +49,12 @@ var routeguideLayout = report.Layout{
 			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
 		},
 		report.PivotTable{
+			Title: report.LiveHeapTitle, GroupBy: []string{"rpc", "client"},
+			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Metric: schema.MetricServerLiveHeap, Names: report.ImplNames,
+			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
+		},
+		report.PivotTable{
 			Title: "Server threads (after each repetition)", GroupBy: []string{"rpc", "client"},
 			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 			Metric: schema.MetricServerThreads, Names: report.ImplNames,

@@ -85,10 +85,14 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) (err error
 	// The socket is already listening, so a client that reads this line and
 	// connects at once is queued by the kernel even if Serve has not yet
 	// reached Accept.
+	heapReports := runtimeline.CatchHeapReports()
 	if err := announce(stdout, lis.Addr()); err != nil {
 		srv.Stop()
 		return fmt.Errorf("writing listen address: %w", err)
 	}
+	reports, stopReports := context.WithCancel(ctx)
+	defer stopReports()
+	heapReports.Serve(reports, stdout)
 
 	select {
 	case err := <-serveErr:
@@ -104,10 +108,10 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) (err error
 }
 
 // announce writes the stdout line a parent process waits for, then the
-// runtime's settings (runtimeline), and flushes them in case stdout is
-// buffered.
+// runtime's settings (runtimeline) and that SIGUSR1 asks for a heap line,
+// and flushes them in case stdout is buffered.
 func announce(w io.Writer, addr net.Addr) error {
-	if _, err := fmt.Fprintf(w, "listening on %s\n%s\n", addr, runtimeline.Line()); err != nil {
+	if _, err := fmt.Fprintf(w, "listening on %s\n%s %s\n", addr, runtimeline.Line(), runtimeline.HeapReportKey); err != nil {
 		return err
 	}
 	if f, ok := w.(interface{ Flush() error }); ok {

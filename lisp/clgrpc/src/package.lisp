@@ -106,7 +106,7 @@ writer.")
    #:with-worker-mutex
    #:executor-queued-count
    #:executor-max-threads
-   #:ensure-heap-guard
+   #:ensure-heap-guard #:heap-after-last-collection
    #:timer #:schedule-timer #:cancel-timer #:timer-deadline #:timer-pending-p))
 
 (defpackage #:clgrpc.net
@@ -257,6 +257,7 @@ kinds of method, and a client channel.")
    #:server #:make-server #:register-method #:server-start #:server-port #:server-stop
    #:server-memory-held #:register-heap-report #:+heap-report-path+
    #:server-connection-count #:server-refused-connection-count #:server-runtime-line
+   #:serve-until-stopped #:heap-report-line
    #:register-service-descriptors #:server-service-names #:server-file-descriptors
    ;; client
    #:channel #:make-channel #:channel-close #:*connect-timeout* #:*client-keepalive-floor*

@@ -522,6 +522,15 @@ pool.  The answer is read once the three are asleep on the lock."
                (min (clgrpc.util:affinity-cpu-count) (max 2 (ceiling limit)))
                (clgrpc.util:affinity-cpu-count))))))
 
+(test the-heap-line-names-the-heap-after-the-last-collection
+  (clgrpc.util:ensure-heap-guard)
+  (sb-ext:gc)
+  (let ((after (clgrpc.util:heap-after-last-collection))
+        (line (clgrpc.grpc:heap-report-line)))
+    (is (and after (plusp after)))
+    (is (string= line (format nil "heap live=~D" (clgrpc.util:heap-after-last-collection))))
+    (is (<= after (sb-ext:dynamic-space-size)))))
+
 (test the-runtime-line-names-what-the-server-runs-with
   (let* ((server (clgrpc.grpc:make-server :max-handler-threads 7))
          (line (clgrpc.grpc:server-runtime-line server)))

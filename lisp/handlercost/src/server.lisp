@@ -4,9 +4,9 @@
 ;;;;   server [-addr HOST:PORT] [-shutdown_timeout DURATION]
 ;;;;
 ;;;; clgrpc's server at its defaults.  It prints "listening on HOST:PORT" to
-;;;; stdout once the port is bound, then one "runtime ..." line
-;;;; (clgrpc.grpc:server-runtime-line), and stops gracefully on SIGINT or
-;;;; SIGTERM.
+;;;; stdout once the port is bound, then one "runtime ..." line, answers
+;;;; SIGUSR1 with a "heap ..." line, and stops gracefully on SIGINT or SIGTERM
+;;;; (clgrpc.grpc:serve-until-stopped).
 
 (defpackage #:handlercost.server
   (:use #:cl #:cmdline)
@@ -19,8 +19,6 @@
   (list (flag-spec "addr" :string "127.0.0.1:10000" "`host:port` to listen on; port 0 picks a free port")
         (flag-spec "shutdown_timeout" :duration 5
                    "how long a graceful stop may wait for calls in flight before connections are closed")))
-
-(defvar *stop-requested* nil)
 
 (defun server-main ()
   "Entry point of the server executable; returns the exit code."
@@ -36,23 +34,15 @@
        (serve host port (getf options :shutdown-timeout))))
    :description "Serves the handler-cost service (Fast, Sleep, Spin; raw octets) with clgrpc at
 its defaults.  Prints \"listening on HOST:PORT\" to stdout once bound, then a
-\"runtime ...\" line, and stops gracefully on SIGINT or SIGTERM."))
+\"runtime ...\" line, answers SIGUSR1 with a \"heap live=N\" line, and stops
+gracefully on SIGINT or SIGTERM."))
 
 (defun serve (host port grace)
   "Serve on HOST:PORT until SIGINT or SIGTERM; returns the exit code."
   (handler-case
       (let* ((server (handlercost:register-handlers (clgrpc.grpc:make-server)))
              (bound (clgrpc.grpc:server-start server :host host :port port)))
-        ;; A signal handler only sets a flag: it may interrupt any thread,
-        ;; even one holding a lock the shutdown needs.
-        (flet ((request-stop (signal info context)
-                 (declare (ignore signal info context))
-                 (setf *stop-requested* t)))
-          (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
-          (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop))
-        (format t "listening on ~A:~D~%~A~%" host bound (clgrpc.grpc:server-runtime-line server))
-        (finish-output)
-        (loop until *stop-requested* do (sleep 0.1))
+        (clgrpc.grpc:serve-until-stopped server (format nil "listening on ~A:~D" host bound))
         (format *error-output* "handlercost server: shutting down~%")
         (clgrpc.grpc:server-stop server :grace grace)
         (finish-output)

@@ -8,8 +8,8 @@
 ;;;;          [-tls -cert_file FILE -key_file FILE [-ca_file FILE [-require_client_cert]]]
 ;;;;
 ;;;; It prints "listening on HOST:PORT" to stdout once the port is bound,
-;;;; then one "runtime ..." line (clgrpc.grpc:server-runtime-line), and stops
-;;;; gracefully on SIGINT or SIGTERM.
+;;;; then one "runtime ..." line, answers SIGUSR1 with a "heap ..." line,
+;;;; and stops gracefully on SIGINT or SIGTERM (clgrpc.grpc:serve-until-stopped).
 
 (defpackage #:routeguide.server
   (:use #:cl #:cmdline #:routeguide)
@@ -139,8 +139,6 @@ scrapes there.  Returns (values server port health)."
           :limits (limit-options options)
           :tls (tls-flags:server-context options))))
 
-(defvar *stop-requested* nil)
-
 (defun server-main ()
   "Entry point of the server executable; returns the exit code."
   (call-with-command-line
@@ -150,8 +148,8 @@ scrapes there.  Returns (values server port health)."
      (serve (check-server-options options rest)))
    :description "Serves the RouteGuide gRPC service, over plaintext HTTP/2 or, with -tls, over
 TLS (OpenSSL 3, loaded from the system's library path or LD_LIBRARY_PATH). Prints
-\"listening on HOST:PORT\" to stdout once bound, then a \"runtime ...\" line, and stops
-gracefully on SIGINT or SIGTERM."))
+\"listening on HOST:PORT\" to stdout once bound, then a \"runtime ...\" line, answers
+SIGUSR1 with a \"heap live=N\" line, and stops gracefully on SIGINT or SIGTERM."))
 
 (defun serve (options)
   "Run the server OPTIONS describe until SIGINT or SIGTERM; returns the exit code."
@@ -169,16 +167,7 @@ gracefully on SIGINT or SIGTERM."))
                         :metrics-addr (getf options :metrics-addr)
                         :limits (getf options :limits)
                         :tls (getf options :tls))
-        ;; A signal handler only sets a flag: it may interrupt any thread,
-        ;; even one holding a lock the shutdown needs.
-        (flet ((request-stop (signal info context)
-                 (declare (ignore signal info context))
-                 (setf *stop-requested* t)))
-          (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
-          (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop))
-        (format t "listening on ~A:~D~%~A~%" (getf options :host) port (clgrpc.grpc:server-runtime-line server))
-        (finish-output)
-        (loop until *stop-requested* do (sleep 0.1))
+        (clgrpc.grpc:serve-until-stopped server (format nil "listening on ~A:~D" (getf options :host) port))
         (format *error-output* "routeguide server: shutting down~%")
         ;; NOT_SERVING for the grace period, so that a load balancer stops
         ;; sending new calls while those in flight finish.

@@ -1,7 +1,8 @@
 // Package cappedtest runs the load generator with both RouteGuide servers
 // held to a CPU quota (-server_cpu_quota), as the capped grid does, and
-// checks what the results say: each server was throttled, and its
-// utilisation counts against the quota, not its core. It needs root and a
+// checks what the results say: each server was throttled, its
+// utilisation counts against the quota, not its core, and each said what
+// heap it held. It needs root and a
 // cgroup cpu controller, so it runs unsandboxed (see BUILD.bazel), and
 // skips, saying why, where the host cannot cap a process.
 package cappedtest
@@ -71,6 +72,10 @@ func TestServersAreCapped(t *testing.T) {
 		// utilisation.
 		if util.Median > 1.1 {
 			t.Errorf("%s: server utilisation %.2f of its quota; the quota did not hold", r.Scenario, util.Median)
+		}
+		// Both servers answer the load generator's SIGUSR1 with their heap.
+		if heap, ok := r.Metric(schema.MetricServerLiveHeap); !ok || heap.Median <= 0 {
+			t.Errorf("%s: no live heap recorded (%v)", r.Scenario, heap)
 		}
 		maxThrottled[r.Parameters["impl"].(string)] = max(maxThrottled[r.Parameters["impl"].(string)], throttled.Median)
 	}

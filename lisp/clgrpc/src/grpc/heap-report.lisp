@@ -25,3 +25,50 @@ for monitoring under load."
                      (sb-ext:gc :full t)
                      (sb-kernel:dynamic-usage))
                    :response-encoder #'%encode-uint64-value))
+
+;;; A server program's heap, on request: a benchmark's load generator asks
+;;; a server after each repetition what its data needs, beside the RSS it
+;;; reads itself, by sending SIGUSR1 (go/bench/serverproc).  The Go
+;;; servers answer the same way (go/internal/runtimeline).
+
+(defun heap-report-line ()
+  "\"heap live=N\": the octets of heap in use right after the last garbage
+collection (HEAP-AFTER-LAST-COLLECTION), or now before the first.  It
+counts what was live and the garbage of the older generations that
+collection left alone, so it is at least the live heap, not a census."
+  (format nil "heap live=~D" (or (heap-after-last-collection) (sb-kernel:dynamic-usage))))
+
+(sb-ext:defglobal *stop-requested* nil)
+(sb-ext:defglobal *heap-line-requested* nil)
+
+(defconstant +program-poll-seconds+ 0.01
+  "How often a waiting server program looks for a request: a heap line is
+answered within this, and the wake-ups cost nothing measurable.")
+
+(defun serve-until-stopped (server announcement)
+  "What a server program does once SERVER is started: print ANNOUNCEMENT
+(its \"listening on HOST:PORT\" line) and SERVER-RUNTIME-LINE, ended by
+heap_report=sigusr1; then wait for SIGINT or SIGTERM, answering each SIGUSR1
+with HEAP-REPORT-LINE on *STANDARD-OUTPUT*.  Returns once a stop is
+requested; stopping SERVER is the caller's.  The signal handlers only set
+flags: they may interrupt any thread, even one holding a lock that printing
+or the shutdown needs."
+  (setf *stop-requested* nil *heap-line-requested* nil)
+  (flet ((request-stop (signal info context)
+           (declare (ignore signal info context))
+           (setf *stop-requested* t))
+         (request-heap-line (signal info context)
+           (declare (ignore signal info context))
+           (setf *heap-line-requested* t)))
+    (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
+    (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop)
+    (sb-sys:enable-interrupt sb-unix:sigusr1 #'request-heap-line))
+  (format t "~A~%~A heap_report=sigusr1~%" announcement (server-runtime-line server))
+  (finish-output)
+  (loop until *stop-requested*
+        do (when *heap-line-requested*
+             (setf *heap-line-requested* nil)
+             (format t "~A~%" (heap-report-line))
+             (finish-output))
+           (sleep +program-poll-seconds+))
+  (values))

@@ -30,6 +30,19 @@
 (sb-ext:defglobal *heap-guard-last-us* 0)
 (sb-ext:defglobal *heap-guard-collections* 0)
 
+;; The heap in use right after the last collection of any kind (0: none
+;; yet), which %AFTER-COLLECTION notes.
+(declaim (type sb-ext:word *heap-after-collection*))
+(sb-ext:defglobal *heap-after-collection* 0)
+
+(defun heap-after-last-collection ()
+  "The octets of heap in use right after the last garbage collection seen
+by the heap guard (ENSURE-HEAP-GUARD), or NIL before the first: what was
+live then, and the garbage of older generations that collection did not
+look at."
+  (let ((octets *heap-after-collection*))
+    (and (plusp octets) octets)))
+
 (defconstant +heap-guard-backoff-us+ 10000000
   "How long a full collection that freed little holds the guard back.")
 
@@ -46,7 +59,9 @@
         (max limit (+ *heap-after-full-collection* (floor size 8))))))
 
 (defun %after-collection ()
-  "An after-GC hook: it may run on any thread, so it only wakes the guard."
+  "An after-GC hook: it may run on any thread, so it only notes the heap
+in use and wakes the guard."
+  (setf *heap-after-collection* (sb-kernel:dynamic-usage))
   (when (> (sb-kernel:dynamic-usage) (heap-guard-threshold))
     (sb-thread:signal-semaphore *heap-guard-semaphore*)))
 

@@ -1,0 +1,59 @@
+package runtimeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/metrics"
+	"syscall"
+)
+
+// HeapReportKey ends the runtime line of a server that answers SIGUSR1 with
+// a heap line (ServeHeapReports): a load generator sends the signal only to
+// a server that says so, since SIGUSR1 kills a process that does not handle
+// it.
+const HeapReportKey = "heap_report=sigusr1"
+
+// HeapLine is "heap live=N": the octets of heap the last collection found
+// live (runtime/metrics /gc/heap/live:bytes, 0 before the first). Reading
+// it changes nothing.
+func HeapLine() string {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return fmt.Sprintf("heap live=%d", s[0].Value.Uint64())
+}
+
+// HeapReports are a server's answers to SIGUSR1. The signal is caught from
+// CatchHeapReports on, so that one sent as soon as the runtime line is read
+// cannot kill the server; the lines go out once Serve runs, after the
+// announcement, so that they never come before it.
+type HeapReports struct{ signals chan os.Signal }
+
+// CatchHeapReports catches SIGUSR1 from now on. Announce the server with
+// HeapReportKey at the end of its runtime line, then call Serve.
+func CatchHeapReports() *HeapReports {
+	h := &HeapReports{signals: make(chan os.Signal, 1)}
+	signal.Notify(h.signals, syscall.SIGUSR1)
+	return h
+}
+
+// Serve writes HeapLine to w for each SIGUSR1, until ctx is done; then it
+// stops catching the signal. It must be w's only writer meanwhile.
+func (h *HeapReports) Serve(ctx context.Context, w io.Writer) {
+	go func() {
+		defer signal.Stop(h.signals)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-h.signals:
+				fmt.Fprintln(w, HeapLine())
+				if f, ok := w.(interface{ Flush() error }); ok {
+					f.Flush()
+				}
+			}
+		}
+	}()
+}
