@@ -16,7 +16,8 @@ import (
 //
 // N being the octets of heap its last garbage collection left: for Go the
 // live heap that collection marked, for clgrpc the heap in use right after
-// it (which includes the garbage of older generations it did not collect).
+// it (which includes the garbage of older generations it did not collect);
+// before a server's first collection, its heap in use.
 // A server that does not say so is never sent the signal: SIGUSR1 kills a
 // process that does not handle it.
 

@@ -17,12 +17,18 @@ import (
 const HeapReportKey = "heap_report=sigusr1"
 
 // HeapLine is "heap live=N": the octets of heap the last collection found
-// live (runtime/metrics /gc/heap/live:bytes, 0 before the first). Reading
-// it changes nothing.
+// live (runtime/metrics /gc/heap/live:bytes), or before the first
+// collection the heap's objects, live or not yet collected
+// (/memory/classes/heap/objects:bytes), as clgrpc reports its heap in use
+// then. Reading them changes nothing.
 func HeapLine() string {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
-	return fmt.Sprintf("heap live=%d", s[0].Value.Uint64())
+	live := s[0].Value.Uint64()
+	if live == 0 {
+		live = s[1].Value.Uint64()
+	}
+	return fmt.Sprintf("heap live=%d", live)
 }
 
 // HeapReports are a server's answers to SIGUSR1. The signal is caught from
