@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/grpcbench/grpcbench/go/bench/variant"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -91,11 +92,12 @@ type config struct {
 }
 
 // serverSpec is a server to start: its label in the results, executable
-// and extra arguments.
+// and extra arguments, and whether it is a -variant.
 type serverSpec struct {
-	impl string
-	path string
-	args []string
+	impl    string
+	path    string
+	args    []string
+	variant bool
 }
 
 // capped reports whether any server is measured under a CPU quota.
@@ -119,7 +121,7 @@ func (cfg config) servers() []serverSpec {
 	if cfg.serverPath == "" {
 		return nil
 	}
-	out := []serverSpec{{cfg.impl, cfg.serverPath, cfg.serverArgs}}
+	out := []serverSpec{{impl: cfg.impl, path: cfg.serverPath, args: cfg.serverArgs}}
 	if cfg.rival.path != "" {
 		out = append(out, cfg.rival)
 	}
@@ -152,8 +154,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.rival.path, "rival", "", "a second RouteGuide server `executable`, started beside -server and measured in the same scenarios, the two taking turns repetition by repetition so that both see the same machine (with -total_conns, each turn opens its connections and closes them after, so that one server at a time holds them)")
 	fs.StringVar(&cfg.rival.impl, "rival_impl", "", "the -rival server's implementation `label`, other than -impl's")
 	fs.StringVar(&rivalArgs, "rival_args", "", "space-separated extra `arguments` for the -rival server")
-	var variants variantsFlag
-	fs.Var(&variants, "variant", "a further server measured in the same turns, as `LABEL=IMPL:ARGS`: the binary of the server labelled IMPL (-impl's or -rival_impl's) with its arguments and ARGS (space-separated) added, recorded under LABEL; repeatable (a tuned server beside its rivals: lisp_tuned=lisp:-unary_inline)")
+	var variants variant.Flag
+	fs.Var(&variants, "variant", variant.Usage)
 	fs.StringVar(&rpcs, "rpcs", defaultRPCs, "comma `list` of RPC kinds: unary, server_streaming, client_streaming, bidi")
 	fs.StringVar(&clients, "clients", "1,10,100", "comma `list` of concurrent client counts, one scenario each")
 	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per repetition")

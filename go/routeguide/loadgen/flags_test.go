@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"github.com/grpcbench/grpcbench/go/bench/variant"
 	"io"
 	"os"
 	"path/filepath"
@@ -220,10 +221,10 @@ func TestVariantFlags(t *testing.T) {
 		got[3].impl != "go_gc" || got[3].path != goServer || strings.Join(got[3].args, " ") != "-gc 50" {
 		t.Errorf("servers %+v", got)
 	}
-	if p := cfg.serverExtraPrefix(2, got[2]); p != "variant_lisp_tuned_" {
+	if p := variant.ExtraPrefix(2, got[2].variantServer()); p != "variant_lisp_tuned_" {
 		t.Errorf("prefix %q", p)
 	}
-	if p := cfg.serverExtraPrefix(1, got[1]); p != "rival_" {
+	if p := variant.ExtraPrefix(1, got[1].variantServer()); p != "rival_" {
 		t.Errorf("rival prefix %q", p)
 	}
 }

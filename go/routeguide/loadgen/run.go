@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/grpcbench/grpcbench/go/bench/variant"
 	"io"
 	"slices"
 	"strconv"
@@ -45,14 +46,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	pinSelf(&place, log)
 	env := cfg.bench.Environment()
 	env.Extra[schema.ExtraServer] = "external, at -addr"
-	for i, srv := range cfg.servers() {
-		prefix := cfg.serverExtraPrefix(i, srv)
-		env.Extra[prefix+schema.ExtraServer] = schema.ServerName(srv.impl, srv.path)
-		env.Extra[prefix+schema.ExtraServerSHA256] = schema.FileSHA256(srv.path)
-		if len(srv.args) > 0 {
-			env.Extra[prefix+schema.ExtraServerArgs] = strings.Join(srv.args, " ")
-		}
-	}
+	variant.Record(env.Extra, cfg.variantServers())
 	if len(cfg.servers()) > 1 {
 		// Each scenario's servers take turns (interleave), a repetition each per round.
 		env.Extra[schema.ExtraRepsPaired] = schema.PairedByRound
