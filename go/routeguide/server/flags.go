@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/grpcbench/grpcbench/go/internal/grpctuning"
 	"io"
 	"math"
 	"path/filepath"
@@ -20,7 +21,7 @@ type config struct {
 	maxConcurrentStreams uint32 // 0 keeps gRPC's default (unlimited)
 	shutdownTimeout      time.Duration
 	limits               limits
-	tuning               tuning
+	tuning               grpctuning.Tuning
 	tls                  tlsflags.Server
 	creds                credentials.TransportCredentials
 	cpuProfile           string // write a CPU profile here until the server stops
@@ -51,7 +52,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to `file`, for profiling only")
 	fs.BoolVar(&cfg.heapReport, "heap_report", false, "also serve /clgrpc.Diagnostics/HeapInUse, the heap in use (for tests)")
 	cfg.limits.register(fs)
-	cfg.tuning.register(fs)
+	cfg.tuning.Register(fs)
 	cfg.tls.Register(fs)
 
 	if err := fs.Parse(args[1:]); err != nil {
@@ -69,7 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.shutdownTimeout < 0 {
 		return config{}, usageError(fs, "-shutdown_timeout must not be negative")
 	}
-	if err := cfg.tuning.validate(); err != nil {
+	if err := cfg.tuning.Validate(); err != nil {
 		return config{}, usageError(fs, "%v", err)
 	}
 	creds, err := cfg.tls.Credentials()

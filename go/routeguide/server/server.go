@@ -68,7 +68,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) (err error
 		lis = &limitListener{Listener: lis, max: cfg.limits.maxConnections}
 	}
 	opts := append(cfg.limits.serverOptions(), grpc.Creds(cfg.creds))
-	opts = append(opts, cfg.tuning.apply()...)
+	opts = append(opts, cfg.tuning.Apply()...)
 	if cfg.maxConcurrentStreams > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(cfg.maxConcurrentStreams))
 	}

@@ -1,4 +1,8 @@
-package main
+// Package grpctuning is the knobs a team that tunes a grpc-go server for
+// throughput reaches for, as command-line flags, off by default: the
+// benchmarks' go_tuned servers turn them on, so that a tuned Go server
+// stands beside the tuned Lisp one and defaults are compared with defaults.
+package grpctuning
 
 import (
 	"flag"
@@ -8,11 +12,9 @@ import (
 	"google.golang.org/grpc"
 )
 
-// tuning holds the knobs a team that tunes grpc-go for throughput reaches
-// for, off by default: the benchmark's go_tuned server turns them on, so
-// that a tuned Go server stands beside the tuned Lisp one and defaults are
-// compared with defaults.
-type tuning struct {
+// Tuning holds the knobs; the zero value is not the defaults: Register
+// sets them.
+type Tuning struct {
 	// numStreamWorkers serves streams on this many long-lived goroutines
 	// instead of a goroutine each, which avoids growing a fresh goroutine's
 	// stack per call (grpc.NumStreamWorkers; 0 keeps a goroutine per
@@ -29,7 +31,8 @@ type tuning struct {
 	gcPercent int
 }
 
-func (t *tuning) register(fs *flag.FlagSet) {
+// Register adds the flags to fs, each defaulting to grpc-go's setting.
+func (t *Tuning) Register(fs *flag.FlagSet) {
 	fs.UintVar(&t.numStreamWorkers, "num_stream_workers", 0,
 		"serve streams on `N` long-lived goroutines (grpc.NumStreamWorkers; 0: a goroutine per stream)")
 	fs.BoolVar(&t.sharedWriteBuffer, "shared_write_buffer", false,
@@ -39,7 +42,8 @@ func (t *tuning) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.gcPercent, "gc_percent", 0, "the collector's target `percent`, as GOGC sets it (0: the runtime's setting)")
 }
 
-func (t *tuning) validate() error {
+// Validate checks the flags' values.
+func (t *Tuning) Validate() error {
 	if t.numStreamWorkers > 1<<16 {
 		return fmt.Errorf("-num_stream_workers %d exceeds %d", t.numStreamWorkers, 1<<16)
 	}
@@ -52,8 +56,8 @@ func (t *tuning) validate() error {
 	return nil
 }
 
-// apply sets the runtime's part, and returns the server options for the rest.
-func (t *tuning) apply() []grpc.ServerOption {
+// Apply sets the runtime's part, and returns the server options for the rest.
+func (t *Tuning) Apply() []grpc.ServerOption {
 	if t.gcPercent > 0 {
 		debug.SetGCPercent(t.gcPercent)
 	}
