@@ -1,9 +1,12 @@
 package main
 
 import (
+	"regexp"
+
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/grpcbench/grpcbench/go/bench/variant"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +31,10 @@ const (
 	maxPolls   = 1000
 )
 
+// labelPattern is what a server's label may be: it starts each scenario
+// name and names its cgroup.
+var labelPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
 // defaultKinds are the handlers of the grid: at once, 200 µs of CPU, 2 ms
 // and 100 ms of waiting. The last has 1,000 callers, so that the server
 // holds that many blocked calls at once: with a few hundred, both servers
@@ -36,14 +43,14 @@ const (
 // thread woken, a goroutine resumed) sets how far short of it they fall.
 const defaultKinds = "fast,spin:200us,sleep:2ms,sleep:100ms@1000"
 
-// serverSpec is a server to start: its label in the results, and its
-// executable.
-type serverSpec struct{ impl, path string }
+// serverSpec is a server to start: its label in the results, executable
+// and arguments (a -variant's), as go/bench/variant names it.
+type serverSpec = variant.Server
 
 // config is the parsed command line.
 type config struct {
 	bench    harness.Flags // -out, -benchfmt, -reps, -warmup, ...
-	servers  []serverSpec  // -server, then -rival if given
+	servers  []serverSpec  // -server, then -rival if given, then each -variant
 	cpuSpec  placement.Spec
 	kinds    []handlerKind
 	conns    []int
@@ -71,12 +78,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	cfg := config{bench: harness.Flags{Reps: 3, Warmup: harness.Warmup{Duration: 500 * time.Millisecond}}}
 	cfg.bench.Register(fs)
-	first, rival := serverSpec{impl: "go"}, serverSpec{impl: "lisp"}
+	first, rival := serverSpec{Label: "go"}, serverSpec{Label: "lisp"}
 	var cpus, kinds, conns string
-	fs.StringVar(&first.path, "server", "", "handler-cost server `executable`, started with -addr 127.0.0.1:0 (its CPU time is measured too)")
-	fs.StringVar(&first.impl, "impl", first.impl, "the -server's `label` in the results")
-	fs.StringVar(&rival.path, "rival", "", "a second server `executable`, measured in the same cells, the two taking turns repetition by repetition")
-	fs.StringVar(&rival.impl, "rival_impl", rival.impl, "the -rival's `label` in the results")
+	var variants variant.Flag
+	fs.StringVar(&first.Path, "server", "", "handler-cost server `executable`, started with -addr 127.0.0.1:0 (its CPU time is measured too)")
+	fs.StringVar(&first.Label, "impl", first.Label, "the -server's `label` in the results")
+	fs.StringVar(&rival.Path, "rival", "", "a second server `executable`, measured in the same cells, the two taking turns repetition by repetition")
+	fs.StringVar(&rival.Label, "rival_impl", rival.Label, "the -rival's `label` in the results")
+	fs.Var(&variants, "variant", variant.Usage)
 	fs.StringVar(&cpus, "cpus", placement.Auto, placement.Usage)
 	fs.StringVar(&kinds, "kinds", defaultKinds, "comma `list` of handlers: fast, spin:DURATION (CPU-bound), sleep:DURATION (waiting), each optionally @CALLERS (default -callers)")
 	fs.StringVar(&conns, "conns", "4,1", "comma `list` of connection counts the callers are spread over, one cell each")
@@ -88,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if err := cfg.bench.Parse(fs, args[1:]); err != nil {
 		return config{}, err // Parse has printed the problem and the usage
 	}
-	if err := cfg.complete(first, rival, cpus, kinds, conns); err != nil {
+	if err := cfg.complete(first, rival, variants, cpus, kinds, conns); err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
 		return config{}, err
@@ -98,25 +107,28 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // complete parses the list flags into cfg and checks every suite flag,
 // reporting all problems at once.
-func (cfg *config) complete(first, rival serverSpec, cpus, kinds, conns string) error {
+func (cfg *config) complete(first, rival serverSpec, variants []string, cpus, kinds, conns string) error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	for _, s := range []serverSpec{first, rival} {
-		if s.path == "" {
+		if s.Path == "" {
 			continue
 		}
-		path, err := exec.LookPath(s.path)
+		path, err := exec.LookPath(s.Path)
 		if err != nil {
-			fail("%s server: %v", s.impl, err)
+			fail("%s server: %v", s.Label, err)
 		}
-		cfg.servers = append(cfg.servers, serverSpec{s.impl, path})
+		cfg.servers = append(cfg.servers, serverSpec{Label: s.Label, Path: path})
 	}
 	switch {
-	case first.path == "":
+	case first.Path == "":
 		fail("-server is required")
-	case rival.path != "" && rival.impl == first.impl:
-		fail("-rival_impl %q is -impl's too: each server needs a label of its own", rival.impl)
+	case rival.Path != "" && rival.Label == first.Label:
+		fail("-rival_impl %q is -impl's too: each server needs a label of its own", rival.Label)
 	}
+	resolved, verrs := variant.Resolve(variants, cfg.servers, labelPattern.MatchString)
+	errs = append(errs, verrs...)
+	cfg.servers = append(cfg.servers, resolved...)
 	var err error
 	if cfg.cpuSpec, err = placement.Parse(cpus); err != nil {
 		fail("-cpus: %v", err)

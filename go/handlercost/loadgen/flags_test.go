@@ -67,9 +67,32 @@ func TestParseFlagsRefuses(t *testing.T) {
 		{"-server", exe, "-polls", "-1"},
 		{"-server", exe, "-poll", "0s"},
 		{"-server", exe, "-duration", "0s"},
+		{"-server", exe, "-variant", "lisp_tuned=lisp:-fast_inline"}, // no -rival labelled lisp
+		{"-server", exe, "-variant", "go=go:-x"},                     // a label taken
 	} {
 		if _, err := parseFlags(append([]string{"loadgen"}, args...), io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
 		}
+	}
+}
+
+// A -variant is the binary of -server or -rival with arguments added, a
+// further server of its own label measured in the same turns.
+func TestVariants(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseFlags([]string{"loadgen", "-server", exe, "-rival", exe,
+		"-variant", "go_tuned=go:-num_stream_workers=4 -gc_percent=400", "-variant", "lisp_tuned=lisp:-fast_inline"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range cfg.servers {
+		got = append(got, s.Label+":"+strings.Join(s.Args, " "))
+	}
+	if want := "go: lisp: go_tuned:-num_stream_workers=4 -gc_percent=400 lisp_tuned:-fast_inline"; strings.Join(got, " ") != want {
+		t.Errorf("servers %q, want %q", strings.Join(got, " "), want)
 	}
 }

@@ -62,7 +62,7 @@ type cell struct {
 
 // open connects a cell to its server, and starts its long polls.
 func open(ctx context.Context, cfg config, srv *server, s scenario) *cell {
-	c := &cell{srv: srv, s: s, name: s.name(srv.spec.impl), params: s.params(srv.spec.impl, cfg)}
+	c := &cell{srv: srv, s: s, name: s.name(srv.spec.Label), params: s.params(srv.spec.Label, cfg)}
 	if err := srv.proc.ExitedEarly(); err != nil {
 		c.err = fmt.Errorf("not run: %w", err)
 		return c

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/grpcbench/grpcbench/go/bench/variant"
 	"io"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
@@ -43,13 +44,10 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	env := cfg.bench.Environment()
 	place.Record(env.Extra)
 	env.Extra[schema.ExtraClient] = "go"
-	for i, spec := range cfg.servers {
-		prefix := ""
-		if i > 0 {
-			prefix = schema.ExtraRivalPrefix
-		}
-		env.Extra[prefix+schema.ExtraServer] = schema.ServerName(spec.impl, spec.path)
-		env.Extra[prefix+schema.ExtraServerSHA256] = schema.FileSHA256(spec.path)
+	variant.Record(env.Extra, cfg.servers)
+	if len(cfg.servers) > 1 {
+		// Each cell's servers take turns, a repetition each per round.
+		env.Extra[schema.ExtraRepsPaired] = schema.PairedByRound
 	}
 	file := schema.NewFile(suite, env)
 
@@ -73,7 +71,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 			// Every cell is recorded as failed, so that the report says
 			// why the run measured nothing.
 			for _, spec := range cfg.servers {
-				file.Results = append(file.Results, harness.ErrorResult(s.name(spec.impl), s.params(spec.impl, cfg), err))
+				file.Results = append(file.Results, harness.ErrorResult(s.name(spec.Label), s.params(spec.Label, cfg), err))
 			}
 			continue
 		}

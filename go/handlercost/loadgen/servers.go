@@ -30,25 +30,25 @@ type server struct {
 // the host allows them.
 func startServer(ctx context.Context, spec serverSpec, cpus cpuset.Set, log io.Writer) (*server, error) {
 	proc, err := serverproc.Start(ctx, serverproc.Spec{
-		Argv:         []string{spec.path, "-addr", "127.0.0.1:0"},
+		Argv:         append([]string{spec.Path, "-addr", "127.0.0.1:0"}, spec.Args...),
 		ReadyTimeout: serverReadyTimeout,
 		StopGrace:    serverStopGrace,
 		Log:          log,
 		Check:        serverproc.CheckLoopback,
 		CPUs:         cpus,
 		Cgroup:       true,
-		CgroupName:   spec.impl,
+		CgroupName:   spec.Label,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", spec.path, err)
+		return nil, fmt.Errorf("starting %s: %w", spec.Path, err)
 	}
-	fmt.Fprintf(log, "[%s] %s server (pid %d) listening on %s\n", suite, spec.impl, proc.PID(), proc.Addr())
+	fmt.Fprintf(log, "[%s] %s server (pid %d) listening on %s\n", suite, spec.Label, proc.PID(), proc.Addr())
 	return &server{spec: spec, proc: proc, cpu: harness.NewServerCPU(proc.PID(), proc.Cgroup())}, nil
 }
 
 // stop stops the server, saying on log why that failed, if it did.
 func (s *server) stop(log io.Writer) {
 	if err := s.proc.Stop(); err != nil {
-		fmt.Fprintf(log, "[%s] %s server: %v\n", suite, s.spec.impl, err)
+		fmt.Fprintf(log, "[%s] %s server: %v\n", suite, s.spec.Label, err)
 	}
 }

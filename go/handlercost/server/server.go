@@ -39,9 +39,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// newServer is grpc-go at its defaults, with the raw codec and the service.
-func newServer() *grpc.Server {
-	srv := grpc.NewServer(grpc.ForceServerCodec(wire.Codec{}))
+// newServer is grpc-go with the raw codec and the service, and the tuning
+// options given (none: its defaults).
+func newServer(tuning ...grpc.ServerOption) *grpc.Server {
+	srv := grpc.NewServer(append([]grpc.ServerOption{grpc.ForceServerCodec(wire.Codec{})}, tuning...)...)
 	srv.RegisterService(&serviceDesc, struct{}{})
 	return srv
 }
@@ -53,7 +54,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := newServer()
+	srv := newServer(cfg.tuning.Apply()...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 

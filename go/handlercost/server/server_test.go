@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -74,11 +75,30 @@ func TestBadRequest(t *testing.T) {
 }
 
 func TestServeAnnouncesAndStops(t *testing.T) {
+	serveAndStop(t, []string{"server", "-addr", "127.0.0.1:0"}, " gogc=100 ")
+}
+
+// The tuned server (the benchmark's go_tuned) takes grpc-go's tuning
+// flags, and its runtime line says the collector target they set; a bad
+// value is refused with the usage.
+func TestTunedServerServes(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	serveAndStop(t, []string{"server", "-addr", "127.0.0.1:0", "-num_stream_workers=4", "-gc_percent=400"}, " gogc=400 ")
+	var stderr bytes.Buffer
+	if _, err := parseFlags([]string{"server", "-gc_percent=-1"}, &stderr); err == nil || !strings.Contains(stderr.String(), "usage:") {
+		t.Errorf("-gc_percent=-1: %v, stderr %q", err, stderr.String())
+	}
+}
+
+// serveAndStop runs the server with args, checks its announcement and that
+// its runtime line holds runtime, then stops it.
+func serveAndStop(t *testing.T, args []string, runtime string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r, w := io.Pipe()
 	defer r.Close()
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"server", "-addr", "127.0.0.1:0"}, w, &bytes.Buffer{}) }()
+	go func() { done <- run(ctx, args, w, &bytes.Buffer{}) }()
 	br := bufio.NewReader(r)
 	first, err := br.ReadString('\n')
 	if err != nil || !strings.HasPrefix(first, "listening on 127.0.0.1:") {
@@ -86,8 +106,9 @@ func TestServeAnnouncesAndStops(t *testing.T) {
 	}
 	// Then what its runtime sized itself to, for the load generator.
 	second, err := br.ReadString('\n')
-	if err != nil || !strings.HasPrefix(second, "runtime cpus=") {
-		t.Fatalf("second line %q, %v", second, err)
+	if err != nil || !strings.HasPrefix(second, "runtime cpus=") || !strings.Contains(second, runtime) ||
+		!strings.HasSuffix(second, " heap_report=sigusr1\n") {
+		t.Fatalf("second line %q, %v; want a runtime line with %q, ending in heap_report=sigusr1", second, err, runtime)
 	}
 	go io.Copy(io.Discard, br) // stdout must never block the server
 	cancel()
