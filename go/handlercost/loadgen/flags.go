@@ -49,13 +49,16 @@ type serverSpec = variant.Server
 
 // config is the parsed command line.
 type config struct {
-	bench    harness.Flags // -out, -benchfmt, -reps, -warmup, ...
-	servers  []serverSpec  // -server, then -rival if given, then each -variant
-	cpuSpec  placement.Spec
-	kinds    []handlerKind
-	conns    []int
-	callers  int
-	duration time.Duration
+	bench   harness.Flags // -out, -benchfmt, -reps, -warmup, ...
+	servers []serverSpec  // -server, then -rival if given, then each -variant
+	// variantHandlers are the cells' handlers the variants are measured
+	// on (-variant_handlers; nil: every cell).
+	variantHandlers map[string]bool
+	cpuSpec         placement.Spec
+	kinds           []handlerKind
+	conns           []int
+	callers         int
+	duration        time.Duration
 	// The long-poll mix: polls Sleep calls of poll each held open over
 	// the connections, pollCallers callers of Fast measured beside them.
 	polls       int
@@ -81,11 +84,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	first, rival := serverSpec{Label: "go"}, serverSpec{Label: "lisp"}
 	var cpus, kinds, conns string
 	var variants variant.Flag
+	var variantHandlers string
 	fs.StringVar(&first.Path, "server", "", "handler-cost server `executable`, started with -addr 127.0.0.1:0 (its CPU time is measured too)")
 	fs.StringVar(&first.Label, "impl", first.Label, "the -server's `label` in the results")
 	fs.StringVar(&rival.Path, "rival", "", "a second server `executable`, measured in the same cells, the two taking turns repetition by repetition")
 	fs.StringVar(&rival.Label, "rival_impl", rival.Label, "the -rival's `label` in the results")
 	fs.Var(&variants, "variant", variant.Usage)
+	fs.StringVar(&variantHandlers, "variant_handlers", "", "comma `list` of the cells' handlers (fast, spin_200us, ..., longpoll) the -variant servers are measured on; empty: every cell")
 	fs.StringVar(&cpus, "cpus", placement.Auto, placement.Usage)
 	fs.StringVar(&kinds, "kinds", defaultKinds, "comma `list` of handlers: fast, spin:DURATION (CPU-bound), sleep:DURATION (waiting), each optionally @CALLERS (default -callers)")
 	fs.StringVar(&conns, "conns", "4,1", "comma `list` of connection counts the callers are spread over, one cell each")
@@ -97,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if err := cfg.bench.Parse(fs, args[1:]); err != nil {
 		return config{}, err // Parse has printed the problem and the usage
 	}
-	if err := cfg.complete(first, rival, variants, cpus, kinds, conns); err != nil {
+	if err := cfg.complete(first, rival, variants, cpus, kinds, conns, variantHandlers); err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
 		return config{}, err
@@ -107,7 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // complete parses the list flags into cfg and checks every suite flag,
 // reporting all problems at once.
-func (cfg *config) complete(first, rival serverSpec, variants []string, cpus, kinds, conns string) error {
+func (cfg *config) complete(first, rival serverSpec, variants []string, cpus, kinds, conns, variantHandlers string) error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	for _, s := range []serverSpec{first, rival} {
@@ -138,6 +143,19 @@ func (cfg *config) complete(first, rival serverSpec, variants []string, cpus, ki
 	}
 	if cfg.conns, err = parseConns(conns); err != nil {
 		fail("-conns: %v", err)
+	}
+	if variantHandlers != "" {
+		cfg.variantHandlers = map[string]bool{}
+		known := map[string]bool{longPollHandler: true}
+		for _, k := range cfg.kinds {
+			known[k.name()] = true
+		}
+		for _, h := range strings.Split(variantHandlers, ",") {
+			if !known[h] {
+				fail("-variant_handlers: %q is no cell's handler (-kinds names them, and longpoll)", h)
+			}
+			cfg.variantHandlers[h] = true
+		}
 	}
 	if cfg.callers < 1 || cfg.callers > maxCallers {
 		fail("-callers must be from 1 to %d, got %d", maxCallers, cfg.callers)

@@ -69,6 +69,7 @@ func TestParseFlagsRefuses(t *testing.T) {
 		{"-server", exe, "-duration", "0s"},
 		{"-server", exe, "-variant", "lisp_tuned=lisp:-fast_inline"}, // no -rival labelled lisp
 		{"-server", exe, "-variant", "go=go:-x"},                     // a label taken
+		{"-server", exe, "-variant_handlers", "fast,nap"},            // no such cell
 	} {
 		if _, err := parseFlags(append([]string{"loadgen"}, args...), io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
@@ -94,5 +95,29 @@ func TestVariants(t *testing.T) {
 	}
 	if want := "go: lisp: go_tuned:-num_stream_workers=4 -gc_percent=400 lisp_tuned:-fast_inline"; strings.Join(got, " ") != want {
 		t.Errorf("servers %q, want %q", strings.Join(got, " "), want)
+	}
+	// Every cell measures the variants, unless -variant_handlers names
+	// the cells that do.
+	for _, s := range cfg.scenarios() {
+		if !cfg.measures(cfg.servers[2], s) {
+			t.Errorf("%s: variant not measured without -variant_handlers", s.name("go_tuned"))
+		}
+	}
+	cfg, err = parseFlags([]string{"loadgen", "-server", exe, "-rival", exe, "-variant", "lisp_tuned=lisp:-fast_inline",
+		"-kinds", "fast,sleep:1ms", "-variant_handlers", "fast,longpoll"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var measured []string
+	for _, s := range cfg.scenarios() {
+		for _, spec := range cfg.servers {
+			if cfg.measures(spec, s) {
+				measured = append(measured, s.name(spec.Label))
+			}
+		}
+	}
+	if got, want := strings.Count(strings.Join(measured, " "), "lisp_tuned/"), 4; got != want ||
+		strings.Contains(strings.Join(measured, " "), "lisp_tuned/sleep") || len(measured) != 6*2+4 {
+		t.Errorf("measured %q: want lisp_tuned on fast and longpoll only (%d), and every default", measured, want)
 	}
 }

@@ -26,9 +26,11 @@ const (
 // cells compares servers, not moments. Each cell's connections (and long
 // polls) stay open from its first repetition to its last.
 func measureScenario(ctx context.Context, cfg config, servers []*server, s scenario, log io.Writer) []schema.Result {
-	cells := make([]*cell, len(servers))
-	for i, srv := range servers {
-		cells[i] = open(ctx, cfg, srv, s)
+	var cells []*cell
+	for _, srv := range servers {
+		if cfg.measures(srv.spec, s) {
+			cells = append(cells, open(ctx, cfg, srv, s))
+		}
 	}
 	harness.InTurns(len(cells), cfg.bench.Reps, func(i, round int) {
 		cells[i].measure(ctx, cfg, log, harness.TurnLabel(cells[i].name, round, cfg.bench.Reps))
@@ -38,6 +40,12 @@ func measureScenario(ctx context.Context, cfg config, servers []*server, s scena
 		out[i] = c.result()
 	}
 	return out
+}
+
+// measures reports whether scenario s is measured against the server of
+// spec: every server but a variant outside -variant_handlers.
+func (cfg config) measures(spec serverSpec, s scenario) bool {
+	return !spec.Variant || cfg.variantHandlers == nil || cfg.variantHandlers[s.handler()]
 }
 
 // cell is one scenario against one server.

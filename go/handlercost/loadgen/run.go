@@ -71,7 +71,9 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 			// Every cell is recorded as failed, so that the report says
 			// why the run measured nothing.
 			for _, spec := range cfg.servers {
-				file.Results = append(file.Results, harness.ErrorResult(s.name(spec.Label), s.params(spec.Label, cfg), err))
+				if cfg.measures(spec, s) {
+					file.Results = append(file.Results, harness.ErrorResult(s.name(spec.Label), s.params(spec.Label, cfg), err))
+				}
 			}
 			continue
 		}
