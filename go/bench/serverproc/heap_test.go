@@ -9,7 +9,7 @@ import (
 // A server that says heap_report=sigusr1 is asked with SIGUSR1, and each
 // answer is the figure of its next heap line, not an earlier one.
 func TestLiveHeapAsksTheServer(t *testing.T) {
-	p, log := loggedServer(t, `n=4096; trap 'echo heap live=$n; n=$((n*2))' USR1
+	p, log := loggedServer(t, `n=2048; trap 'n=$((n*2)); echo heap live=$n' USR1
 echo listening on 127.0.0.1:1; echo runtime cpus=1 heap_report=sigusr1; echo end
 while :; do sleep 0.05; done`, "end\n")
 	for _, want := range []float64{4096, 8192} {
