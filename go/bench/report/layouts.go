@@ -19,7 +19,8 @@ var ImplNames = map[string]string{"go": "Go", "lisp": "Lisp", "go_tuned": "Go, t
 // LiveHeapTitle heads the tables of each server's heap after a repetition,
 // beside its RSS: what its data needs, where RSS is what the process holds.
 const LiveHeapTitle = "Server live heap (after each repetition: what the last collection left; " +
-	"clgrpc's also counts the garbage of older generations it did not collect)"
+	"clgrpc's also holds its program's own code and data, which SBCL keeps in its heap, and the " +
+	"garbage of older generations it did not collect)"
 
 // The Lisp/Go ratio of a pivot table over "impl": as a percentage with
 // "faster" or "slower" (throughput), or as a factor (costs).
