@@ -17,7 +17,9 @@ var DefaultLayout = Layout{Sections: []Section{
 var ImplNames = map[string]string{"go": "Go", "lisp": "Lisp", "go_tuned": "Go, tuned", "lisp_tuned": "Lisp, tuned"}
 
 // LiveHeapTitle heads the tables of each server's heap after a repetition,
-// beside its RSS: what its data needs, where RSS is what the process holds.
+// beside its RSS: what its heap holds after a collection, where RSS is what
+// the process holds from the system. Shown without a ratio of the servers'
+// figures, since clgrpc's counts its program and Go's does not.
 const LiveHeapTitle = "Server live heap (after each repetition: what the last collection left; " +
 	"clgrpc's also holds its program's own code and data, which SBCL keeps in its heap, and the " +
 	"garbage of older generations it did not collect)"

@@ -82,5 +82,6 @@ const MetricServerParallelism = "server_parallelism"
 // for a Go server the live heap that collection marked
 // (/gc/heap/live:bytes), for clgrpc the heap in use right after it, which
 // also holds the garbage of the older generations it did not collect. RSS
-// shows what the process holds from the system; this, what its data needs.
+// shows what the process holds from the system; this, what its heap holds
+// after a collection.
 const MetricServerLiveHeap = "server_live_heap"

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// A server whose runtime line ends in heap_report=sigusr1 answers SIGUSR1
+// A server whose runtime line ends in heap_report=sigwinch answers SIGWINCH
 // with one stdout line,
 //
 //	heap live=N
@@ -18,8 +18,7 @@ import (
 // live heap that collection marked, for clgrpc the heap in use right after
 // it (which includes the garbage of older generations it did not collect);
 // before a server's first collection, its heap in use.
-// A server that does not say so is never sent the signal: SIGUSR1 kills a
-// process that does not handle it.
+// A server that does not say so is not asked.
 
 // heapReportTimeout bounds the wait for a heap line: a server answers
 // within milliseconds, clgrpc's main thread looking every 10 ms.
@@ -84,10 +83,10 @@ func (h *heapReports) waitAfter(count int, timeout time.Duration) (float64, bool
 	}
 }
 
-// HeapReports reports whether the server said it answers SIGUSR1 with a
+// HeapReports reports whether the server said it answers SIGWINCH with a
 // heap line.
 func (p *Process) HeapReports() bool {
-	return p.Runtime()["heap_report"] == "sigusr1"
+	return p.Runtime()["heap_report"] == "sigwinch"
 }
 
 // LiveHeap asks the server for its heap line and returns the figure: the
@@ -100,12 +99,13 @@ func (p *Process) LiveHeap() (live float64, ok bool, err error) {
 	p.heap.mu.Lock()
 	count := p.heap.count
 	p.heap.mu.Unlock()
-	if err := syscall.Kill(p.PID(), syscall.SIGUSR1); err != nil {
+	// Through the process handle, which never signals a reused PID.
+	if err := p.cmd.Process.Signal(syscall.SIGWINCH); err != nil {
 		return 0, false, fmt.Errorf("asking pid %d for its heap: %w", p.PID(), err)
 	}
 	live, ok = p.heap.waitAfter(count, heapReportTimeout)
 	if !ok {
-		return 0, false, fmt.Errorf("pid %d printed no heap line within %v of SIGUSR1", p.PID(), heapReportTimeout)
+		return 0, false, fmt.Errorf("pid %d printed no heap line within %v of SIGWINCH", p.PID(), heapReportTimeout)
 	}
 	return live, true, nil
 }

@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// A server that says heap_report=sigusr1 is asked with SIGUSR1, and each
+// A server that says heap_report=sigwinch is asked with SIGWINCH, and each
 // answer is the figure of its next heap line, not an earlier one.
 func TestLiveHeapAsksTheServer(t *testing.T) {
-	p, log := loggedServer(t, `n=2048; trap 'n=$((n*2)); echo heap live=$n' USR1
-echo listening on 127.0.0.1:1; echo runtime cpus=1 heap_report=sigusr1; echo end
+	p, log := loggedServer(t, `n=2048; trap 'n=$((n*2)); echo heap live=$n' WINCH
+echo listening on 127.0.0.1:1; echo runtime cpus=1 heap_report=sigwinch; echo end
 while :; do sleep 0.05; done`, "end\n")
 	for _, want := range []float64{4096, 8192} {
 		live, ok, err := p.LiveHeap()
@@ -27,9 +27,8 @@ while :; do sleep 0.05; done`, "end\n")
 	}
 }
 
-// A server that does not say it answers SIGUSR1 is never sent it (the
-// signal would kill it); one that says so and stays silent is an error,
-// after a bounded wait.
+// A server that does not say it answers SIGWINCH is not asked; one that
+// says so and stays silent is an error, after a bounded wait.
 func TestLiveHeapOnlyWhereSaid(t *testing.T) {
 	p, _ := loggedServer(t, `echo listening on 127.0.0.1:1; echo runtime cpus=1; echo end; exec sleep 30`, "end\n")
 	if live, ok, err := p.LiveHeap(); ok || err != nil || live != 0 {
@@ -40,7 +39,7 @@ func TestLiveHeapOnlyWhereSaid(t *testing.T) {
 		t.Errorf("the server exited: %v", err)
 	}
 
-	silent, _ := loggedServer(t, `trap '' USR1; echo listening on 127.0.0.1:1; echo runtime cpus=1 heap_report=sigusr1; echo end
+	silent, _ := loggedServer(t, `trap '' WINCH; echo listening on 127.0.0.1:1; echo runtime cpus=1 heap_report=sigwinch; echo end
 while :; do sleep 0.05; done`, "end\n")
 	start := time.Now()
 	if _, ok, err := silent.LiveHeap(); ok || err == nil {

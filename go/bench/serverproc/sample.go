@@ -1,6 +1,10 @@
 package serverproc
 
-import "github.com/grpcbench/grpcbench/go/bench/schema"
+import (
+	"fmt"
+
+	"github.com/grpcbench/grpcbench/go/bench/schema"
+)
 
 // Sample is what a started server held after a repetition: its RSS and
 // threads, the heap its last collection left where it reports it (heap.go;
@@ -9,15 +13,17 @@ import "github.com/grpcbench/grpcbench/go/bench/schema"
 type Sample struct{ RSS, Threads, LiveHeap, Parallelism float64 }
 
 // Sample reads the server's RSS and thread count now, in one read of its
-// status (Linux only), and asks for its heap line if it serves one.
+// status (Linux only), and asks for its heap line if it serves one. A heap
+// line that does not come leaves LiveHeap 0, and the cell without that
+// figure, but keeps the rest; the failure goes to the server's log.
 func (p *Process) Sample() (Sample, error) {
 	v, err := statusFields(p.PID(), "VmRSS", "Threads")
 	if err != nil {
 		return Sample{}, err
 	}
 	live, _, err := p.LiveHeap()
-	if err != nil {
-		return Sample{}, err
+	if err != nil && p.log != nil {
+		fmt.Fprintf(p.log, "serverproc: %v\n", err)
 	}
 	return Sample{RSS: float64(v[0] * 1024), Threads: float64(v[1]), LiveHeap: live, Parallelism: float64(p.Parallelism())}, nil
 }

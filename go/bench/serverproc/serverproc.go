@@ -76,6 +76,7 @@ type Process struct {
 	runtime   map[string]string // the server's "runtime ..." line (runtime.go)
 
 	heap heapReports // the server's "heap ..." lines (heap.go)
+	log  io.Writer   // Spec.Log, for what went wrong around the server
 
 	stopping chan struct{} // closed when Stop begins
 	stopOnce sync.Once
@@ -147,7 +148,7 @@ func launch(spec Spec, stdout io.Writer) (*Process, error) {
 		return nil, err
 	}
 	p := &Process{
-		cmd: cmd, grace: spec.StopGrace, group: group,
+		cmd: cmd, grace: spec.StopGrace, group: group, log: spec.Log,
 		exited: make(chan struct{}), stopping: make(chan struct{}),
 	}
 	go func() {

@@ -71,7 +71,9 @@ func Resolve(values []string, known []Server, validLabel func(string) bool) ([]S
 			errs = append(errs, fmt.Errorf("-variant %v", err))
 		case !validLabel(label):
 			errs = append(errs, fmt.Errorf("-variant %q: label %q: want letters, digits, '_', '.' or '-'", v, label))
-		case !isKnown || base.Variant:
+		case isKnown && base.Variant:
+			errs = append(errs, fmt.Errorf("-variant %q: %q is a variant itself: name -impl or -rival_impl", v, impl))
+		case !isKnown:
 			errs = append(errs, fmt.Errorf("-variant %q: %q is neither -impl nor -rival_impl", v, impl))
 		case taken:
 			errs = append(errs, fmt.Errorf("-variant %q: label %q is taken: each server needs a label of its own", v, label))

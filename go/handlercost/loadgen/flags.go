@@ -151,6 +151,7 @@ func (cfg *config) complete(first, rival serverSpec, variants []string, cpus, ki
 			known[k.name()] = true
 		}
 		for _, h := range strings.Split(variantHandlers, ",") {
+			h = strings.TrimSpace(h)
 			if !known[h] {
 				fail("-variant_handlers: %q is no cell's handler (-kinds names them, and longpoll)", h)
 			}

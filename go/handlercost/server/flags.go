@@ -27,7 +27,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		fmt.Fprintf(stderr, "usage: %s [flags]\n\n"+
 			"Serves the handler-cost service (Fast, Sleep, Spin; raw octets). Prints\n"+
 			"\"listening on HOST:PORT\" to stdout once bound, then a \"runtime ...\" line,\n"+
-			"answers SIGUSR1 with a \"heap live=N\" line, and stops gracefully on SIGINT or\n"+
+			"answers SIGWINCH with a \"heap live=N\" line, and stops gracefully on SIGINT or\n"+
 			"SIGTERM. grpc-go at its defaults unless the tuning flags say otherwise.\n\nFlags:\n", name)
 		fs.PrintDefaults()
 	}

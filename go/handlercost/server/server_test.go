@@ -107,8 +107,8 @@ func serveAndStop(t *testing.T, args []string, runtime string) {
 	// Then what its runtime sized itself to, for the load generator.
 	second, err := br.ReadString('\n')
 	if err != nil || !strings.HasPrefix(second, "runtime cpus=") || !strings.Contains(second, runtime) ||
-		!strings.HasSuffix(second, " heap_report=sigusr1\n") {
-		t.Fatalf("second line %q, %v; want a runtime line with %q, ending in heap_report=sigusr1", second, err, runtime)
+		!strings.HasSuffix(second, " heap_report=sigwinch\n") {
+		t.Fatalf("second line %q, %v; want a runtime line with %q, ending in heap_report=sigwinch", second, err, runtime)
 	}
 	go io.Copy(io.Discard, br) // stdout must never block the server
 	cancel()

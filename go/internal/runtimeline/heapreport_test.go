@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// A server that serves heap reports answers each SIGUSR1 with one line
+// A server that serves heap reports answers each SIGWINCH with one line
 // naming its live heap, and stops answering (and handling the signal) once
 // its context is done.
-func TestServeHeapReportsAnswersSIGUSR1(t *testing.T) {
+func TestHeapReportsAnswerSIGWINCH(t *testing.T) {
 	runtime.GC() // a collection, so that the live heap is not 0
 	r, w := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -33,7 +33,7 @@ func TestServeHeapReportsAnswersSIGUSR1(t *testing.T) {
 	}()
 	heapLine := regexp.MustCompile(`^heap live=([0-9]+)\n$`)
 	for i := range 2 {
-		if err := syscall.Kill(syscall.Getpid(), syscall.SIGUSR1); err != nil {
+		if err := syscall.Kill(syscall.Getpid(), syscall.SIGWINCH); err != nil {
 			t.Fatal(err)
 		}
 		select {

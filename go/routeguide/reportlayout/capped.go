@@ -72,7 +72,7 @@ var cappedLayout = report.Layout{
 		lispGoPivot("Throughput", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricReqPerSec, report.LispOverGoPercent),
 		lispGoPivot("Server CPU per request", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
 		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerRSS, report.LispOverGoFactor),
-		lispGoPivot(report.LiveHeapTitle, []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerLiveHeap, report.LispOverGoFactor),
+		lispGoPivot(report.LiveHeapTitle, []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerLiveHeap, nil),
 		lispGoPivot("Server threads (after each repetition)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerThreads, nil),
 		lispGoPivot(report.ServerParallelismTitle, []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerParallelism, nil),
 		lispGoPivot("Server utilisation (CPU time over wall time and the quota)", []string{"rpc", "client", "server_cpu_quota"}, "clients", schema.MetricServerUtilisation, nil),

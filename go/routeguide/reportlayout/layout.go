@@ -52,7 +52,6 @@ var routeguideLayout = report.Layout{
 			Title: report.LiveHeapTitle, GroupBy: []string{"rpc", "client"},
 			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
 			Metric: schema.MetricServerLiveHeap, Names: report.ImplNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
 		},
 		report.PivotTable{
 			Title: "Server threads (after each repetition)", GroupBy: []string{"rpc", "client"},

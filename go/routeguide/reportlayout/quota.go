@@ -71,7 +71,7 @@ var quotaSweepLayout = report.Layout{
 		lispGoPivot("Throughput", quotaSweepKeys, "server_cpu_quota", schema.MetricReqPerSec, report.LispOverGoPercent),
 		lispGoPivot("Server CPU per request", quotaSweepKeys, "server_cpu_quota", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
 		lispGoPivot("Server RSS (after each repetition)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerRSS, report.LispOverGoFactor),
-		lispGoPivot(report.LiveHeapTitle, quotaSweepKeys, "server_cpu_quota", schema.MetricServerLiveHeap, report.LispOverGoFactor),
+		lispGoPivot(report.LiveHeapTitle, quotaSweepKeys, "server_cpu_quota", schema.MetricServerLiveHeap, nil),
 		lispGoPivot("Server threads (after each repetition)", quotaSweepKeys, "server_cpu_quota", schema.MetricServerThreads, nil),
 		lispGoPivot(report.ServerParallelismTitle, quotaSweepKeys, "server_cpu_quota", schema.MetricServerParallelism, nil),
 		lispGoPivot("Time throttled by the quota", quotaSweepKeys, "server_cpu_quota", schema.MetricServerThrottled, nil),

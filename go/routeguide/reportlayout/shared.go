@@ -36,7 +36,7 @@ var sharedConnLayout = report.Layout{
 		lispGoPivot("Server CPU per request", []string{"rpc", "client"}, "clients", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
 		lispGoPivot("Latency p99 (closed loop, not judged)", []string{"rpc", "client"}, "clients", schema.MetricLatencyP99, nil),
 		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client"}, "clients", schema.MetricServerRSS, report.LispOverGoFactor),
-		lispGoPivot(report.LiveHeapTitle, []string{"rpc", "client"}, "clients", schema.MetricServerLiveHeap, report.LispOverGoFactor),
+		lispGoPivot(report.LiveHeapTitle, []string{"rpc", "client"}, "clients", schema.MetricServerLiveHeap, nil),
 		lispGoPivot("Server utilisation", []string{"rpc", "client"}, "clients", schema.MetricServerUtilisation, nil),
 		lispGoPivot("Load generator utilisation", []string{"rpc", "client"}, "clients", schema.MetricClientUtilisation, nil),
 		sharedConnSpeedGoal,

@@ -108,7 +108,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) (err error
 }
 
 // announce writes the stdout line a parent process waits for, then the
-// runtime's settings (runtimeline) and that SIGUSR1 asks for a heap line,
+// runtime's settings (runtimeline) and that SIGWINCH asks for a heap line,
 // and flushes them in case stdout is buffered.
 func announce(w io.Writer, addr net.Addr) error {
 	if _, err := fmt.Fprintf(w, "listening on %s\n%s %s\n", addr, runtimeline.Line(), runtimeline.HeapReportKey); err != nil {

@@ -5,7 +5,7 @@
 ;;;;
 ;;;; clgrpc's server at its defaults.  It prints "listening on HOST:PORT" to
 ;;;; stdout once the port is bound, then one "runtime ..." line, answers
-;;;; SIGUSR1 with a "heap ..." line, and stops gracefully on SIGINT or SIGTERM
+;;;; SIGWINCH with a "heap ..." line, and stops gracefully on SIGINT or SIGTERM
 ;;;; (clgrpc.grpc:serve-until-stopped).
 
 (defpackage #:handlercost.server
@@ -36,7 +36,7 @@
        (serve host port (getf options :shutdown-timeout) (getf options :fast-inline))))
    :description "Serves the handler-cost service (Fast, Sleep, Spin; raw octets) with clgrpc at
 its defaults (with -fast_inline, Fast on the reactor).  Prints \"listening on HOST:PORT\" to stdout once bound, then a
-\"runtime ...\" line, answers SIGUSR1 with a \"heap live=N\" line, and stops
+\"runtime ...\" line, answers SIGWINCH with a \"heap live=N\" line, and stops
 gracefully on SIGINT or SIGTERM."))
 
 (defun serve (host port grace fast-inline)

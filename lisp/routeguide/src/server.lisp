@@ -8,7 +8,7 @@
 ;;;;          [-tls -cert_file FILE -key_file FILE [-ca_file FILE [-require_client_cert]]]
 ;;;;
 ;;;; It prints "listening on HOST:PORT" to stdout once the port is bound,
-;;;; then one "runtime ..." line, answers SIGUSR1 with a "heap ..." line,
+;;;; then one "runtime ..." line, answers SIGWINCH with a "heap ..." line,
 ;;;; and stops gracefully on SIGINT or SIGTERM (clgrpc.grpc:serve-until-stopped).
 
 (defpackage #:routeguide.server
@@ -149,7 +149,7 @@ scrapes there.  Returns (values server port health)."
    :description "Serves the RouteGuide gRPC service, over plaintext HTTP/2 or, with -tls, over
 TLS (OpenSSL 3, loaded from the system's library path or LD_LIBRARY_PATH). Prints
 \"listening on HOST:PORT\" to stdout once bound, then a \"runtime ...\" line, answers
-SIGUSR1 with a \"heap live=N\" line, and stops gracefully on SIGINT or SIGTERM."))
+SIGWINCH with a \"heap live=N\" line, and stops gracefully on SIGINT or SIGTERM."))
 
 (defun serve (options)
   "Run the server OPTIONS describe until SIGINT or SIGTERM; returns the exit code."

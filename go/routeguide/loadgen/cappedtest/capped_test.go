@@ -73,7 +73,7 @@ func TestServersAreCapped(t *testing.T) {
 		if util.Median > 1.1 {
 			t.Errorf("%s: server utilisation %.2f of its quota; the quota did not hold", r.Scenario, util.Median)
 		}
-		// Both servers answer the load generator's SIGUSR1 with their heap.
+		// Both servers answer the load generator's SIGWINCH with their heap.
 		if heap, ok := r.Metric(schema.MetricServerLiveHeap); !ok || heap.Median <= 0 {
 			t.Errorf("%s: no live heap recorded (%v)", r.Scenario, heap)
 		}

@@ -27,8 +27,11 @@ for monitoring under load."
                    :response-encoder #'%encode-uint64-value))
 
 ;;; A server program's heap, on request: a benchmark's load generator asks
-;;; a server after each repetition what its data needs, beside the RSS it
-;;; reads itself, by sending SIGUSR1 (go/bench/serverproc).  The Go
+;;; a server after each repetition what its heap holds, beside the RSS it
+;;; reads itself, by sending SIGWINCH (go/bench/serverproc).  SIGWINCH,
+;;; because SBCL defers its handler to a safe point, as it does SIGINT's
+;;; (SIGUSR1's would run in the middle of an allocation or a collection),
+;;; and a process that does not handle it ignores it.  The Go
 ;;; servers answer the same way (go/internal/runtimeline).
 
 (defun heap-report-line ()
@@ -48,7 +51,7 @@ answered within this, and the wake-ups cost nothing measurable.")
 (defun serve-until-stopped (server announcement)
   "What a server program does once SERVER is started: print ANNOUNCEMENT
 (its \"listening on HOST:PORT\" line) and SERVER-RUNTIME-LINE, ended by
-heap_report=sigusr1; then wait for SIGINT or SIGTERM, answering each SIGUSR1
+heap_report=sigwinch; then wait for SIGINT or SIGTERM, answering each SIGWINCH
 with HEAP-REPORT-LINE on *STANDARD-OUTPUT*.  Returns once a stop is
 requested; stopping SERVER is the caller's.  The signal handlers only set
 flags: they may interrupt any thread, even one holding a lock that printing
@@ -62,8 +65,8 @@ or the shutdown needs."
            (setf *heap-line-requested* t)))
     (sb-sys:enable-interrupt sb-unix:sigint #'request-stop)
     (sb-sys:enable-interrupt sb-unix:sigterm #'request-stop)
-    (sb-sys:enable-interrupt sb-unix:sigusr1 #'request-heap-line))
-  (format t "~A~%~A heap_report=sigusr1~%" announcement (server-runtime-line server))
+    (sb-sys:enable-interrupt sb-unix:sigwinch #'request-heap-line))
+  (format t "~A~%~A heap_report=sigwinch~%" announcement (server-runtime-line server))
   (finish-output)
   (loop until *stop-requested*
         do (when *heap-line-requested*
