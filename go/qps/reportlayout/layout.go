@@ -18,7 +18,7 @@ var qpsLayout = report.Layout{
 			Title: "QPS per server core", GroupBy: []string{"payload", "client"},
 			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
 			Metric: schema.MetricQPSPerServerCore, Names: report.ImplNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			Ratio: report.LispOverGoFactor,
 		},
 		report.PivotTable{
 			Title: "Server utilisation (CPU time over wall time and the server's cores)", GroupBy: []string{"payload", "client"},

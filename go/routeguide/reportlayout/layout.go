@@ -10,6 +10,10 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
+// everyServer orders the servers' columns: the defaults, then the tuned
+// ones where a run measured them.
+var everyServer = []string{"go", "lisp", "go_tuned", "lisp_tuned"}
+
 // RouteGuide, Go vs Common Lisp: the server x client matrix.
 // Parameters: impl (the server: go|lisp, or lisp_tuned), client (the load generator:
 // go|lisp; absent in older files, which then render as one client),
@@ -21,53 +25,53 @@ var routeguideLayout = report.Layout{
 	Sections: []report.Section{
 		report.PivotTable{
 			Title: "Throughput", GroupBy: []string{"rpc", "client"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "clients", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricReqPerSec, Names: report.ImplNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
+			Ratio: report.LispOverGoPercent,
 		},
 		report.PivotTable{
 			Title: "Throughput by client", GroupBy: []string{"rpc", "impl"},
-			Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "clients", Cols: "client", ColOrder: everyServer,
 			Metric: schema.MetricReqPerSec, Names: clientNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
+			Ratio: report.LispOverGoPercent,
 		},
 		// What each side spends per request: the server's CPU with the
 		// same load generator, and each load generator's CPU against the
 		// same server. Unlike req/s, these do not mix the two.
 		report.PivotTable{
 			Title: "Server CPU per request", GroupBy: []string{"rpc", "client"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "clients", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerCPUPerOp, Names: report.ImplNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			Ratio: report.LispOverGoFactor,
 		},
 		// What each server held to serve the cell, beside what it spent:
 		// the CPU ratios above come with these.
 		report.PivotTable{
 			Title: "Server RSS (after each repetition)", GroupBy: []string{"rpc", "client"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "clients", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerRSS, Names: report.ImplNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			Ratio: report.LispOverGoFactor,
 		},
 		report.PivotTable{
 			Title: report.LiveHeapTitle, GroupBy: []string{"rpc", "client"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "clients", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerLiveHeap, Names: report.ImplNames,
 		},
 		report.PivotTable{
 			Title: "Server threads (after each repetition)", GroupBy: []string{"rpc", "client"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "clients", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerThreads, Names: report.ImplNames,
 		},
 		report.PivotTable{
 			Title: report.ServerParallelismTitle, GroupBy: []string{"rpc", "client"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "clients", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerParallelism, Names: report.ImplNames,
 		},
 		report.PivotTable{
 			Title: "Client CPU per request", GroupBy: []string{"rpc", "impl"},
-			Rows: "clients", Cols: "client", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "clients", Cols: "client", ColOrder: everyServer,
 			Metric: schema.MetricClientCPUPerOp, Names: clientNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			Ratio: report.LispOverGoFactor,
 		},
 		routeguideSpeedGoal,
 		tunedPair(routeguideSpeedGoal),
@@ -85,7 +89,7 @@ var routeguideLayout = report.Layout{
 		},
 		report.PivotTable{
 			Title: "Latency", GroupBy: []string{"rpc", "client"},
-			Rows: "clients", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "clients", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricLatencyP99, Names: report.ImplNames,
 		},
 		report.ChartSection{
@@ -132,36 +136,36 @@ var connScaleLayout = report.Layout{
 	Sections: []report.Section{
 		report.PivotTable{
 			Title: "Throughput", GroupBy: []string{"rpc", "clients"},
-			Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "total_conns", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricReqPerSec, Names: report.ImplNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Percent: true, Slowdown: true},
+			Ratio: report.LispOverGoPercent,
 		},
 		report.PivotTable{
 			Title: "Latency p99", GroupBy: []string{"rpc", "clients"},
-			Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "total_conns", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricLatencyP99, Names: report.ImplNames,
 		},
 		report.PivotTable{
 			Title: "Server marginal RSS per connection (anonymous RSS grown per connection opened, before any call)", GroupBy: []string{"rpc", "clients"},
-			Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "total_conns", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerMarginalRSSPerConn, Names: report.ImplNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			Ratio: report.LispOverGoFactor,
 		},
 		report.PivotTable{
 			Title: "Server RSS per connection (RSS over the connections, starting heap included)", GroupBy: []string{"rpc", "clients"},
-			Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "total_conns", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerRSSPerConn, Names: report.ImplNames,
 		},
 		report.PivotTable{
 			Title: "Connections the server held (its sockets after each repetition)", GroupBy: []string{"rpc", "clients"},
-			Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "total_conns", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerConnsHeld, Names: report.ImplNames,
 		},
 		report.PivotTable{
 			Title: "Server CPU per request", GroupBy: []string{"rpc", "clients"},
-			Rows: "total_conns", Cols: "impl", ColOrder: []string{"go", "lisp", "go_tuned", "lisp_tuned"},
+			Rows: "total_conns", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerCPUPerOp, Names: report.ImplNames,
-			Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
+			Ratio: report.LispOverGoFactor,
 		},
 		// Throughput and latency are judged only where the servers set the figures (a saturated
 		// closed-loop client adds its own queueing to every latency); memory is the server's
@@ -239,7 +243,7 @@ func openLoopLatency(metric string) report.PivotTable {
 		Title: report.MetricLabel(metric), GroupBy: []string{"rpc", "client", "clients"},
 		Rows: "rate", Cols: "impl", ColOrder: []string{"go", "lisp"},
 		Metric: metric, Names: report.ImplNames,
-		Ratio: &report.PivotRatio{Num: "lisp", Den: "go", Factor: true},
+		Ratio: report.LispOverGoFactor,
 	}
 }
 
