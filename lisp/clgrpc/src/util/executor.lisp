@@ -34,8 +34,8 @@
 ;;;;
 ;;;; Idle workers are not free (every garbage collection stops each thread,
 ;;;; and on a busy machine each must be scheduled to acknowledge), so a
-;;;; parked worker exits after IDLE-TIMEOUT, or after +SURPLUS-IDLE-US+ when
-;;;; more than KEEP-IDLE others are parked too, down to MIN-THREADS.
+;;;; parked worker exits after IDLE-TIMEOUT, or after SURPLUS-IDLE when more
+;;;; than KEEP-IDLE others are parked too, down to MIN-THREADS.
 ;;;;
 ;;;; A task is a function and one argument (no closure per task).  Tasks of
 ;;;; one lane start in the order they were submitted; they may run at the
@@ -57,10 +57,6 @@ while spinning pays (SPIN-CREDIT).")
 work arrives far apart, and a long spin would burn a CPU per call.")
 (defconstant +spin-credit-max+ 8)
 (defconstant +clock-process-cputime+ 2 "CLOCK_PROCESS_CPUTIME_ID on Linux.")
-(defconstant +surplus-idle-us+ 1000000
-  "How long a worker parks, when KEEP-IDLE others are parked too, before it
-exits: long enough that a pool sized for a burst of blocking calls lives
-through the gaps between them, short enough that it shrinks soon after.")
 
 (defstruct (lane (:constructor make-lane ()))
   (lock (sb-thread:make-mutex :name "executor lane") :type sb-thread:mutex)
@@ -153,6 +149,7 @@ by one worker.")
   (max-threads 4096 :type fixnum)
   (keep-idle 16 :type fixnum)
   (idle-timeout-us 30000000 :type fixnum)
+  (surplus-idle-us 10000000 :type fixnum)
   (grow-after-us 1000 :type fixnum)
   (heap-limit 0 :type fixnum)
   (crowded-grown-us 0 :type fixnum)     ; when the pool last grew while crowded and busy
@@ -176,6 +173,7 @@ by one worker.")
 
 (defun make-executor (&key (name "clgrpc worker") (lanes 1) (min-threads 2)
                            (max-threads 4096) (keep-idle 16) (idle-timeout 30)
+                           (surplus-idle 10)
                            (grow-after 0.001) (cpus (usable-cpu-count))
                            (heap-limit (floor (sb-ext:dynamic-space-size) 4))
                            (turn-heap-limit (floor (sb-ext:dynamic-space-size) 2))
@@ -184,7 +182,13 @@ by one worker.")
 WRAPPER, if given, is called with a thunk in each worker thread and must
 call it: the place to bind per-thread specials such as scratch buffers.
 CPUS is how many CPUs the process may use, against which the monitor tells
-waiting workers from busy ones.  While the heap in use exceeds HEAP-LIMIT
+waiting workers from busy ones.  A parked worker exits after IDLE-TIMEOUT
+seconds, or after SURPLUS-IDLE while more than KEEP-IDLE others are parked
+too.  Ten seconds by default: a thread costs about 70 us to start and some
+50 KB of memory while it lives, and each collection a few microseconds to
+stop it, so a pool sized for a burst of blocking calls outlives the pauses
+between bursts (a second was too short: a burst after one restarted
+hundreds of threads, and calls waited for them) and shrinks soon after.  While the heap in use exceeds HEAP-LIMIT
 octets, the pool grows by one worker a tick while the CPUs idle, and by
 one every 100 ms while they are busy.  While it exceeds TURN-HEAP-LIMIT
 (half the heap), at most TURNS tasks (two per CPU) run at once, counting
@@ -196,6 +200,7 @@ those that started within TURN-LAPSE seconds (executor-turns.lisp)."
                    :max-threads (max 1 min-threads max-threads)
                    :keep-idle (max 1 keep-idle)
                    :idle-timeout-us (round (* idle-timeout 1000000))
+                   :surplus-idle-us (round (* surplus-idle 1000000))
                    :grow-after-us (round (* grow-after 1000000))
                    :heap-limit heap-limit
                    :turn-heap-limit turn-heap-limit
@@ -340,7 +345,7 @@ submits work off it."
 
 (defun %park (executor)
   "Wait for work.  Returns true to go on, NIL to exit: shut down, or parked
-with no work for IDLE-TIMEOUT (+SURPLUS-IDLE-US+ when KEEP-IDLE others are
+with no work for IDLE-TIMEOUT (SURPLUS-IDLE when KEEP-IDLE others are
 parked too) while more than MIN-THREADS are alive."
   (let ((lock (executor-park-lock executor))
         ;; When this worker began to wait.  Not reset by a wake-up that
@@ -366,7 +371,7 @@ parked too) while more than MIN-THREADS are alive."
                (surplus (> (executor-idle executor) (executor-keep-idle executor)))
                (woken (wait-on (executor-park-cv executor) lock
                                (+ parked (if surplus
-                                             +surplus-idle-us+
+                                             (executor-surplus-idle-us executor)
                                              (executor-idle-timeout-us executor))))))
           (decf (executor-idle executor))
           (when (and woken (< (- (now-us) parked) +spin-us+))
