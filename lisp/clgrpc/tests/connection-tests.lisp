@@ -443,3 +443,54 @@ satisfying PREDICATE."
              (let ((e (wait-event conn (lambda (e) (eq (first e) :reset)))))
                (is (equal (list :reset 1 clgrpc.http2:+flow-control-error+ :peer) e))))
         (clgrpc.http2:connection-close conn)))))
+
+;;; ------------------------------------------------------------------
+;;; Who writes a handler thread's output
+
+(defun call-with-unstarted-connection (function)
+  "FUNCTION with a server connection over a loopback socket that no reactor
+serves, and a reactor of its own that no thread runs, to observe what is
+posted to it."
+  (let* ((listener (clgrpc.net:tcp-listen "127.0.0.1" 0))
+         (client (clgrpc.net:tcp-connect "127.0.0.1" (clgrpc.net:socket-local-port listener)))
+         (socket (clgrpc.net:tcp-accept listener))
+         (conn (clgrpc.http2:make-connection socket :server))
+         (reactor (clgrpc.http2::%make-reactor :wakefd (clgrpc.net:eventfd-create))))
+    (unwind-protect
+         (progn (setf (clgrpc.http2::conn-reactor conn) reactor)
+                (funcall function conn reactor))
+      (clgrpc.net:socket-close socket)
+      (clgrpc.net:socket-close client)
+      (clgrpc.net:socket-close listener)
+      (sb-unix:unix-close (clgrpc.http2::reactor-wakefd reactor)))))
+
+(defun leave-flush (conn)
+  (clgrpc.http2:with-connection-lock (conn)
+    (clgrpc.http2::%leave-flush-to-reactor conn)))
+
+(test a-handler-thread-leaves-its-output-to-a-reactor-in-its-turn
+  ;; A reactor between two epoll waits runs what is posted before it waits
+  ;; again: a handler thread's response goes out with the rest of that turn,
+  ;; and the reactor is not woken for it.  A waiting reactor is not woken
+  ;; either: the thread writes itself.
+  (call-with-unstarted-connection
+   (lambda (conn reactor)
+     (is (null (leave-flush conn)) "left to a reactor that waits")
+     (is (null (clgrpc.http2::reactor-posted reactor)))
+     (setf (clgrpc.http2::reactor-in-turn reactor) t)
+     (is (eq t (leave-flush conn)))
+     (is (equal (list conn) (clgrpc.http2::reactor-posted reactor)))
+     (is (= clgrpc.http2::+post-flush+ (clgrpc.http2::conn-posted conn)))
+     (is (null (clgrpc.http2::reactor-wake-pending reactor)) "the reactor was woken"))))
+
+(test output-of-a-posted-connection-goes-with-its-posted-work
+  ;; Posted already (and so woken, or in a turn): the flush joins that work,
+  ;; without a second entry or wake-up.
+  (call-with-unstarted-connection
+   (lambda (conn reactor)
+     (clgrpc.http2:with-connection-lock (conn)
+       (clgrpc.http2::%post conn clgrpc.http2::+post-register+))
+     (is (eq t (leave-flush conn)))
+     (is (equal (list conn) (clgrpc.http2::reactor-posted reactor)))
+     (is (= (logior clgrpc.http2::+post-register+ clgrpc.http2::+post-flush+)
+            (clgrpc.http2::conn-posted conn))))))

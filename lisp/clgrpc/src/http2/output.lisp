@@ -85,7 +85,7 @@ or in progress."
         (%post conn +post-flush+)))
   nil)
 
-(declaim (ftype function %update-interest %resume-parked %mark-closed))
+(declaim (ftype function %update-interest %resume-parked %mark-closed %leave-flush-to-reactor))
 
 (defconstant +tls-backlog-pause+ (* 256 1024)
   "TLS records waiting for the socket beyond this, with the socket full,
@@ -267,9 +267,12 @@ NIL if the connection failed (it is then closed)."
 (defun %output-turn-ends (conn)
   "Lock held, after appending: the reactor serving CONN writes it with the
 rest of its turn (true); any other thread writes it itself (NIL)."
-  (when (reader-thread-p conn)
-    (setf (conn-reader-flush conn) t)
-    t))
+  (cond ((reader-thread-p conn)
+         (setf (conn-reader-flush conn) t)
+         t)
+        ;; Another thread's write in progress takes this output too.
+        ((conn-flushing conn) nil)
+        (t (%leave-flush-to-reactor conn))))
 
 (defmacro with-stream-output ((conn) &body body)
   "Run BODY with CONN's lock held, then have what it appended written: by

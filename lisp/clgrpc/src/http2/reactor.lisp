@@ -77,6 +77,10 @@ grpc-go's minimum connect timeout, which covers its handshake too.")
   (lock (sb-thread:make-mutex :name "reactor") :type sb-thread:mutex)
   (posted '() :type list)               ; connections with CONN-POSTED bits
   (wake-pending nil)                    ; an eventfd signal is outstanding
+  ;; Between two epoll waits (set without the lock when a wait returns,
+  ;; cleared under it before the next): work posted now runs in this turn's
+  ;; RUN-POSTED with no wake-up (%LEAVE-FLUSH-TO-REACTOR).
+  (in-turn nil)
   (table (make-hash-table :test 'eql) :type hash-table) ; fd -> connection
   (buffer (make-octets (+ +read-buffer-size+ 64)) :type octets)
   ;; Ciphertext read from TLS connections, before it is decrypted into
@@ -205,6 +209,26 @@ never the reactor (which serves every other connection)."
             (setf (reactor-wake-pending reactor) t)
             (clgrpc.net:eventfd-signal (reactor-wakefd reactor))))))
     nil))
+
+(defun %leave-flush-to-reactor (conn)
+  "Connection lock held, not CONN's reactor: if that reactor will run its
+posted work before it next waits (CONN is posted already, or it is in a
+turn), post CONN's output to it and return true.  Responses that handler
+threads finish while the reactor reads then go out in one send(2) with the
+rest of its turn instead of one each; a reactor that waits is not woken
+for it: the thread writes itself."
+  (let ((reactor (conn-reactor conn))
+        (old (conn-posted conn)))
+    (declare (type fixnum old))
+    (when (and reactor (not (conn-finished conn)))
+      (if (plusp old)
+          (progn (setf (conn-posted conn) (logior old +post-flush+))
+                 t)
+          (sb-thread:with-mutex ((reactor-lock reactor))
+            (when (reactor-in-turn reactor)
+              (setf (conn-posted conn) +post-flush+)
+              (push conn (reactor-posted reactor))
+              t))))))
 
 (defun %interest (conn)
   (logior (if (or (conn-read-paused conn) (conn-handshake-running conn)) 0 clgrpc.net:+epollin+)
@@ -753,11 +777,17 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
                                   (floor (- (reactor-next-sweep-us reactor) (clgrpc.util:now-us))
                                          1000))))
              (held-us (release-held reactor))
-             (timeout (cond ((or (reactor-posted reactor) (reactor-backlog reactor)) 0)
+             ;; Under the lock that posts take: a post that found the turn
+             ;; still on is seen here, and keeps this wait from blocking.
+             (posted (sb-thread:with-mutex ((reactor-lock reactor))
+                       (setf (reactor-in-turn reactor) nil)
+                       (reactor-posted reactor)))
+             (timeout (cond ((or posted (reactor-backlog reactor)) 0)
                             (held-us (min wait-ms (ceiling (the fixnum held-us) 1000)))
                             (t wait-ms)))
              (n (clgrpc.net:epoll-wait epfd events timeout)))
         (declare (type fixnum n))
+        (setf (reactor-in-turn reactor) t)
         (dotimes (i n)
           (let ((fd (clgrpc.net:epoll-event-fd events i))
                 (flags (clgrpc.net:epoll-event-flags events i)))
