@@ -451,18 +451,22 @@ satisfying PREDICATE."
   "FUNCTION with a server connection over a loopback socket that no reactor
 serves, and a reactor of its own that no thread runs, to observe what is
 posted to it."
-  (let* ((listener (clgrpc.net:tcp-listen "127.0.0.1" 0))
-         (client (clgrpc.net:tcp-connect "127.0.0.1" (clgrpc.net:socket-local-port listener)))
-         (socket (clgrpc.net:tcp-accept listener))
-         (conn (clgrpc.http2:make-connection socket :server))
-         (reactor (clgrpc.http2::%make-reactor :wakefd (clgrpc.net:eventfd-create))))
+  (let ((listener nil) (client nil) (socket nil) (reactor nil))
     (unwind-protect
-         (progn (setf (clgrpc.http2::conn-reactor conn) reactor)
-                (funcall function conn reactor))
-      (clgrpc.net:socket-close socket)
-      (clgrpc.net:socket-close client)
-      (clgrpc.net:socket-close listener)
-      (sb-unix:unix-close (clgrpc.http2::reactor-wakefd reactor)))))
+         (progn
+           (setf listener (clgrpc.net:tcp-listen "127.0.0.1" 0)
+                 client (clgrpc.net:tcp-connect "127.0.0.1" (clgrpc.net:socket-local-port listener))
+                 socket (clgrpc.net:tcp-accept listener)
+                 ;; No epoll events array: nothing waits in this one.
+                 reactor (clgrpc.http2::%make-reactor :wakefd (clgrpc.net:eventfd-create)
+                                                      :events nil))
+           (let ((conn (clgrpc.http2:make-connection socket :server)))
+             (setf (clgrpc.http2::conn-reactor conn) reactor)
+             (funcall function conn reactor)))
+      (dolist (s (list socket client listener))
+        (when s (clgrpc.net:socket-close s)))
+      (when reactor
+        (sb-unix:unix-close (clgrpc.http2::reactor-wakefd reactor))))))
 
 (defun leave-flush (conn)
   (clgrpc.http2:with-connection-lock (conn)
@@ -483,13 +487,29 @@ posted to it."
      (is (= clgrpc.http2::+post-flush+ (clgrpc.http2::conn-posted conn)))
      (is (null (clgrpc.http2::reactor-wake-pending reactor)) "the reactor was woken"))))
 
+(test output-past-a-little-is-written-by-the-thread-that-appended-it
+  ;; Much output left for a round would count against the connection's
+  ;; high-water mark: the thread writes it itself, even in a turn.
+  (call-with-unstarted-connection
+   (lambda (conn reactor)
+     (setf (clgrpc.http2::reactor-in-turn reactor) t)
+     (clgrpc.http2:with-connection-lock (conn)
+       (clgrpc.octets:obuf-write-bytes (clgrpc.http2::conn-out conn)
+                                     (make-array (* 65 1024) :element-type '(unsigned-byte 8)
+                                                             :initial-element 0)))
+     (is (null (leave-flush conn)))
+     (is (null (clgrpc.http2::reactor-posted reactor))))))
+
 (test output-of-a-posted-connection-goes-with-its-posted-work
-  ;; Posted already (and so woken, or in a turn): the flush joins that work,
-  ;; without a second entry or wake-up.
+  ;; Posted already, in a turn: the flush joins that work, without a second
+  ;; entry.  Posted but waiting (woken, not yet running), it is not left:
+  ;; the thread writes now rather than after the reactor's wake-up.
   (call-with-unstarted-connection
    (lambda (conn reactor)
      (clgrpc.http2:with-connection-lock (conn)
        (clgrpc.http2::%post conn clgrpc.http2::+post-register+))
+     (is (null (leave-flush conn)))
+     (setf (clgrpc.http2::reactor-in-turn reactor) t)
      (is (eq t (leave-flush conn)))
      (is (equal (list conn) (clgrpc.http2::reactor-posted reactor)))
      (is (= (logior clgrpc.http2::+post-register+ clgrpc.http2::+post-flush+)

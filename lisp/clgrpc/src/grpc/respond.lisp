@@ -6,9 +6,10 @@
 ;;;; parked by the HTTP/2 layer (STREAM-WRITE-LAST-DATA), and the trailers
 ;;;; follow once it is written: no handler thread waits on a peer here.  Who
 ;;;; writes the output is the HTTP/2 layer's business too
-;;;; (WITH-STREAM-OUTPUT): the reactor, for a handler it ran inline, batched
-;;;; with the rest of its turn; the handler's own thread otherwise, with one
-;;;; send(2), or batched with others when another thread is writing.
+;;;; (WITH-STREAM-OUTPUT): the reactor, batched with the rest of its turn,
+;;;; for a handler it ran inline or one that finished while it was in a
+;;;; turn; the handler's own thread otherwise, with one send(2), or batched
+;;;; with others when another thread is writing.
 
 (in-package #:clgrpc.grpc)
 

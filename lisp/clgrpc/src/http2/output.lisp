@@ -15,7 +15,10 @@
 ;;;;    For a complete unary response or request this is the lowest latency.
 ;;;;  - WITH-STREAM-OUTPUT: append under the lock, then have it written by
 ;;;;    the right thread: the reactor at the end of its turn when the caller
-;;;;    is the reactor serving the connection, else the caller at once.
+;;;;    is the reactor serving the connection; the reactor too when it is in
+;;;;    a turn and little is buffered (%LEAVE-FLUSH-TO-REACTOR), so that
+;;;;    responses handlers finish while it reads leave together; else the
+;;;;    caller at once.
 ;;;;  - REQUEST-FLUSH (lock held): on the reactor, noted and written once it
 ;;;;    has processed the frames of its turn; elsewhere the reactor is asked
 ;;;;    to write, so a streaming handler keeps encoding while the previous
@@ -265,20 +268,24 @@ NIL if the connection failed (it is then closed)."
   (%write-out conn nil))
 
 (defun %output-turn-ends (conn)
-  "Lock held, after appending: the reactor serving CONN writes it with the
-rest of its turn (true); any other thread writes it itself (NIL)."
+  "Lock held, after appending: true if the reactor serving CONN writes it,
+with the rest of its turn (this is that reactor, or it is in a turn and
+takes it: %LEAVE-FLUSH-TO-REACTOR); NIL if this thread is to write."
   (cond ((reader-thread-p conn)
          (setf (conn-reader-flush conn) t)
          t)
-        ;; Another thread's write in progress takes this output too.
-        ((conn-flushing conn) nil)
+        ;; Another thread's write in progress takes this output too; a
+        ;; write-blocked connection's reactor writes on EPOLLOUT; a closed
+        ;; one writes nothing: %WRITE-OUT returns at once for all three.
+        ((or (conn-flushing conn) (conn-write-blocked conn) (conn-closed conn)) nil)
         (t (%leave-flush-to-reactor conn))))
 
 (defmacro with-stream-output ((conn) &body body)
   "Run BODY with CONN's lock held, then have what it appended written: by
-the reactor once its turn is done, on the reactor thread serving CONN;
-otherwise by this thread now, as far as the socket takes it (the reactor
-writes the rest).  Returns BODY's values."
+the reactor serving CONN, with the rest of its turn, when this is that
+reactor or it is in a turn and little is buffered; otherwise by this
+thread now, as far as the socket takes it (the reactor writes the rest).
+Returns BODY's values."
   (let ((c (gensym "CONN")) (reader (gensym "READER")))
     `(let ((,c ,conn) (,reader nil))
        (multiple-value-prog1

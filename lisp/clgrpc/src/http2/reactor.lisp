@@ -210,25 +210,35 @@ never the reactor (which serves every other connection)."
             (clgrpc.net:eventfd-signal (reactor-wakefd reactor))))))
     nil))
 
+(defconstant +leave-to-reactor-octets+ (* 64 1024)
+  "Output buffered beyond this is written by the thread that appended it,
+not left to the reactor: a round's delay would hold it against the
+connection's high-water mark.")
+
 (defun %leave-flush-to-reactor (conn)
-  "Connection lock held, not CONN's reactor: if that reactor will run its
-posted work before it next waits (CONN is posted already, or it is in a
-turn), post CONN's output to it and return true.  Responses that handler
-threads finish while the reactor reads then go out in one send(2) with the
-rest of its turn instead of one each; a reactor that waits is not woken
-for it: the thread writes itself."
-  (let ((reactor (conn-reactor conn))
-        (old (conn-posted conn)))
-    (declare (type fixnum old))
-    (when (and reactor (not (conn-finished conn)))
-      (if (plusp old)
-          (progn (setf (conn-posted conn) (logior old +post-flush+))
-                 t)
-          (sb-thread:with-mutex ((reactor-lock reactor))
-            (when (reactor-in-turn reactor)
-              (setf (conn-posted conn) +post-flush+)
-              (push conn (reactor-posted reactor))
-              t))))))
+  "Connection lock held, a thread other than the reactor serving CONN: if
+that reactor is in a turn, and little is buffered, post CONN's output to
+it and return true.  The reactor runs posted work between connections'
+turns and before it waits again, so responses that handler threads finish
+while it reads go out with it in one send(2) instead of one each.  A
+waiting reactor is not woken for it (that would cost a wake-up per
+response where they come one at a time): the thread writes itself."
+  (let ((reactor (conn-reactor conn)))
+    ;; A look without the lock first: a stale NIL only means this thread
+    ;; writes, and a stale T is looked at again under it.
+    (when (and reactor (reactor-in-turn reactor) (not (conn-finished conn))
+               (<= (the fixnum (%buffered conn)) +leave-to-reactor-octets+))
+      (clgrpc.util:with-worker-mutex ((reactor-lock reactor))
+        ;; Under the lock that clears it: a post seen in a turn is seen by
+        ;; the reactor before it waits (REACTOR-LOOP).
+        (when (reactor-in-turn reactor)
+          (let ((old (conn-posted conn)))
+            (declare (type fixnum old))
+            (setf (conn-posted conn) (logior old +post-flush+))
+            ;; Posted already: listed, or its bits not yet taken.
+            (when (zerop old)
+              (push conn (reactor-posted reactor)))
+            t))))))
 
 (defun %interest (conn)
   (logior (if (or (conn-read-paused conn) (conn-handshake-running conn)) 0 clgrpc.net:+epollin+)
@@ -814,7 +824,11 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
                         (when (and (logtest flags (logior clgrpc.net:+epollin+ clgrpc.net:+epollhup+
                                                           clgrpc.net:+epollerr+))
                                    (conn-registered conn))
-                          (on-readable reactor conn)))))))))
+                          (on-readable reactor conn))))
+                    ;; Output handler threads left to this turn waits for
+                    ;; one connection's turn at most, not the whole round.
+                    (when (reactor-posted reactor)
+                      (run-posted reactor)))))))
         (run-backlog reactor)
         (release-held reactor)
         (when (>= (clgrpc.util:now-us) (reactor-next-sweep-us reactor))

@@ -183,12 +183,13 @@ WRAPPER, if given, is called with a thunk in each worker thread and must
 call it: the place to bind per-thread specials such as scratch buffers.
 CPUS is how many CPUs the process may use, against which the monitor tells
 waiting workers from busy ones.  A parked worker exits after IDLE-TIMEOUT
-seconds, or after SURPLUS-IDLE while more than KEEP-IDLE others are parked
-too.  Ten seconds by default: a thread costs about 70 us to start and some
-50 KB of memory while it lives, and each collection a few microseconds to
-stop it, so a pool sized for a burst of blocking calls outlives the pauses
-between bursts (a second was too short: a burst after one restarted
-hundreds of threads, and calls waited for them) and shrinks soon after.  While the heap in use exceeds HEAP-LIMIT
+seconds, or after SURPLUS-IDLE (at most IDLE-TIMEOUT) while more than
+KEEP-IDLE others are parked too.  Ten seconds by default: a thread costs
+about 70 us to start and some 50 KB of memory while it lives, and each
+collection a few microseconds to stop it, so a pool sized for a burst of
+blocking calls outlives the pauses between bursts (a second was too short:
+a burst after one restarted hundreds of threads, and calls waited for
+them) and shrinks soon after.  While the heap in use exceeds HEAP-LIMIT
 octets, the pool grows by one worker a tick while the CPUs idle, and by
 one every 100 ms while they are busy.  While it exceeds TURN-HEAP-LIMIT
 (half the heap), at most TURNS tasks (two per CPU) run at once, counting
@@ -200,7 +201,7 @@ those that started within TURN-LAPSE seconds (executor-turns.lisp)."
                    :max-threads (max 1 min-threads max-threads)
                    :keep-idle (max 1 keep-idle)
                    :idle-timeout-us (round (* idle-timeout 1000000))
-                   :surplus-idle-us (round (* surplus-idle 1000000))
+                   :surplus-idle-us (round (* (min surplus-idle idle-timeout) 1000000))
                    :grow-after-us (round (* grow-after 1000000))
                    :heap-limit heap-limit
                    :turn-heap-limit turn-heap-limit
