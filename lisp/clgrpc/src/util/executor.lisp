@@ -35,7 +35,10 @@
 ;;;; Idle workers are not free (every garbage collection stops each thread,
 ;;;; and on a busy machine each must be scheduled to acknowledge), so a
 ;;;; parked worker exits after IDLE-TIMEOUT, or after SURPLUS-IDLE when more
-;;;; than KEEP-IDLE others are parked too, down to MIN-THREADS.
+;;;; than KEEP-IDLE others are parked too, down to MIN-THREADS.  Parked
+;;;; workers form a stack, each waiting on its own semaphore: a wake-up takes
+;;;; the one parked last, so under steady load the same few workers run and
+;;;; the rest of a pool grown for a burst stay parked until they retire.
 ;;;;
 ;;;; A task is a function and one argument (no closure per task).  Tasks of
 ;;;; one lane start in the order they were submitted; they may run at the
@@ -77,7 +80,11 @@ work arrives far apart, and a long spin would burn a CPU per call.")
   (on-lock nil)
   ;; When it took its turn to run a task (NIL: it is not about to run or
   ;; running one).
-  (turn-us nil :type (or null fixnum)))
+  (turn-us nil :type (or null fixnum))
+  ;; Parked: on the executor's stack of parked workers (PARK-LOCK), waiting
+  ;; on its own semaphore, which whoever takes it off the stack signals.
+  (parked nil)
+  (wake (sb-thread:make-semaphore :name "worker wake") :type sb-thread:semaphore))
 
 (defvar *worker* nil "This thread's WORKER, in a worker thread.")
 
@@ -131,9 +138,10 @@ by one worker.")
   (name "clgrpc worker" :type string)
   (lanes #() :type simple-vector)
   (park-lock (sb-thread:make-mutex :name "executor park") :type sb-thread:mutex)
-  (park-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
+  ;; Parked workers, the most recently parked first (PARK-LOCK).
+  (parked '() :type list)
   (done-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
-  (idle 0 :type fixnum)                 ; parked workers (PARK-LOCK)
+  (idle 0 :type fixnum)                 ; parked workers: PARKED's length (PARK-LOCK)
   (threads 0 :type fixnum)              ; workers alive or being started (PARK-LOCK)
   (spinning 0 :type sb-ext:word)        ; workers spinning for work (0 or 1, atomic)
   ;; Recent spins that found work, less those that did not (0 to
@@ -242,9 +250,8 @@ task, or this sees it counted as idle."
   (cond ((plusp (executor-spinning executor)))
         ((plusp (executor-idle executor))
          (sb-thread:with-mutex ((executor-park-lock executor))
-           (if (plusp (executor-idle executor))
-               (sb-thread:condition-notify (executor-park-cv executor))
-               (%wake-monitor executor))))
+           (unless (%wake-parked executor)
+             (%wake-monitor executor))))
         (t
          (sb-thread:with-mutex ((executor-park-lock executor))
            (%wake-monitor executor)))))
@@ -344,47 +351,82 @@ submits work off it."
             (executor-spinning executor) 0)
       found)))
 
+(defun %wake-parked (executor)
+  "PARK-LOCK held: wake the worker parked last, if any; true if one was.
+The last parked is the one whose cache and stack are warm, and under
+steady load the same few take the work while the rest of a pool grown
+for a burst stay parked, and retire once their time is up."
+  (let ((worker (pop (executor-parked executor))))
+    (when worker
+      (setf (worker-parked worker) nil)
+      (decf (executor-idle executor))
+      (sb-thread:signal-semaphore (worker-wake worker))
+      t)))
+
+(defun %unpark-self (executor me)
+  "PARK-LOCK held: ME leaves the stack of parked workers by itself; if it
+was taken off it meanwhile, the wake-up meant for it is consumed.  True
+if ME was woken so."
+  (if (worker-parked me)
+      (progn (setf (executor-parked executor) (delete me (executor-parked executor) :count 1)
+                   (worker-parked me) nil)
+             (decf (executor-idle executor))
+             nil)
+      ;; Signalled under PARK-LOCK as it was taken off: the count is there.
+      (sb-thread:try-semaphore (worker-wake me))))
+
 (defun %park (executor)
   "Wait for work.  Returns true to go on, NIL to exit: shut down, or parked
 with no work for IDLE-TIMEOUT (SURPLUS-IDLE when KEEP-IDLE others are
 parked too) while more than MIN-THREADS are alive."
   (let ((lock (executor-park-lock executor))
+        (me *worker*)
         ;; When this worker began to wait.  Not reset by a wake-up that
-        ;; brings it no task (another worker took it, or a collection's
-        ;; stop signal interrupted the wait): under steady load such
-        ;; wake-ups come more often than any timeout, and no surplus worker
-        ;; would ever retire.  Reset by a timeout that does not retire it
-        ;; (it is one of MIN-THREADS), which then waits a timeout again.
+        ;; brings it no task (another worker took it): under steady load
+        ;; such wake-ups come more often than any timeout, and no surplus
+        ;; worker would ever retire.  Reset by a timeout that does not
+        ;; retire it (it is one of MIN-THREADS), which then waits a
+        ;; timeout again.
         (since nil))
-    (sb-thread:with-mutex (lock)
-      (loop
-        (when (%queued-p executor)
-          (return t))
-        (when (executor-shutdown executor)
-          (return nil))
-        (incf (executor-idle executor))
-        ;; Pairs with %AFTER-SUBMIT's barrier.
-        (sb-thread:barrier (:memory))
-        (when (%queued-p executor)
-          (decf (executor-idle executor))
-          (return t))
-        (let* ((parked (or since (setf since (now-us))))
-               (surplus (> (executor-idle executor) (executor-keep-idle executor)))
-               (woken (wait-on (executor-park-cv executor) lock
-                               (+ parked (if surplus
-                                             (executor-surplus-idle-us executor)
-                                             (executor-idle-timeout-us executor))))))
-          (decf (executor-idle executor))
-          (when (and woken (< (- (now-us) parked) +spin-us+))
-            ;; Work came within a long spin of parking: spinning would
-            ;; have saved the wake-up.
-            (setf (executor-spin-credit executor)
-                  (min +spin-credit-max+ (1+ (executor-spin-credit executor)))))
-          (unless woken
-            (when (and (not (%queued-p executor))
-                       (> (executor-threads executor) (executor-min-threads executor)))
-              (return nil))
-            (setf since nil)))))))
+    (loop
+      (let ((deadline 0))
+        (declare (type fixnum deadline))
+        (sb-thread:with-mutex (lock)
+          (when (%queued-p executor)
+            (return t))
+          (when (executor-shutdown executor)
+            (return nil))
+          (push me (executor-parked executor))
+          (setf (worker-parked me) t)
+          (incf (executor-idle executor))
+          ;; Pairs with %AFTER-SUBMIT's barrier.
+          (sb-thread:barrier (:memory))
+          (when (%queued-p executor)
+            (%unpark-self executor me)
+            (return t))
+          (setf deadline (+ (or since (setf since (now-us)))
+                            (if (> (executor-idle executor) (executor-keep-idle executor))
+                                (executor-surplus-idle-us executor)
+                                (executor-idle-timeout-us executor)))))
+        ;; Its own semaphore, no lock: collections, which interrupt every
+        ;; thread's wait, do not send hundreds of parked workers after one
+        ;; mutex.
+        (let* ((left (- deadline (now-us)))
+               (woken (and (plusp left)
+                           (sb-thread:wait-on-semaphore (worker-wake me) :timeout (/ left 1d6)))))
+          (sb-thread:with-mutex (lock)
+            (unless woken
+              (setf woken (%unpark-self executor me)))
+            (when (and woken (< (- (now-us) (the fixnum since)) +spin-us+))
+              ;; Work came within a long spin of parking: spinning would
+              ;; have saved the wake-up.
+              (setf (executor-spin-credit executor)
+                    (min +spin-credit-max+ (1+ (executor-spin-credit executor)))))
+            (unless woken
+              (when (and (not (%queued-p executor))
+                         (> (executor-threads executor) (executor-min-threads executor)))
+                (return nil))
+              (setf since nil))))))))
 
 (defun %wake-another (executor)
   "This worker took a task and left others queued: wake a parked worker for
@@ -394,9 +436,8 @@ workers may all be about to block in their handlers)."
              (or (plusp (executor-idle executor)) (not (executor-monitor-awake executor)))
              (%queued-p executor))
     (sb-thread:with-mutex ((executor-park-lock executor))
-      (if (plusp (executor-idle executor))
-          (sb-thread:condition-notify (executor-park-cv executor))
-          (%wake-monitor executor)))))
+      (unless (%wake-parked executor)
+        (%wake-monitor executor)))))
 
 (defun %heap-crowded-p (executor)
   (> (sb-kernel:dynamic-usage) (executor-heap-limit executor)))
@@ -601,8 +642,8 @@ collection ran, which stops every thread)."
                (declare (type fixnum n))
                (incf (executor-threads executor) n)
                ;; A parked worker missed a wake-up: wake it.
-               (when (and (plusp (executor-idle executor)) (%queued-p executor))
-                 (sb-thread:condition-notify (executor-park-cv executor)))
+               (when (%queued-p executor)
+                 (%wake-parked executor))
                n))))
     (declare (type fixnum n))
     (when (plusp n)
@@ -667,7 +708,7 @@ for the workers to exit.  Returns true if they all did."
     (let ((lock (executor-park-lock executor)))
       (sb-thread:with-mutex (lock)
         (setf (executor-shutdown executor) t)
-        (sb-thread:condition-broadcast (executor-park-cv executor))
+        (loop while (%wake-parked executor))
         (sb-thread:condition-broadcast (executor-monitor-cv executor))
         (sb-thread:condition-broadcast (executor-turn-cv executor))
         (loop while (plusp (executor-threads executor))
