@@ -369,6 +369,27 @@ for them: true if it reached twenty workers within five seconds."
                (clgrpc.util::executor-threads executor)))
       (clgrpc.util:shutdown-executor executor))))
 
+(test under-a-trickle-the-surplus-of-a-burst-retires
+  ;; After a burst, a steady trickle of quick tasks goes to the worker
+  ;; parked last, again and again: the rest of the pool stays parked and
+  ;; retires after SURPLUS-IDLE, instead of each being woken in turn and
+  ;; kept alive by the trickle.
+  (let ((executor (clgrpc.util:make-executor :name "trickle test" :min-threads 1 :keep-idle 2
+                                             :surplus-idle 1))
+        (gate (sb-thread:make-semaphore)))
+    (unwind-protect
+         (progn
+           (is (%burst-of-blocking-tasks executor gate)
+               "the pool grew to ~D threads" (clgrpc.util::executor-threads executor))
+           (sb-thread:signal-semaphore gate 40)
+           (loop repeat 600
+                 do (clgrpc.util:executor-submit executor 0 (lambda (x) x) nil)
+                    (sleep 0.005))
+           (is (<= (clgrpc.util::executor-threads executor) 6)
+               "~D workers still alive under a trickle, 3 s after the burst"
+               (clgrpc.util::executor-threads executor)))
+      (clgrpc.util:shutdown-executor executor))))
+
 (test a-pool-sized-for-a-burst-outlives-a-pause
   ;; At the defaults, the workers a burst of blocking calls needed are still
   ;; there two seconds after it, collections and all: the next burst finds

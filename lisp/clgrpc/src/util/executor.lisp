@@ -84,7 +84,9 @@ work arrives far apart, and a long spin would burn a CPU per call.")
   ;; Parked: on the executor's stack of parked workers (PARK-LOCK), waiting
   ;; on its own semaphore, which whoever takes it off the stack signals.
   (parked nil)
-  (wake (sb-thread:make-semaphore :name "worker wake") :type sb-thread:semaphore))
+  (wake (sb-thread:make-semaphore :name "worker wake") :type sb-thread:semaphore)
+  ;; Retired: no longer counted in THREADS (%PARK).
+  (retired nil))
 
 (defvar *worker* nil "This thread's WORKER, in a worker thread.")
 
@@ -141,7 +143,8 @@ by one worker.")
   ;; Parked workers, the most recently parked first (PARK-LOCK).
   (parked '() :type list)
   (done-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
-  (idle 0 :type fixnum)                 ; parked workers: PARKED's length (PARK-LOCK)
+  ;; Parked workers, and those woken that have not yet run (atomic).
+  (idle 0 :type sb-ext:word)
   (threads 0 :type fixnum)              ; workers alive or being started (PARK-LOCK)
   (spinning 0 :type sb-ext:word)        ; workers spinning for work (0 or 1, atomic)
   ;; Recent spins that found work, less those that did not (0 to
@@ -355,25 +358,26 @@ submits work off it."
   "PARK-LOCK held: wake the worker parked last, if any; true if one was.
 The last parked is the one whose cache and stack are warm, and under
 steady load the same few take the work while the rest of a pool grown
-for a burst stay parked, and retire once their time is up."
+for a burst stay parked, and retire once their time is up.  It counts as
+idle until it runs (%PARK), so that the monitor starts no worker for a
+task that a woken one is about to take."
   (let ((worker (pop (executor-parked executor))))
     (when worker
       (setf (worker-parked worker) nil)
-      (decf (executor-idle executor))
       (sb-thread:signal-semaphore (worker-wake worker))
       t)))
 
 (defun %unpark-self (executor me)
-  "PARK-LOCK held: ME leaves the stack of parked workers by itself; if it
-was taken off it meanwhile, the wake-up meant for it is consumed.  True
-if ME was woken so."
-  (if (worker-parked me)
-      (progn (setf (executor-parked executor) (delete me (executor-parked executor) :count 1)
-                   (worker-parked me) nil)
-             (decf (executor-idle executor))
-             nil)
-      ;; Signalled under PARK-LOCK as it was taken off: the count is there.
-      (sb-thread:try-semaphore (worker-wake me))))
+  "PARK-LOCK held: ME, parked or woken, stops counting as idle: off the
+stack if still on it (NIL), or, taken off it meanwhile, with the wake-up
+meant for it consumed (true)."
+  (prog1 (if (worker-parked me)
+             (progn (setf (executor-parked executor) (delete me (executor-parked executor) :count 1)
+                          (worker-parked me) nil)
+                    nil)
+             ;; Signalled under PARK-LOCK as it was taken off: the count is there.
+             (sb-thread:try-semaphore (worker-wake me)))
+    (sb-ext:atomic-decf (executor-idle executor))))
 
 (defun %park (executor)
   "Wait for work.  Returns true to go on, NIL to exit: shut down, or parked
@@ -382,12 +386,12 @@ parked too) while more than MIN-THREADS are alive."
   (let ((lock (executor-park-lock executor))
         (me *worker*)
         ;; When this worker began to wait.  Not reset by a wake-up that
-        ;; brings it no task (another worker took it): under steady load
-        ;; such wake-ups come more often than any timeout, and no surplus
-        ;; worker would ever retire.  Reset by a timeout that does not
-        ;; retire it (it is one of MIN-THREADS), which then waits a
-        ;; timeout again.
-        (since nil))
+        ;; brings it no task (another worker took it), so that such
+        ;; wake-ups cannot keep a surplus worker for ever.  Reset by a
+        ;; timeout that does not retire it (it is one of MIN-THREADS),
+        ;; which then waits a timeout again.
+        (since 0))
+    (declare (type fixnum since))
     (loop
       (let ((deadline 0))
         (declare (type fixnum deadline))
@@ -398,35 +402,45 @@ parked too) while more than MIN-THREADS are alive."
             (return nil))
           (push me (executor-parked executor))
           (setf (worker-parked me) t)
-          (incf (executor-idle executor))
+          (sb-ext:atomic-incf (executor-idle executor))
           ;; Pairs with %AFTER-SUBMIT's barrier.
           (sb-thread:barrier (:memory))
           (when (%queued-p executor)
             (%unpark-self executor me)
             (return t))
-          (setf deadline (+ (or since (setf since (now-us)))
-                            (if (> (executor-idle executor) (executor-keep-idle executor))
-                                (executor-surplus-idle-us executor)
-                                (executor-idle-timeout-us executor)))))
+          (when (zerop since)
+            (setf since (now-us)))
+          (setf deadline (+ since (if (> (executor-idle executor) (executor-keep-idle executor))
+                                      (executor-surplus-idle-us executor)
+                                      (executor-idle-timeout-us executor)))))
         ;; Its own semaphore, no lock: collections, which interrupt every
         ;; thread's wait, do not send hundreds of parked workers after one
-        ;; mutex.
-        (let* ((left (- deadline (now-us)))
-               (woken (and (plusp left)
-                           (sb-thread:wait-on-semaphore (worker-wake me) :timeout (/ left 1d6)))))
-          (sb-thread:with-mutex (lock)
-            (unless woken
-              (setf woken (%unpark-self executor me)))
-            (when (and woken (< (- (now-us) (the fixnum since)) +spin-us+))
-              ;; Work came within a long spin of parking: spinning would
-              ;; have saved the wake-up.
-              (setf (executor-spin-credit executor)
-                    (min +spin-credit-max+ (1+ (executor-spin-credit executor)))))
-            (unless woken
-              (when (and (not (%queued-p executor))
-                         (> (executor-threads executor) (executor-min-threads executor)))
-                (return nil))
-              (setf since nil))))))))
+        ;; mutex, and a wake-up signalled before the wait is kept.
+        (let ((left (- deadline (now-us))))
+          (if (and (plusp left)
+                   (sb-thread:wait-on-semaphore (worker-wake me) :timeout (/ left 1d6)))
+              (progn
+                (sb-ext:atomic-decf (executor-idle executor))
+                (when (< (- (now-us) since) +spin-us+)
+                  ;; Work came within a long spin of parking: spinning
+                  ;; would have saved the wake-up.
+                  (setf (executor-spin-credit executor)
+                        (min +spin-credit-max+ (1+ (executor-spin-credit executor)))))
+                (when (%queued-p executor)
+                  (return t)))
+              (sb-thread:with-mutex (lock)
+                (cond ((%unpark-self executor me)
+                       ;; Woken as the wait timed out.
+                       (return t))
+                      ((and (not (%queued-p executor))
+                            (> (executor-threads executor) (executor-min-threads executor)))
+                       ;; Counted out now, in this hold of the lock, so
+                       ;; that workers timing out together do not all
+                       ;; retire below MIN-THREADS.
+                       (decf (executor-threads executor))
+                       (setf (worker-retired me) t)
+                       (return nil))
+                      (t (setf since 0))))))))))
 
 (defun %wake-another (executor)
   "This worker took a task and left others queued: wake a parked worker for
@@ -489,7 +503,15 @@ none."
         (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
         (when (>= (worker-stat me) 0)
           (sb-unix:unix-close (shiftf (worker-stat me) -1)))
-        (decf (executor-threads executor))
+        (when (or (worker-parked me) (plusp (sb-thread:semaphore-count (worker-wake me))))
+          ;; Unwound while parked, or with a wake-up meant for it: off the
+          ;; stack, and the wake-up goes to another.
+          (%unpark-self executor me)
+          (when (%queued-p executor)
+            (unless (%wake-parked executor)
+              (%wake-monitor executor))))
+        (unless (worker-retired me)
+          (decf (executor-threads executor)))
         (sb-thread:condition-broadcast (executor-done-cv executor))))))
 
 (defun %start-workers (executor n)
