@@ -341,70 +341,62 @@ connection to the server in between shifts the turn."
              (is (wait-observed (lambda (x) (and (consp x) (eq (first x) :big-ended))) 5)))
         (raw-close peer)))))
 
-(defun %burst-of-blocking-tasks (executor gate)
-  "Submit forty tasks that wait on GATE, and wait until the pool has grown
-for them: true if it reached twenty workers within five seconds."
-  (dotimes (i 40)
-    (clgrpc.util:executor-submit executor 0 (lambda (g) (sb-thread:wait-on-semaphore g :timeout 5)) gate))
-  (loop repeat 500
-        thereis (>= (clgrpc.util::executor-threads executor) 20)
-        do (sleep 0.01)))
+(defun call-after-a-burst (function &rest executor-args)
+  "Grow an executor (EXECUTOR-ARGS, at least one worker kept) for forty
+tasks that block, check that it grew to twenty workers, let the tasks
+end, and call FUNCTION with the executor, shut down after."
+  (let ((executor (apply #'clgrpc.util:make-executor :min-threads 1 :keep-idle 2 executor-args))
+        (gate (sb-thread:make-semaphore)))
+    (unwind-protect
+         (progn
+           (dotimes (i 40)
+             (clgrpc.util:executor-submit executor 0 (lambda (g) (sb-thread:wait-on-semaphore g :timeout 5)) gate))
+           (is (loop repeat 500
+                     thereis (>= (clgrpc.util::executor-threads executor) 20)
+                     do (sleep 0.01))
+               "the pool grew to ~D threads" (clgrpc.util::executor-threads executor))
+           (sb-thread:signal-semaphore gate 40)
+           (funcall function executor))
+      (clgrpc.util:shutdown-executor executor))))
 
 (test surplus-workers-retire-while-collections-interrupt-their-waits
   ;; A burst of blocking tasks grows the pool; once it is over, workers
   ;; beyond the kept idle ones retire after SURPLUS-IDLE, even though garbage
   ;; collections, which interrupt every thread's wait, come more often.
-  (let ((executor (clgrpc.util:make-executor :name "retire test" :min-threads 1 :keep-idle 2
-                                             :surplus-idle 1))
-        (gate (sb-thread:make-semaphore)))
-    (unwind-protect
-         (progn
-           (is (%burst-of-blocking-tasks executor gate)
-               "the pool grew to ~D threads" (clgrpc.util::executor-threads executor))
-           (sb-thread:signal-semaphore gate 40)
-           (is (loop repeat 40
-                     thereis (<= (clgrpc.util::executor-threads executor) 4)
-                     do (sleep 0.1) (sb-ext:gc))
-               "~D workers still alive 4 s after the burst"
-               (clgrpc.util::executor-threads executor)))
-      (clgrpc.util:shutdown-executor executor))))
+  (call-after-a-burst
+   (lambda (executor)
+     (is (loop repeat 40
+               thereis (<= (clgrpc.util::executor-threads executor) 4)
+               do (sleep 0.1) (sb-ext:gc))
+         "~D workers still alive 4 s after the burst"
+         (clgrpc.util::executor-threads executor)))
+   :name "retire test" :surplus-idle 1))
 
 (test under-a-trickle-the-surplus-of-a-burst-retires
   ;; After a burst, a steady trickle of quick tasks goes to the worker
   ;; parked last, again and again: the rest of the pool stays parked and
   ;; retires after SURPLUS-IDLE, instead of each being woken in turn and
   ;; kept alive by the trickle.
-  (let ((executor (clgrpc.util:make-executor :name "trickle test" :min-threads 1 :keep-idle 2
-                                             :surplus-idle 1))
-        (gate (sb-thread:make-semaphore)))
-    (unwind-protect
-         (progn
-           (is (%burst-of-blocking-tasks executor gate)
-               "the pool grew to ~D threads" (clgrpc.util::executor-threads executor))
-           (sb-thread:signal-semaphore gate 40)
-           (loop repeat 600
-                 do (clgrpc.util:executor-submit executor 0 (lambda (x) x) nil)
-                    (sleep 0.005))
-           (is (<= (clgrpc.util::executor-threads executor) 6)
-               "~D workers still alive under a trickle, 3 s after the burst"
-               (clgrpc.util::executor-threads executor)))
-      (clgrpc.util:shutdown-executor executor))))
+  (call-after-a-burst
+   (lambda (executor)
+     (loop repeat 600
+           do (clgrpc.util:executor-submit executor 0 (lambda (x) x) nil)
+              (sleep 0.005))
+     (is (<= (clgrpc.util::executor-threads executor) 6)
+         "~D workers still alive under a trickle, 3 s after the burst"
+         (clgrpc.util::executor-threads executor)))
+   :name "trickle test" :surplus-idle 1))
 
 (test a-pool-sized-for-a-burst-outlives-a-pause
   ;; At the defaults, the workers a burst of blocking calls needed are still
   ;; there two seconds after it, collections and all: the next burst finds
   ;; them instead of starting each again while its calls wait.
-  (let ((executor (clgrpc.util:make-executor :name "pause test" :min-threads 1 :keep-idle 2))
-        (gate (sb-thread:make-semaphore)))
-    (unwind-protect
-         (progn
-           (is (%burst-of-blocking-tasks executor gate)
-               "the pool grew to ~D threads" (clgrpc.util::executor-threads executor))
-           (sb-thread:signal-semaphore gate 40)
-           (loop repeat 20 do (sleep 0.1) (sb-ext:gc))
-           (is (>= (clgrpc.util::executor-threads executor) 20)
-               "~D workers left 2 s after the burst" (clgrpc.util::executor-threads executor)))
-      (clgrpc.util:shutdown-executor executor))))
+  (call-after-a-burst
+   (lambda (executor)
+     (loop repeat 20 do (sleep 0.1) (sb-ext:gc))
+     (is (>= (clgrpc.util::executor-threads executor) 20)
+         "~D workers left 2 s after the burst" (clgrpc.util::executor-threads executor)))
+   :name "pause test"))
 
 (defun %workers-wanted-while-blocked (heap-limit cpus)
   "How many workers the monitor of an executor of eight workers, all blocked
