@@ -36,9 +36,12 @@
 ;;;; and on a busy machine each must be scheduled to acknowledge), so a
 ;;;; parked worker exits after IDLE-TIMEOUT, or after SURPLUS-IDLE when more
 ;;;; than KEEP-IDLE others are parked too, down to MIN-THREADS.  Parked
-;;;; workers form a stack, each waiting on its own semaphore: a wake-up takes
-;;;; the one parked last, so under steady load the same few workers run and
-;;;; the rest of a pool grown for a burst stay parked until they retire.
+;;;; workers form a stack, each waiting on its own flag and queue: a wake-up
+;;;; takes the one parked last, so under steady load the same few workers run
+;;;; and the rest of a pool grown for a burst stay parked until they retire.
+;;;; The waker marks it under the locks and notifies it after releasing
+;;;; them, so that the woken worker, often run at once on the waker's CPU,
+;;;; finds no lock held.
 ;;;;
 ;;;; A task is a function and one argument (no closure per task).  Tasks of
 ;;;; one lane start in the order they were submitted; they may run at the
@@ -82,9 +85,13 @@ work arrives far apart, and a long spin would burn a CPU per call.")
   ;; running one).
   (turn-us nil :type (or null fixnum))
   ;; Parked: on the executor's stack of parked workers (PARK-LOCK), waiting
-  ;; on its own semaphore, which whoever takes it off the stack signals.
+  ;; on its own queue WAKE-CV for WOKEN, which whoever takes it off the stack
+  ;; sets (under PARK-LOCK and WAKE-LOCK) and then notifies, after releasing
+  ;; both (%NOTIFY-WOKEN).
   (parked nil)
-  (wake (sb-thread:make-semaphore :name "worker wake") :type sb-thread:semaphore)
+  (woken nil)
+  (wake-lock (sb-thread:make-mutex :name "worker wake") :type sb-thread:mutex)
+  (wake-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   ;; Retired: no longer counted in THREADS (%PARK).
   (retired nil))
 
@@ -229,6 +236,26 @@ those that started within TURN-LAPSE seconds (executor-turns.lisp)."
   "Tasks waiting for a worker (read without a lock: an estimate)."
   (loop for lane across (executor-lanes executor) sum (lane-count lane) fixnum))
 
+(declaim (inline %notify-woken))
+(defun %notify-woken (worker)
+  "Wake WORKER (if any), marked woken by %WAKE-PARKED, holding no lock.
+Notified under a lock, it would often run at once on the waker's CPU and
+then wait for the lock the waker holds: two more context switches a
+wake-up, which blocking handlers pay on every call."
+  (when worker
+    (sb-thread:condition-notify (worker-wake-cv worker))))
+
+(defmacro with-park-lock-then-notify ((executor) &body body)
+  "Run BODY under EXECUTOR's PARK-LOCK, then notify the worker it returns
+(from %WAKE-PARKED, or NIL), holding no lock.  Interrupts wait until the
+notification is made: a worker marked woken but not notified would sleep
+until its idle timeout."
+  (let ((worker (gensym "WORKER")))
+    `(sb-sys:without-interrupts
+       (let ((,worker (sb-thread:with-mutex ((executor-park-lock ,executor))
+                        ,@body)))
+         (%notify-woken ,worker)))))
+
 ;;; ------------------------------------------------------------------
 ;;; Submitting
 
@@ -252,9 +279,9 @@ task, or this sees it counted as idle."
   (sb-thread:barrier (:memory))
   (cond ((plusp (executor-spinning executor)))
         ((plusp (executor-idle executor))
-         (sb-thread:with-mutex ((executor-park-lock executor))
-           (unless (%wake-parked executor)
-             (%wake-monitor executor))))
+         (with-park-lock-then-notify (executor)
+           (or (%wake-parked executor)
+               (progn (%wake-monitor executor) nil))))
         (t
          (sb-thread:with-mutex ((executor-park-lock executor))
            (%wake-monitor executor)))))
@@ -355,17 +382,32 @@ submits work off it."
       found)))
 
 (defun %wake-parked (executor)
-  "PARK-LOCK held: wake the worker parked last, if any; true if one was.
-The last parked is the one whose cache and stack are warm, and under
-steady load the same few take the work while the rest of a pool grown
-for a burst stay parked, and retire once their time is up.  It counts as
-idle until it runs (%PARK), so that the monitor starts no worker for a
-task that a woken one is about to take."
+  "PARK-LOCK held: take the worker parked last off the stack, marked woken,
+and return it (NIL if none is parked); the caller notifies it with
+%NOTIFY-WOKEN once it has released PARK-LOCK.  The last parked is the one
+whose cache and stack are warm, and under steady load the same few take
+the work while the rest of a pool grown for a burst stay parked, and
+retire once their time is up.  It counts as idle until it runs (%PARK), so
+that the monitor starts no worker for a task that a woken one is about to
+take."
   (let ((worker (pop (executor-parked executor))))
     (when worker
       (setf (worker-parked worker) nil)
-      (sb-thread:signal-semaphore (worker-wake worker))
-      t)))
+      (sb-thread:with-mutex ((worker-wake-lock worker))
+        (setf (worker-woken worker) t))
+      worker)))
+
+(defun %wait-woken (me deadline)
+  "Wait until ME is woken (true) or the clock passes DEADLINE (NIL)."
+  (declare (type fixnum deadline))
+  (let ((lock (worker-wake-lock me)))
+    (sb-thread:with-mutex (lock)
+      (loop
+        (when (worker-woken me)
+          (setf (worker-woken me) nil)
+          (return t))
+        (unless (wait-on (worker-wake-cv me) lock deadline)
+          (return (shiftf (worker-woken me) nil)))))))
 
 (defun %unpark-self (executor me)
   "PARK-LOCK held: ME, parked or woken, stops counting as idle: off the
@@ -375,8 +417,10 @@ meant for it consumed (true)."
              (progn (setf (executor-parked executor) (delete me (executor-parked executor) :count 1)
                           (worker-parked me) nil)
                     nil)
-             ;; Signalled under PARK-LOCK as it was taken off: the count is there.
-             (sb-thread:try-semaphore (worker-wake me)))
+             ;; Marked woken under PARK-LOCK as it was taken off.
+             (sb-thread:with-mutex ((worker-wake-lock me))
+               (setf (worker-woken me) nil)
+               t))
     (sb-ext:atomic-decf (executor-idle executor))))
 
 (defun %park (executor)
@@ -413,34 +457,32 @@ parked too) while more than MIN-THREADS are alive."
           (setf deadline (+ since (if (> (executor-idle executor) (executor-keep-idle executor))
                                       (executor-surplus-idle-us executor)
                                       (executor-idle-timeout-us executor)))))
-        ;; Its own semaphore, no lock: collections, which interrupt every
+        ;; Its own lock and queue: collections, which interrupt every
         ;; thread's wait, do not send hundreds of parked workers after one
-        ;; mutex, and a wake-up signalled before the wait is kept.
-        (let ((left (- deadline (now-us))))
-          (if (and (plusp left)
-                   (sb-thread:wait-on-semaphore (worker-wake me) :timeout (/ left 1d6)))
-              (progn
-                (sb-ext:atomic-decf (executor-idle executor))
-                (when (< (- (now-us) since) +spin-us+)
-                  ;; Work came within a long spin of parking: spinning
-                  ;; would have saved the wake-up.
-                  (setf (executor-spin-credit executor)
-                        (min +spin-credit-max+ (1+ (executor-spin-credit executor)))))
-                (when (%queued-p executor)
-                  (return t)))
-              (sb-thread:with-mutex (lock)
-                (cond ((%unpark-self executor me)
-                       ;; Woken as the wait timed out.
-                       (return t))
-                      ((and (not (%queued-p executor))
-                            (> (executor-threads executor) (executor-min-threads executor)))
-                       ;; Counted out now, in this hold of the lock, so
-                       ;; that workers timing out together do not all
-                       ;; retire below MIN-THREADS.
-                       (decf (executor-threads executor))
-                       (setf (worker-retired me) t)
-                       (return nil))
-                      (t (setf since 0))))))))))
+        ;; mutex, and a wake-up marked before the wait is kept.
+        (if (%wait-woken me deadline)
+            (progn
+              (sb-ext:atomic-decf (executor-idle executor))
+              (when (< (- (now-us) since) +spin-us+)
+                ;; Work came within a long spin of parking: spinning
+                ;; would have saved the wake-up.
+                (setf (executor-spin-credit executor)
+                      (min +spin-credit-max+ (1+ (executor-spin-credit executor)))))
+              (when (%queued-p executor)
+                (return t)))
+            (sb-thread:with-mutex (lock)
+              (cond ((%unpark-self executor me)
+                     ;; Woken as the wait timed out.
+                     (return t))
+                    ((and (not (%queued-p executor))
+                          (> (executor-threads executor) (executor-min-threads executor)))
+                     ;; Counted out now, in this hold of the lock, so
+                     ;; that workers timing out together do not all
+                     ;; retire below MIN-THREADS.
+                     (decf (executor-threads executor))
+                     (setf (worker-retired me) t)
+                     (return nil))
+                    (t (setf since 0)))))))))
 
 (defun %wake-another (executor)
   "This worker took a task and left others queued: wake a parked worker for
@@ -449,9 +491,9 @@ workers may all be about to block in their handlers)."
   (when (and (zerop (executor-spinning executor))
              (or (plusp (executor-idle executor)) (not (executor-monitor-awake executor)))
              (%queued-p executor))
-    (sb-thread:with-mutex ((executor-park-lock executor))
-      (unless (%wake-parked executor)
-        (%wake-monitor executor)))))
+    (with-park-lock-then-notify (executor)
+      (or (%wake-parked executor)
+          (progn (%wake-monitor executor) nil)))))
 
 (defun %heap-crowded-p (executor)
   (> (sb-kernel:dynamic-usage) (executor-heap-limit executor)))
@@ -503,13 +545,13 @@ none."
         (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
         (when (>= (worker-stat me) 0)
           (sb-unix:unix-close (shiftf (worker-stat me) -1)))
-        (when (or (worker-parked me) (plusp (sb-thread:semaphore-count (worker-wake me))))
+        (when (or (worker-parked me) (worker-woken me))
           ;; Unwound while parked, or with a wake-up meant for it: off the
           ;; stack, and the wake-up goes to another.
           (%unpark-self executor me)
           (when (%queued-p executor)
-            (unless (%wake-parked executor)
-              (%wake-monitor executor))))
+            (%notify-woken (or (%wake-parked executor)
+                               (progn (%wake-monitor executor) nil)))))
         (unless (worker-retired me)
           (decf (executor-threads executor)))
         (sb-thread:condition-broadcast (executor-done-cv executor))))))
@@ -659,15 +701,13 @@ collection ran, which stops every thread)."
 
 (defun %monitor-tick (executor cpus)
   "Start the workers wanted now; true if tasks are waiting."
-  (let ((n (sb-thread:with-mutex ((executor-park-lock executor))
-             (let ((n (%workers-wanted executor cpus (now-us))))
-               (declare (type fixnum n))
-               (incf (executor-threads executor) n)
-               ;; A parked worker missed a wake-up: wake it.
-               (when (%queued-p executor)
-                 (%wake-parked executor))
-               n))))
+  (let ((n 0))
     (declare (type fixnum n))
+    (with-park-lock-then-notify (executor)
+      (setf n (%workers-wanted executor cpus (now-us)))
+      (incf (executor-threads executor) n)
+      ;; A parked worker missed a wake-up: wake it.
+      (and (%queued-p executor) (%wake-parked executor)))
     (when (plusp n)
       (%start-workers executor n))
     (%queued-p executor)))
@@ -730,7 +770,9 @@ for the workers to exit.  Returns true if they all did."
     (let ((lock (executor-park-lock executor)))
       (sb-thread:with-mutex (lock)
         (setf (executor-shutdown executor) t)
-        (loop while (%wake-parked executor))
+        (loop for worker = (%wake-parked executor)
+              while worker
+              do (%notify-woken worker))
         (sb-thread:condition-broadcast (executor-monitor-cv executor))
         (sb-thread:condition-broadcast (executor-turn-cv executor))
         (loop while (plusp (executor-threads executor))
