@@ -699,6 +699,13 @@ collection ran, which stops every thread)."
           ((< (incf (executor-waiting-streak executor)) 2) 0)
           (t (min queued (max 1 (ash threads -3)) (- (executor-max-threads executor) threads))))))
 
+(defun %could-grow-p (executor)
+  "Whether the pool could grow now (%WORKERS-WANTED): tasks wait, and no
+worker is parked, woken or spinning."
+  (and (%queued-p executor)
+       (zerop (executor-idle executor))
+       (zerop (executor-spinning executor))))
+
 (defun %monitor-tick (executor cpus)
   "Start the workers wanted now; true if tasks are waiting."
   (let ((n 0))
@@ -721,8 +728,10 @@ collection ran, which stops every thread)."
         (when (executor-shutdown executor)
           (return)))
       (let ((idle-ticks 0)
-            (cpu (process-cpu-us))
-            (wall (now-us))
+            ;; The process's CPU time and the clock at the end of the last
+            ;; tick (CPU -1: not read then).
+            (cpu -1)
+            (wall 0)
             (gc sb-ext:*gc-run-time*)
             (cpus :unknown))
         (declare (type fixnum idle-ticks cpu wall))
@@ -743,19 +752,25 @@ collection ran, which stops every thread)."
               (setf (executor-monitor-awake executor) t)))
           (sleep (/ +tick-us+ 1d6))
           ;; The CPUs were busy if the process used all of them but a
-          ;; quarter over the tick.
-          (let ((cpu-now (process-cpu-us))
-                (wall-now (now-us))
-                (gc-now sb-ext:*gc-run-time*))
-            (declare (type fixnum cpu-now wall-now))
-            (setf cpus (cond ((/= gc gc-now) :unknown)
-                             ((>= (* 4 (- cpu-now cpu))
-                                  (* (- (* 4 (executor-cpus executor)) 1) (max 1 (- wall-now wall))))
-                              :busy)
-                             (t :idle))
-                  cpu cpu-now
-                  wall wall-now
-                  gc gc-now)))))))
+          ;; quarter over the tick.  The process's CPU time is the sum of
+          ;; every thread's, which the kernel adds up on each reading (with
+          ;; a thousand handlers blocked, a few percent of the server's
+          ;; CPU), so it is read only while the pool could grow.
+          (if (%could-grow-p executor)
+              (let ((cpu-now (process-cpu-us))
+                    (wall-now (now-us))
+                    (gc-now sb-ext:*gc-run-time*))
+                (declare (type fixnum cpu-now wall-now))
+                (setf cpus (cond ((or (minusp cpu) (/= gc gc-now)) :unknown)
+                                 ((>= (* 4 (- cpu-now cpu))
+                                      (* (- (* 4 (executor-cpus executor)) 1) (max 1 (- wall-now wall))))
+                                  :busy)
+                                 (t :idle))
+                      cpu cpu-now
+                      wall wall-now
+                      gc gc-now))
+              (setf cpu -1
+                    cpus :unknown)))))))
 
 ;;; ------------------------------------------------------------------
 ;;; Shutdown
