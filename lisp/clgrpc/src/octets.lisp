@@ -46,6 +46,20 @@ written as spaced hex dumps)."
     (loop for i from start below (or end (length octets))
           do (format s "~(~2,'0x~)" (aref octets i)))))
 
+(declaim (inline str=))
+(defun str= (a b)
+  "STRING= without the keyword parsing and generic dispatch of CL:STRING=,
+lengths first: HPACK and the HTTP/2 and gRPC layers compare field names and
+values on every header they read or send."
+  (declare (type string a b))
+  (let ((n (length a)))
+    (and (= n (length b))
+         (if (and (typep a '(simple-array character (*)))
+                  (typep b '(simple-array character (*))))
+             (loop for i of-type index below n
+                   always (char= (schar a i) (schar b i)))
+             (string= a b)))))
+
 (defun latin1-to-octets (string)
   "Each character of STRING as one octet.  HTTP/2 field names and values are
 octet strings; mapping them 1:1 onto characters 0-255 is lossless and much

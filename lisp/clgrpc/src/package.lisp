@@ -13,7 +13,7 @@ readers and UTF-8 / Latin-1 conversion.")
    ;; types
    #:octet #:octets #:index #:make-octets #:octets-of
    #:hex-to-octets #:octets-to-hex
-   #:latin1-to-octets #:octets-to-latin1
+   #:latin1-to-octets #:octets-to-latin1 #:str=
    ;; output buffer
    #:obuf #:obuf-p #:make-obuf #:obuf-data #:obuf-fill #:obuf-length
    #:obuf-reset #:obuf-give-away #:obuf-reserve #:obuf-ensure

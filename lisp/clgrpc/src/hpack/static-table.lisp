@@ -78,19 +78,6 @@
            ("via" . "")
            ("www-authenticate" . ""))))
 
-(declaim (inline str=))
-(defun str= (a b)
-  "STRING= without the keyword parsing and generic dispatch of CL:STRING=;
-the encoder compares strings on every header it sends."
-  (declare (type string a b))
-  (let ((n (length a)))
-    (and (= n (length b))
-         (if (and (typep a '(simple-array character (*)))
-                  (typep b '(simple-array character (*))))
-             (loop for i of-type index below n
-                   always (char= (schar a i) (schar b i)))
-             (string= a b)))))
-
 (declaim (inline static-table-entry))
 (defun static-table-entry (index)
   "The (name . value) at 1-based static INDEX."

@@ -30,7 +30,7 @@
 (defun connection-specific-p (name)
   (declare (type simple-string name))
   (member name '("connection" "proxy-connection" "keep-alive" "transfer-encoding" "upgrade")
-          :test #'string=))
+          :test #'str=))
 
 (defun malformed-field-block (headers kind)
   "NIL if HEADERS (a list of (name . value)) is a well-formed field block of
@@ -57,14 +57,14 @@ KIND (:REQUEST, :RESPONSE or :TRAILERS), else a string saying why not."
                                   (format nil "duplicate ~A" name))
                                 (setf ,var value))))
                 (cond ((eq kind :response)
-                       (if (string= name ":status")
+                       (if (str= name ":status")
                            (once status)
                            (return-from malformed-field-block
                              (format nil "pseudo-header ~A in a response" name))))
-                      ((string= name ":method") (once method))
-                      ((string= name ":scheme") (once scheme))
-                      ((string= name ":path") (once path))
-                      ((string= name ":authority") (once authority))
+                      ((str= name ":method") (once method))
+                      ((str= name ":scheme") (once scheme))
+                      ((str= name ":path") (once path))
+                      ((str= name ":authority") (once authority))
                       (t (return-from malformed-field-block
                            (format nil "unknown pseudo-header ~A" name))))))
             (progn
@@ -75,12 +75,12 @@ KIND (:REQUEST, :RESPONSE or :TRAILERS), else a string saying why not."
               (when (connection-specific-p name)
                 (return-from malformed-field-block
                   (format nil "connection-specific field ~A" name)))
-              (when (and (string= name "te") (string/= value "trailers"))
+              (when (and (str= name "te") (not (str= value "trailers")))
                 (return-from malformed-field-block "te other than \"trailers\""))))))
     (case kind
       (:request
        (cond ((null method) "missing :method")
-             ((string= method "CONNECT")
+             ((str= method "CONNECT")
               (cond ((or scheme path) "CONNECT with :scheme or :path")
                     ((null authority) "CONNECT without :authority")))
              ((null scheme) "missing :scheme")
