@@ -825,7 +825,7 @@ gives back what its session's buffers grew to, once (clgrpc.tls:session-trim).")
                                                           clgrpc.net:+epollerr+))
                                    (conn-registered conn))
                           (on-readable reactor conn))))
-                    ;; Output handler threads left to this turn waits for
+                    ;; Output that handler threads left to this turn waits for
                     ;; one connection's turn at most, not the whole round.
                     (when (reactor-posted reactor)
                       (run-posted reactor)))))))
