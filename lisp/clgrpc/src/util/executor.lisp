@@ -3,15 +3,16 @@
 ;;;;
 ;;;; Work arrives in batches: a reactor hands over everything one read of a
 ;;;; connection produced in one EXECUTOR-SUBMIT-BATCH, into its own LANE (one
-;;;; lane per reactor, each with its own lock), and wakes a parked worker for
-;;;; each task that no woken worker is about to take (WAKING), in one hold of
-;;;; the park lock.  Woken one after another instead, each worker of a batch
-;;;; of blocking handlers would start only once the one before it ran, and on
-;;;; a busy CPU every such step waits its turn: with 1,000 callers of a
-;;;; 100 ms handler, calls waited 2 to 16 ms to start.  A worker takes one
-;;;; task at a time, from its home lane first and then from the others; if
-;;;; it leaves tasks behind that no woken worker will take and a worker is
-;;;; parked, it wakes that one.  A worker that runs out of work spins
+;;;; lane per reactor, each with its own lock), and wakes at most one worker.
+;;;; A worker takes one task at a time, from its home lane first and then
+;;;; from the others; if it leaves tasks behind that no worker awake (woken
+;;;; and not yet run, spinning, or waiting for a turn) is about to take, and
+;;;; a worker is parked, it wakes that one, so a batch fans out over the
+;;;; workers without the reactor paying a wake-up per task, and no more are
+;;;; woken than there are tasks.  (Waking one per task at once started
+;;;; blocking handlers a few milliseconds sooner, but let a burst of large
+;;;; calls start together, past what the heap limits below could slow.)
+;;;; A worker that runs out of work spins
 ;;;; briefly (one at a time, and only with more than one CPU) before it
 ;;;; parks, so under load the next batch usually finds a worker awake.
 ;;;;
@@ -248,7 +249,11 @@ those that started within TURN-LAPSE seconds (executor-turns.lisp)."
   "Wake WORKER (if any), marked woken by %WAKE-PARKED, holding no lock.
 Notified under a lock, it would often run at once on the waker's CPU and
 then wait for the lock the waker holds: two more context switches a
-wake-up, which blocking handlers pay on every call."
+wake-up, which blocking handlers pay on every call.  SBCL documents
+CONDITION-NOTIFY as called with the queue's mutex held; its Linux
+implementation (a token store and a futex wake) needs no lock, and the
+flag it announces was set under WAKE-LOCK, which the waiter checks before
+it waits."
   (when worker
     (sb-thread:condition-notify (worker-wake-cv worker))))
 
@@ -278,30 +283,24 @@ until its idle timeout."
     (fifo-push tasks now)
     (incf (lane-count lane))))
 
-(defun %after-submit (executor &optional (count 1))
-  "COUNT tasks were queued: make sure workers will take them.  A spinning
-worker will; else a parked one is woken for each task no woken worker is
-about to take, the last parked first; else the monitor is asked to start
-some.  They are notified after the park lock is released (%NOTIFY-WOKEN).
-The barrier pairs with the one in %PARK: either the parking worker sees the
-task, or this sees it counted as idle."
+(defun %wake-for-unclaimed (executor)
+  "Wake a parked worker for a queued task that no worker awake is about to
+take (%UNCLAIMED-P), the one parked last; with none parked, have the
+monitor look.  The worker is notified after the park lock is released
+(%NOTIFY-WOKEN)."
+  (when (%unclaimed-p executor)
+    (with-park-lock-then-notify (executor)
+      (and (%unclaimed-p executor)
+           (or (%wake-parked executor)
+               (progn (%wake-monitor executor) nil))))))
+
+(defun %after-submit (executor)
+  "Tasks were queued: make sure a worker will take them (%WAKE-FOR-UNCLAIMED:
+one worker; each that takes a task and leaves others wakes the next,
+%WAKE-ANOTHER).  The barrier pairs with the one in %PARK: either the
+parking worker sees the task, or this sees it counted as idle."
   (sb-thread:barrier (:memory))
-  (cond ((plusp (executor-spinning executor)))
-        ((plusp (executor-idle executor))
-         (let ((woken '()))
-           (sb-sys:without-interrupts
-             (sb-thread:with-mutex ((executor-park-lock executor))
-               (loop repeat count
-                     do (let ((worker (and (%unclaimed-p executor) (%wake-parked executor))))
-                          (if worker
-                              (push worker woken)
-                              (return))))
-               (when (and (null woken) (%unclaimed-p executor))
-                 (%wake-monitor executor)))
-             (dolist (w woken) (%notify-woken w)))))
-        (t
-         (sb-thread:with-mutex ((executor-park-lock executor))
-           (%wake-monitor executor)))))
+  (%wake-for-unclaimed executor))
 
 (defun executor-submit (executor lane-index function argument)
   "Queue (FUNCTION ARGUMENT) on lane LANE-INDEX.  Returns NIL if the
@@ -317,8 +316,7 @@ executor is shut down."
 
 (defun executor-submit-batch (executor lane-index tasks)
   "Queue TASKS, a list (function argument function argument ...), on lane
-LANE-INDEX in one hold of its lock, waking a parked worker for each task no
-woken worker is about to take (%AFTER-SUBMIT).  Returns NIL
+LANE-INDEX in one hold of its lock, waking at most one worker.  Returns NIL
 (and queues nothing) if the executor is shut down."
   (declare (type executor executor) (type list tasks))
   (let ((lane (%lane executor lane-index))
@@ -328,7 +326,7 @@ woken worker is about to take (%AFTER-SUBMIT).  Returns NIL
         (return-from executor-submit-batch nil))
       (loop for (function argument) on tasks by #'cddr
             do (%push-task lane function argument now))))
-  (%after-submit executor (ash (length tasks) -1))
+  (%after-submit executor)
   t)
 
 ;;; ------------------------------------------------------------------
@@ -339,8 +337,15 @@ woken worker is about to take (%AFTER-SUBMIT).  Returns NIL
           thereis (plusp (lane-count (the lane lane)))))
 
 (defun %unclaimed-p (executor)
-  "Whether more tasks are queued than woken workers are about to take."
-  (> (executor-queued-count executor) (executor-waking executor)))
+  "Whether more tasks are queued than workers awake and without a task are
+about to take: those woken that have not yet run, the one spinning, and
+those waiting for a turn (executor-turns.lisp), which all look at the
+queue before they sleep again.  Exact under PARK-LOCK, an estimate
+without it."
+  (> (executor-queued-count executor)
+     (+ (executor-waking executor)
+        (executor-spinning executor)
+        (executor-turn-waiters executor))))
 
 (defun %oldest-lane (executor home)
   "The lane whose first task has waited longest (HOME if none waits)."
@@ -409,43 +414,57 @@ and return it (NIL if none is parked); the caller notifies it with
 %NOTIFY-WOKEN once it has released PARK-LOCK.  The last parked is the one
 whose cache and stack are warm, and under steady load the same few take
 the work while the rest of a pool grown for a burst stay parked, and
-retire once their time is up.  It counts as idle until it runs (%PARK), so
-that the monitor starts no worker for a task that a woken one is about to
-take."
-  (let ((worker (pop (executor-parked executor))))
-    (when worker
-      (setf (worker-parked worker) nil)
-      (sb-ext:atomic-incf (executor-waking executor))
-      (sb-thread:with-mutex ((worker-wake-lock worker))
-        (setf (worker-woken worker) t))
-      worker)))
+retire once their time is up.  It counts as idle, and as waking, until it
+runs (%TAKE-WAKE-UP): the monitor starts no worker, and no other worker is
+woken, for the task it is about to take."
+  (sb-sys:without-interrupts
+    (let ((worker (pop (executor-parked executor))))
+      (when worker
+        (sb-thread:with-mutex ((worker-wake-lock worker))
+          (setf (worker-parked worker) nil
+                (worker-woken worker) t)
+          (sb-ext:atomic-incf (executor-waking executor)))
+        worker))))
 
-(defun %wait-woken (me deadline)
-  "Wait until ME is woken (true) or the clock passes DEADLINE (NIL)."
+(defun %take-wake-up (executor me)
+  "WAKE-LOCK held: consume the wake-up marked for ME, and stop counting it
+as waking and idle, in one step that no interrupt splits (an unwind in
+between would leave the counts raised for good)."
+  (sb-sys:without-interrupts
+    (setf (worker-woken me) nil)
+    (sb-ext:atomic-decf (executor-waking executor))
+    (sb-ext:atomic-decf (executor-idle executor))))
+
+(defun %wait-woken (executor me deadline)
+  "Wait until ME is woken (true: the wake-up is consumed, %TAKE-WAKE-UP) or
+the clock passes DEADLINE (NIL)."
   (declare (type fixnum deadline))
   (let ((lock (worker-wake-lock me)))
     (sb-thread:with-mutex (lock)
       (loop
         (when (worker-woken me)
-          (setf (worker-woken me) nil)
+          (%take-wake-up executor me)
           (return t))
         (unless (wait-on (worker-wake-cv me) lock deadline)
-          (return (shiftf (worker-woken me) nil)))))))
+          (when (worker-woken me)
+            (%take-wake-up executor me)
+            (return t))
+          (return nil))))))
 
 (defun %unpark-self (executor me)
   "PARK-LOCK held: ME, parked or woken, stops counting as idle: off the
 stack if still on it (NIL), or, taken off it meanwhile, with the wake-up
 meant for it consumed (true)."
-  (prog1 (if (worker-parked me)
-             (progn (setf (executor-parked executor) (delete me (executor-parked executor) :count 1)
-                          (worker-parked me) nil)
-                    nil)
-             ;; Marked woken under PARK-LOCK as it was taken off.
-             (sb-thread:with-mutex ((worker-wake-lock me))
-               (setf (worker-woken me) nil)
-               (sb-ext:atomic-decf (executor-waking executor))
-               t))
-    (sb-ext:atomic-decf (executor-idle executor))))
+  (if (worker-parked me)
+      (sb-sys:without-interrupts
+        (setf (executor-parked executor) (delete me (executor-parked executor) :count 1)
+              (worker-parked me) nil)
+        (sb-ext:atomic-decf (executor-idle executor))
+        nil)
+      ;; Marked woken under PARK-LOCK as it was taken off.
+      (sb-thread:with-mutex ((worker-wake-lock me))
+        (%take-wake-up executor me)
+        t)))
 
 (defun %park (executor)
   "Wait for work.  Returns true to go on, NIL to exit: shut down, or parked
@@ -468,9 +487,11 @@ parked too) while more than MIN-THREADS are alive."
             (return t))
           (when (executor-shutdown executor)
             (return nil))
-          (push me (executor-parked executor))
-          (setf (worker-parked me) t)
-          (sb-ext:atomic-incf (executor-idle executor))
+          ;; In one step, as %UNPARK-SELF undoes it.
+          (sb-sys:without-interrupts
+            (push me (executor-parked executor))
+            (setf (worker-parked me) t)
+            (sb-ext:atomic-incf (executor-idle executor)))
           ;; Pairs with %AFTER-SUBMIT's barrier.
           (sb-thread:barrier (:memory))
           (when (%queued-p executor)
@@ -484,10 +505,8 @@ parked too) while more than MIN-THREADS are alive."
         ;; Its own lock and queue: collections, which interrupt every
         ;; thread's wait, do not send hundreds of parked workers after one
         ;; mutex, and a wake-up marked before the wait is kept.
-        (if (%wait-woken me deadline)
+        (if (%wait-woken executor me deadline)
             (progn
-              (sb-ext:atomic-decf (executor-waking executor))
-              (sb-ext:atomic-decf (executor-idle executor))
               (when (< (- (now-us) since) +spin-us+)
                 ;; Work came within a long spin of parking: spinning
                 ;; would have saved the wake-up.
@@ -511,14 +530,10 @@ parked too) while more than MIN-THREADS are alive."
 
 (defun %wake-another (executor)
   "This worker took a task and left others queued: wake a parked worker for
-them, unless one is spinning; with none parked, have the monitor look (the
-workers may all be about to block in their handlers)."
-  (when (and (zerop (executor-spinning executor))
-             (or (plusp (executor-idle executor)) (not (executor-monitor-awake executor)))
-             (%unclaimed-p executor))
-    (with-park-lock-then-notify (executor)
-      (or (%wake-parked executor)
-          (progn (%wake-monitor executor) nil)))))
+one that no worker awake is about to take; with none parked, have the
+monitor look (the workers may all be about to block in their handlers)."
+  (when (or (plusp (executor-idle executor)) (not (executor-monitor-awake executor)))
+    (%wake-for-unclaimed executor)))
 
 (defun %heap-crowded-p (executor)
   (> (sb-kernel:dynamic-usage) (executor-heap-limit executor)))
@@ -566,20 +581,20 @@ none."
                    (%end-turn executor me)
                    (unless (or (%spin-for-work executor) (%park executor))
                      (return))))))
-      (sb-thread:with-mutex ((executor-park-lock executor))
+      (with-park-lock-then-notify (executor)
         (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
         (when (>= (worker-stat me) 0)
           (sb-unix:unix-close (shiftf (worker-stat me) -1)))
-        (when (or (worker-parked me) (worker-woken me))
-          ;; Unwound while parked, or with a wake-up meant for it: off the
-          ;; stack, and the wake-up goes to another.
-          (%unpark-self executor me)
-          (when (%queued-p executor)
-            (%notify-woken (or (%wake-parked executor)
-                               (progn (%wake-monitor executor) nil)))))
         (unless (worker-retired me)
           (decf (executor-threads executor)))
-        (sb-thread:condition-broadcast (executor-done-cv executor))))))
+        (sb-thread:condition-broadcast (executor-done-cv executor))
+        ;; Unwound while parked, or with a wake-up meant for it: off the
+        ;; stack, and the wake-up goes to another.
+        (when (or (worker-parked me) (worker-woken me))
+          (%unpark-self executor me)
+          (and (%unclaimed-p executor)
+               (or (%wake-parked executor)
+                   (progn (%wake-monitor executor) nil))))))))
 
 (defun %start-workers (executor n)
   "Monitor thread: start N workers, already counted in THREADS."
@@ -682,8 +697,9 @@ the workers were sampled: threads stopped for one look asleep too."
 
 (defun %workers-wanted (executor cpus now)
   "PARK-LOCK held: how many workers to start now.  CPUS is what the last
-tick saw of them: :IDLE, :BUSY, or :UNKNOWN (the first tick, or a garbage
-collection ran, which stops every thread)."
+tick saw of them: :IDLE, :BUSY, or :UNKNOWN (the first tick, a tick after
+one that did not read the process's CPU clock, or a garbage collection
+ran, which stops every thread)."
   (let ((threads (executor-threads executor))
         (queued (executor-queued-count executor)))
     (declare (type fixnum threads queued))
@@ -698,7 +714,9 @@ collection ran, which stops every thread)."
           ((or (>= threads (executor-max-threads executor))
                (< (%oldest-wait-us executor now) (executor-grow-after-us executor)))
            0)
-          ((eq cpus :unknown) 0)
+          ;; Nothing decided: the ticks of a streak are in a row.
+          ((eq cpus :unknown)
+           (setf (executor-waiting-streak executor) 0))
           ;; Workers that compute, or wait for a CPU: more of them would
           ;; only share the CPUs.
           ((not (%workers-waiting-outside-gc-p executor))
@@ -725,11 +743,14 @@ collection ran, which stops every thread)."
           (t (min queued (max 1 (ash threads -3)) (- (executor-max-threads executor) threads))))))
 
 (defun %could-grow-p (executor)
-  "Whether the pool could grow now (%WORKERS-WANTED): tasks wait, and no
-worker is parked, woken or spinning."
+  "Whether the pool could grow now (%WORKERS-WANTED): tasks wait, no worker
+is parked, woken, spinning or waiting for a turn, and it is below
+MAX-THREADS (read without the lock: an estimate)."
   (and (%queued-p executor)
        (zerop (executor-idle executor))
-       (zerop (executor-spinning executor))))
+       (zerop (executor-spinning executor))
+       (zerop (executor-turn-waiters executor))
+       (< (executor-threads executor) (executor-max-threads executor))))
 
 (defun %monitor-tick (executor cpus)
   "Start the workers wanted now; true if tasks are waiting."
@@ -738,8 +759,9 @@ worker is parked, woken or spinning."
     (with-park-lock-then-notify (executor)
       (setf n (%workers-wanted executor cpus (now-us)))
       (incf (executor-threads executor) n)
-      ;; A parked worker missed a wake-up: wake it.
-      (and (%queued-p executor) (%wake-parked executor)))
+      ;; A task no worker is about to take (a wake-up was missed): wake
+      ;; a parked worker for it.
+      (and (%unclaimed-p executor) (%wake-parked executor)))
     (when (plusp n)
       (%start-workers executor n))
     (%queued-p executor)))
