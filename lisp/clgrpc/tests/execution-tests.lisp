@@ -398,6 +398,46 @@ end, and call FUNCTION with the executor, shut down after."
          "~D workers left 2 s after the burst" (clgrpc.util::executor-threads executor)))
    :name "pause test"))
 
+(declaim (notinline %octets-in %octets-deep))
+(defun %octets-in (octets) (length octets))
+(defun %octets-deep (depth octets)
+  "OCTETS' length, found DEPTH frames down: a task whose frames hold OCTETS."
+  (if (zerop depth)
+      (%octets-in octets)
+      (max (%octets-deep (1- depth) octets) (%octets-in octets))))
+
+(test a-parked-worker-keeps-nothing-of-its-last-task
+  ;; Collections scan a stopped thread's stack conservatively: a worker
+  ;; parked after a large call must not keep its response alive from the
+  ;; stack its task used.
+  (let ((executor (clgrpc.util:make-executor :name "stack test" :min-threads 1))
+        (lock (sb-thread:make-mutex))
+        (made '()))
+    (unwind-protect
+         (progn
+           (clgrpc.util:executor-submit-batch
+            executor 0
+            (loop repeat 16
+                  collect (lambda (ignore)
+                            (declare (ignore ignore))
+                            (let ((octets (make-array (* 1024 1024) :element-type '(unsigned-byte 8))))
+                              (sb-thread:with-mutex (lock)
+                                (push (sb-ext:make-weak-pointer octets) made))
+                              (%octets-deep 50 octets)
+                              (sleep 0.01)
+                              nil))
+                  collect nil))
+           (is (loop repeat 500
+                     thereis (and (= 16 (length made))
+                                  (= (length (clgrpc.util::executor-parked executor))
+                                     (clgrpc.util::executor-threads executor)))
+                     do (sleep 0.01)))
+           (sb-ext:gc :full t)
+           (is (= 0 (count-if #'sb-ext:weak-pointer-value made))
+               "~D of 16 responses of a MiB kept by parked workers"
+               (count-if #'sb-ext:weak-pointer-value made)))
+      (clgrpc.util:shutdown-executor executor))))
+
 ;; Workers woken for a batch take its tasks, no more are woken than there
 ;; are tasks, and once they have run and parked again, none counts as woken
 ;; and every parked one as idle: counts left raised would keep later tasks

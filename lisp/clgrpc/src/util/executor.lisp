@@ -466,6 +466,17 @@ meant for it consumed (true)."
         (%take-wake-up executor me)
         t)))
 
+(declaim (notinline %clear-stack-below))
+(defun %clear-stack-below ()
+  "Zero 8 KiB of stack below the caller's frame, where the frames of its
+next wait go.  Collections scan each stopped thread's stack conservatively,
+and the frames of a wait leave gaps that still hold what the worker's last
+task put there: a parked worker then kept its last response (megabytes,
+for a large call) alive until it ran again or retired."
+  (let ((words (make-array 1024 :element-type 'sb-ext:word :initial-element 0)))
+    (declare (dynamic-extent words))
+    (aref words 1023)))
+
 (defun %park (executor)
   "Wait for work.  Returns true to go on, NIL to exit: shut down, or parked
 with no work for IDLE-TIMEOUT (SURPLUS-IDLE when KEEP-IDLE others are
@@ -505,6 +516,7 @@ parked too) while more than MIN-THREADS are alive."
         ;; Its own lock and queue: collections, which interrupt every
         ;; thread's wait, do not send hundreds of parked workers after one
         ;; mutex, and a wake-up marked before the wait is kept.
+        (%clear-stack-below)
         (if (%wait-woken executor me deadline)
             (progn
               (when (< (- (now-us) since) +spin-us+)
