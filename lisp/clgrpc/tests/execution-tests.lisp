@@ -341,6 +341,13 @@ connection to the server in between shifts the turn."
              (is (wait-observed (lambda (x) (and (consp x) (eq (first x) :big-ended))) 5)))
         (raw-close peer)))))
 
+(defun within-five-seconds (condition)
+  "True once (CONDITION) is, called every 10 ms for up to five seconds."
+  (loop repeat 500 thereis (funcall condition) do (sleep 0.01)))
+
+(defun %all-parked-p (executor)
+  (= (length (clgrpc.util::executor-parked executor)) (clgrpc.util::executor-threads executor)))
+
 (defun call-after-a-burst (function &rest executor-args)
   "Grow an executor (EXECUTOR-ARGS, at least one worker kept) for forty
 tasks that block, check that it grew to twenty workers, let the tasks
@@ -351,9 +358,7 @@ end, and call FUNCTION with the executor, shut down after."
          (progn
            (dotimes (i 40)
              (clgrpc.util:executor-submit executor 0 (lambda (g) (sb-thread:wait-on-semaphore g :timeout 5)) gate))
-           (is (loop repeat 500
-                     thereis (>= (clgrpc.util::executor-threads executor) 20)
-                     do (sleep 0.01))
+           (is (within-five-seconds (lambda () (>= (clgrpc.util::executor-threads executor) 20)))
                "the pool grew to ~D threads" (clgrpc.util::executor-threads executor))
            (sb-thread:signal-semaphore gate 40)
            (funcall function executor))
@@ -427,11 +432,7 @@ end, and call FUNCTION with the executor, shut down after."
                               (sleep 0.01)
                               nil))
                   collect nil))
-           (is (loop repeat 500
-                     thereis (and (= 16 (length made))
-                                  (= (length (clgrpc.util::executor-parked executor))
-                                     (clgrpc.util::executor-threads executor)))
-                     do (sleep 0.01)))
+           (is (within-five-seconds (lambda () (and (= 16 (length made)) (%all-parked-p executor)))))
            (sb-ext:gc :full t)
            (is (= 0 (count-if #'sb-ext:weak-pointer-value made))
                "~D of 16 responses of a MiB kept by parked workers"
@@ -446,10 +447,9 @@ end, and call FUNCTION with the executor, shut down after."
   (call-after-a-burst
    (lambda (executor)
      (flet ((parked () (length (clgrpc.util::executor-parked executor))))
-       (is (loop repeat 500
-                 thereis (and (= (parked) (clgrpc.util::executor-threads executor))
-                              (not (clgrpc.util::executor-monitor-awake executor)))
-                 do (sleep 0.01))
+       (is (within-five-seconds
+             (lambda ()
+               (and (%all-parked-p executor) (not (clgrpc.util::executor-monitor-awake executor)))))
            "~D of ~D workers parked after the burst"
            (parked) (clgrpc.util::executor-threads executor))
        (let* ((before (parked))
@@ -462,11 +462,11 @@ end, and call FUNCTION with the executor, shut down after."
                           (sb-ext:atomic-incf (car started))
                           (sb-thread:wait-on-semaphore g :timeout 5))
                 collect gate))
-         (is (loop repeat 500 thereis (= (car started) 4) do (sleep 0.01))
+         (is (within-five-seconds (lambda () (= (car started) 4)))
              "~D tasks started" (car started))
          (is (= (- before 4) (parked)) "~D of ~D workers still parked" (parked) before)
          (sb-thread:signal-semaphore gate 4)
-         (is (loop repeat 500 thereis (= before (parked)) do (sleep 0.01)))
+         (is (within-five-seconds (lambda () (= before (parked)))))
          (is (= 0 (clgrpc.util::executor-waking executor)))
          (is (= (parked) (clgrpc.util::executor-idle executor))))))
    :name "wake count test"))
