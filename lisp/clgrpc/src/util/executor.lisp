@@ -340,8 +340,11 @@ LANE-INDEX in one hold of its lock, waking at most one worker.  Returns NIL
   "Whether more tasks are queued than workers awake and without a task are
 about to take: those woken that have not yet run, the one spinning, and
 those waiting for a turn (executor-turns.lisp), which all look at the
-queue before they sleep again.  Exact under PARK-LOCK, an estimate
-without it."
+queue before they sleep again.  An estimate, under PARK-LOCK or not: tasks
+are queued and taken under their lanes' locks, and workers start and stop
+spinning without a lock.  What makes it enough is that whoever queues a
+task, or takes one and leaves others, asks again afterwards
+(%AFTER-SUBMIT, %WAKE-ANOTHER), and the monitor asks on every tick."
   (> (executor-queued-count executor)
      (+ (executor-waking executor)
         (executor-spinning executor)
@@ -395,17 +398,20 @@ submits work off it."
     (let* ((credit (executor-spin-credit executor))
            (until (+ (now-us) (if (plusp credit) +spin-us+ +short-spin-us+)))
            (found nil))
-      (loop
-        (when (%queued-p executor)
-          (setf found t)
-          (return))
-        (when (or (executor-shutdown executor) (> (now-us) until))
-          (return))
-        (loop repeat 32 do (sb-ext:spin-loop-hint)))
+      ;; However the spin ends: a SPINNING left at 1 would keep every other
+      ;; worker from spinning, and count as a worker about to take a task.
+      (unwind-protect
+           (loop
+             (when (%queued-p executor)
+               (setf found t)
+               (return))
+             (when (or (executor-shutdown executor) (> (now-us) until))
+               (return))
+             (loop repeat 32 do (sb-ext:spin-loop-hint)))
+        (setf (executor-spinning executor) 0))
       (setf (executor-spin-credit executor) (if found
                                                 (min +spin-credit-max+ (1+ credit))
-                                                (max 0 (1- credit)))
-            (executor-spinning executor) 0)
+                                                (max 0 (1- credit))))
       found)))
 
 (defun %wake-parked (executor)
@@ -452,19 +458,21 @@ the clock passes DEADLINE (NIL)."
           (return nil))))))
 
 (defun %unpark-self (executor me)
-  "PARK-LOCK held: ME, parked or woken, stops counting as idle: off the
-stack if still on it (NIL), or, taken off it meanwhile, with the wake-up
-meant for it consumed (true)."
-  (if (worker-parked me)
-      (sb-sys:without-interrupts
-        (setf (executor-parked executor) (delete me (executor-parked executor) :count 1)
-              (worker-parked me) nil)
-        (sb-ext:atomic-decf (executor-idle executor))
-        nil)
-      ;; Marked woken under PARK-LOCK as it was taken off.
-      (sb-thread:with-mutex ((worker-wake-lock me))
-        (%take-wake-up executor me)
-        t)))
+  "PARK-LOCK held: ME stops counting as idle: off the stack if still on it
+(NIL), or, taken off it meanwhile, with the wake-up meant for it consumed
+(true).  NIL too if it was neither parked nor woken."
+  (cond ((worker-parked me)
+         (sb-sys:without-interrupts
+           (setf (executor-parked executor) (delete me (executor-parked executor) :count 1)
+                 (worker-parked me) nil)
+           (sb-ext:atomic-decf (executor-idle executor)))
+         nil)
+        ;; Marked woken under PARK-LOCK as it was taken off, so this sees it.
+        ((worker-woken me)
+         (sb-thread:with-mutex ((worker-wake-lock me))
+           (%take-wake-up executor me))
+         t)
+        (t nil)))
 
 (declaim (notinline %clear-stack-below))
 (defun %clear-stack-below ()
@@ -472,7 +480,9 @@ meant for it consumed (true)."
 next wait go.  Collections scan each stopped thread's stack conservatively,
 and the frames of a wait leave gaps that still hold what the worker's last
 task put there: a parked worker then kept its last response (megabytes,
-for a large call) alive until it ran again or retired."
+for a large call) alive until it ran again or retired.  Called from
+WORKER-LOOP, whose own frame holds nothing of a task (%TAKE-AND-RUN), so
+that the frames of every wait between tasks lie on cleared stack."
   (let ((words (make-array 1024 :element-type 'sb-ext:word :initial-element 0)))
     (declare (dynamic-extent words))
     (aref words 1023)))
@@ -516,7 +526,6 @@ parked too) while more than MIN-THREADS are alive."
         ;; Its own lock and queue: collections, which interrupt every
         ;; thread's wait, do not send hundreds of parked workers after one
         ;; mutex, and a wake-up marked before the wait is kept.
-        (%clear-stack-below)
         (if (%wait-woken executor me deadline)
             (progn
               (when (< (- (now-us) since) +spin-us+)
@@ -564,6 +573,24 @@ monitor look (the workers may all be about to block in their handlers)."
 none."
   (or (sb-unix:unix-open "/proc/thread-self/stat" sb-unix:o_rdonly 0) -1))
 
+(declaim (notinline %take-and-run))
+(defun %take-and-run (executor me lane)
+  "Take a turn, then a task (from LANE first), and run it; true if there
+was one.  Its own frame, popped before the worker waits: the task's
+function and argument stay in no frame of WORKER-LOOP's."
+  (declare (type fixnum lane))
+  (%take-turn executor me)
+  (multiple-value-bind (function argument) (%take-task executor lane)
+    (cond (function
+           (%wake-another executor)
+           (setf (worker-busy me) t)
+           (unwind-protect (%run-task function argument)
+             (setf (worker-busy me) nil)
+             (%end-turn executor me))
+           t)
+          (t (%end-turn executor me)
+             nil))))
+
 (defun worker-loop (executor home)
   (declare (type executor executor) (type fixnum home))
   (let* ((me (make-worker (%open-stat)))
@@ -574,39 +601,32 @@ none."
       (push me (executor-workers executor)))
     (unwind-protect
          (loop
-           (%take-turn executor me)
            ;; Every eighth task comes from the lane whose task has waited
            ;; longest, so no lane starves while its workers are held.
-           (multiple-value-bind (function argument)
-               (%take-task executor (if (and (zerop (logand (incf takes) 7))
-                                             (> (length (executor-lanes executor)) 1))
-                                        (%oldest-lane executor home)
-                                        home))
-             (if function
-                 (progn
-                   (%wake-another executor)
-                   (setf (worker-busy me) t)
-                   (unwind-protect (%run-task function argument)
-                     (setf (worker-busy me) nil)
-                     (%end-turn executor me)))
-                 (progn
-                   (%end-turn executor me)
-                   (unless (or (%spin-for-work executor) (%park executor))
-                     (return))))))
-      (with-park-lock-then-notify (executor)
+           (if (%take-and-run executor me (if (and (zerop (logand (incf takes) 7))
+                                                    (> (length (executor-lanes executor)) 1))
+                                               (%oldest-lane executor home)
+                                               home))
+               ;; The next task waits for a turn on the stack this one
+               ;; used (%CLEAR-STACK-BELOW).
+               (when (executor-turns-on executor)
+                 (%clear-stack-below))
+               (progn
+                 (%clear-stack-below)
+                 (unless (or (%spin-for-work executor) (%park executor))
+                   (return)))))
+      (sb-thread:with-mutex ((executor-park-lock executor))
         (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
         (when (>= (worker-stat me) 0)
           (sb-unix:unix-close (shiftf (worker-stat me) -1)))
         (unless (worker-retired me)
           (decf (executor-threads executor)))
         (sb-thread:condition-broadcast (executor-done-cv executor))
-        ;; Unwound while parked, or with a wake-up meant for it: off the
-        ;; stack, and the wake-up goes to another.
-        (when (or (worker-parked me) (worker-woken me))
-          (%unpark-self executor me)
-          (and (%unclaimed-p executor)
-               (or (%wake-parked executor)
-                   (progn (%wake-monitor executor) nil))))))))
+        ;; Unwound while parked, or with a wake-up meant for it.
+        (%unpark-self executor me))
+      ;; A task it was woken for, or left behind as it was unwound, goes to
+      ;; another worker.
+      (%wake-for-unclaimed executor))))
 
 (defun %start-workers (executor n)
   "Monitor thread: start N workers, already counted in THREADS."
