@@ -446,6 +446,50 @@ end, and call FUNCTION with the executor, shut down after."
                  (count-if #'sb-ext:weak-pointer-value made)))
         (clgrpc.util:shutdown-executor executor)))))
 
+;; The same while the heap is full: with two turns, one held by a task
+;; that waits, a task makes a MiB and queues a second task that waits.  Its
+;; worker then waits for a turn, or takes the second task while another
+;; worker waits; either way it must not keep the MiB from the stack its
+;; task used.
+(test a-worker-waiting-for-a-turn-keeps-nothing-of-its-last-task
+  (let ((executor (clgrpc.util:make-executor :name "turn stack test" :min-threads 3
+                                             :turns 2 :turn-lapse 60))
+        (gate (sb-thread:make-semaphore))
+        (started (list 0))
+        (made nil))
+    (flet ((hold (gate)
+             (sb-ext:atomic-incf (car started))
+             (sb-thread:wait-on-semaphore gate :timeout 10)))
+      (unwind-protect
+           (progn
+             ;; Three workers, parked, before the heap counts as full.
+             (dotimes (i 3)
+               (clgrpc.util:executor-submit executor 0 #'hold gate))
+             (is (within-five-seconds (lambda () (= 3 (car started)))))
+             (sb-thread:signal-semaphore gate 3)
+             (is (within-five-seconds (lambda () (%all-parked-p executor))))
+             (setf (car started) 0
+                   (clgrpc.util::executor-turn-heap-limit executor) 0)
+             (clgrpc.util:executor-submit executor 0 #'hold gate)
+             (is (within-five-seconds (lambda () (= 1 (car started)))))
+             (clgrpc.util:executor-submit
+              executor 0
+              (lambda (ignore)
+                (declare (ignore ignore))
+                (let ((octets (make-array (* 1024 1024) :element-type '(unsigned-byte 8))))
+                  (setf made (sb-ext:make-weak-pointer octets))
+                  (%octets-deep 50 octets)
+                  (clgrpc.util:executor-submit executor 0 #'hold gate)
+                  nil))
+              nil)
+             (is (within-five-seconds (lambda () (= 2 (car started)))))
+             (sleep 0.1)
+             (sb-ext:gc :full t)
+             (is (and made (null (sb-ext:weak-pointer-value made)))
+                 "a worker waiting for a turn keeps its last task's MiB"))
+        (sb-thread:signal-semaphore gate 2)
+        (clgrpc.util:shutdown-executor executor)))))
+
 ;; Workers woken for a batch take its tasks, no more are woken than there
 ;; are tasks, and once they have run and parked again, none counts as woken
 ;; and every parked one as idle: counts left raised would keep later tasks

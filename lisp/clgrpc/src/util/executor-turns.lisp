@@ -55,27 +55,26 @@ TURN-LAPSE-US of NOW."
         (when (and at (not (eq worker me)) (< (- now (the fixnum at)) lapse))
           (incf n))))))
 
-(defun %take-turn (executor me)
-  "Before ME takes a task: note when.  While the heap is full, first wait
-until fewer than TURNS other workers hold a recent turn, marked as waiting
-for a lock (the monitor does not count that as a reason to grow the pool)."
-  (if (not (%turns-on-p executor))
-      (setf (worker-turn-us me) (now-us))
-      (let ((lock (executor-park-lock executor)))
-        (sb-thread:with-mutex (lock)
-          (setf (worker-on-lock me) t)
-          (incf (executor-turn-waiters executor))
-          (unwind-protect
-               (loop
-                 (let ((now (now-us)))
-                   (when (or (executor-shutdown executor)
-                             (not (%turns-on-p executor))
-                             (< (%turns-taken executor me now) (executor-turns executor)))
-                     (setf (worker-turn-us me) now)
-                     (return))
-                   (wait-on (executor-turn-cv executor) lock (+ now +turn-poll-us+))))
-            (decf (executor-turn-waiters executor))
-            (setf (worker-on-lock me) nil))))))
+(defun %wait-for-turn (executor me)
+  "Before ME takes a task, with turns on (%TURNS-ON-P): wait until fewer
+than TURNS other workers hold a recent turn, marked as waiting for a lock
+(the monitor does not count that as a reason to grow the pool), and note
+when the turn began."
+  (let ((lock (executor-park-lock executor)))
+    (sb-thread:with-mutex (lock)
+      (setf (worker-on-lock me) t)
+      (incf (executor-turn-waiters executor))
+      (unwind-protect
+           (loop
+             (let ((now (now-us)))
+               (when (or (executor-shutdown executor)
+                         (not (%turns-on-p executor))
+                         (< (%turns-taken executor me now) (executor-turns executor)))
+                 (setf (worker-turn-us me) now)
+                 (return))
+               (wait-on (executor-turn-cv executor) lock (+ now +turn-poll-us+))))
+        (decf (executor-turn-waiters executor))
+        (setf (worker-on-lock me) nil)))))
 
 (defun %end-turn (executor me)
   "ME's task is over, or there was none: its turn goes to a waiting worker."

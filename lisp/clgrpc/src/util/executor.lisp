@@ -393,25 +393,33 @@ task, or takes one and leaves others, asks again afterwards
 while recent spins found work, +SHORT-SPIN-US+ otherwise.  True if some
 was seen.  Never with one CPU: the spin would only keep the thread that
 submits work off it."
-  (when (and (> (executor-cpus executor) 1)
-             (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1)))
+  (when (> (executor-cpus executor) 1)
     (let* ((credit (executor-spin-credit executor))
            (until (+ (now-us) (if (plusp credit) +spin-us+ +short-spin-us+)))
-           (found nil))
-      ;; However the spin ends: a SPINNING left at 1 would keep every other
-      ;; worker from spinning, and count as a worker about to take a task.
-      (unwind-protect
-           (loop
-             (when (%queued-p executor)
-               (setf found t)
-               (return))
-             (when (or (executor-shutdown executor) (> (now-us) until))
-               (return))
-             (loop repeat 32 do (sb-ext:spin-loop-hint)))
-        (setf (executor-spinning executor) 0))
-      (setf (executor-spin-credit executor) (if found
-                                                (min +spin-credit-max+ (1+ credit))
-                                                (max 0 (1- credit))))
+           (found nil)
+           (spun nil))
+      ;; SPINNING is reset however the spin ends, and no interrupt comes
+      ;; between taking it and the cleanup that resets it: left at 1, it
+      ;; would keep every other worker from spinning, and count as a worker
+      ;; about to take a task.
+      (sb-sys:without-interrupts
+        (unwind-protect
+             (when (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1))
+               (setf spun t)
+               (sb-sys:with-local-interrupts
+                 (loop
+                   (when (%queued-p executor)
+                     (setf found t)
+                     (return))
+                   (when (or (executor-shutdown executor) (> (now-us) until))
+                     (return))
+                   (loop repeat 32 do (sb-ext:spin-loop-hint)))))
+          (when spun
+            (setf (executor-spinning executor) 0))))
+      (when spun
+        (setf (executor-spin-credit executor) (if found
+                                                  (min +spin-credit-max+ (1+ credit))
+                                                  (max 0 (1- credit)))))
       found)))
 
 (defun %wake-parked (executor)
@@ -458,9 +466,9 @@ the clock passes DEADLINE (NIL)."
           (return nil))))))
 
 (defun %unpark-self (executor me)
-  "PARK-LOCK held: ME stops counting as idle: off the stack if still on it
-(NIL), or, taken off it meanwhile, with the wake-up meant for it consumed
-(true).  NIL too if it was neither parked nor woken."
+  "PARK-LOCK held: ME, parked or woken, stops counting as idle: off the
+stack if still on it (NIL), or, taken off it meanwhile, with the wake-up
+meant for it consumed (true)."
   (cond ((worker-parked me)
          (sb-sys:without-interrupts
            (setf (executor-parked executor) (delete me (executor-parked executor) :count 1)
@@ -472,7 +480,7 @@ the clock passes DEADLINE (NIL)."
          (sb-thread:with-mutex ((worker-wake-lock me))
            (%take-wake-up executor me))
          t)
-        (t nil)))
+        (t (error "executor: a worker neither parked nor woken unparks itself"))))
 
 (declaim (notinline %clear-stack-below))
 (defun %clear-stack-below ()
@@ -481,8 +489,10 @@ next wait go.  Collections scan each stopped thread's stack conservatively,
 and the frames of a wait leave gaps that still hold what the worker's last
 task put there: a parked worker then kept its last response (megabytes,
 for a large call) alive until it ran again or retired.  Called from
-WORKER-LOOP, whose own frame holds nothing of a task (%TAKE-AND-RUN), so
-that the frames of every wait between tasks lie on cleared stack."
+WORKER-LOOP, whose own frame holds nothing of a task (%TAKE-AND-RUN),
+before each wait between tasks (parking, and a turn while the heap is
+full), so that the wait's frames lie on cleared stack.  Not before a spin,
+which is brief and often finds work at once."
   (let ((words (make-array 1024 :element-type 'sb-ext:word :initial-element 0)))
     (declare (dynamic-extent words))
     (aref words 1023)))
@@ -559,7 +569,7 @@ monitor look (the workers may all be about to block in their handlers)."
 (defun %heap-crowded-p (executor)
   (> (sb-kernel:dynamic-usage) (executor-heap-limit executor)))
 
-(declaim (ftype function %take-turn %end-turn %turns-on-p))
+(declaim (ftype function %wait-for-turn %end-turn %turns-on-p))
 
 (defun %run-task (function argument)
   ;; Tasks handle their own errors; this only keeps a bug in one task from
@@ -575,11 +585,10 @@ none."
 
 (declaim (notinline %take-and-run))
 (defun %take-and-run (executor me lane)
-  "Take a turn, then a task (from LANE first), and run it; true if there
-was one.  Its own frame, popped before the worker waits: the task's
+  "ME holding its turn: take a task (from LANE first), and run it; true if
+there was one.  Its own frame, popped before the worker waits: the task's
 function and argument stay in no frame of WORKER-LOOP's."
   (declare (type fixnum lane))
-  (%take-turn executor me)
   (multiple-value-bind (function argument) (%take-task executor lane)
     (cond (function
            (%wake-another executor)
@@ -601,32 +610,36 @@ function and argument stay in no frame of WORKER-LOOP's."
       (push me (executor-workers executor)))
     (unwind-protect
          (loop
+           ;; A turn, waited for (executor-turns.lisp) on cleared stack
+           ;; (%CLEAR-STACK-BELOW) while the heap is full.
+           (if (%turns-on-p executor)
+               (progn (%clear-stack-below)
+                      (%wait-for-turn executor me))
+               (setf (worker-turn-us me) (now-us)))
            ;; Every eighth task comes from the lane whose task has waited
            ;; longest, so no lane starves while its workers are held.
-           (if (%take-and-run executor me (if (and (zerop (logand (incf takes) 7))
-                                                    (> (length (executor-lanes executor)) 1))
-                                               (%oldest-lane executor home)
-                                               home))
-               ;; The next task waits for a turn on the stack this one
-               ;; used (%CLEAR-STACK-BELOW).
-               (when (executor-turns-on executor)
-                 (%clear-stack-below))
-               (progn
-                 (%clear-stack-below)
-                 (unless (or (%spin-for-work executor) (%park executor))
-                   (return)))))
-      (sb-thread:with-mutex ((executor-park-lock executor))
-        (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
-        (when (>= (worker-stat me) 0)
-          (sb-unix:unix-close (shiftf (worker-stat me) -1)))
-        (unless (worker-retired me)
-          (decf (executor-threads executor)))
-        (sb-thread:condition-broadcast (executor-done-cv executor))
-        ;; Unwound while parked, or with a wake-up meant for it.
-        (%unpark-self executor me))
-      ;; A task it was woken for, or left behind as it was unwound, goes to
-      ;; another worker.
-      (%wake-for-unclaimed executor))))
+           (unless (%take-and-run executor me (if (and (zerop (logand (incf takes) 7))
+                                                        (> (length (executor-lanes executor)) 1))
+                                                   (%oldest-lane executor home)
+                                                   home))
+             (unless (or (%spin-for-work executor)
+                         (progn (%clear-stack-below)
+                                (%park executor)))
+               (return))))
+      (sb-sys:without-interrupts
+        (sb-thread:with-mutex ((executor-park-lock executor))
+          (setf (executor-workers executor) (delete me (executor-workers executor) :test #'eq))
+          (when (>= (worker-stat me) 0)
+            (sb-unix:unix-close (shiftf (worker-stat me) -1)))
+          (unless (worker-retired me)
+            (decf (executor-threads executor)))
+          (sb-thread:condition-broadcast (executor-done-cv executor))
+          ;; Unwound while parked, or with a wake-up meant for it.
+          (when (or (worker-parked me) (worker-woken me))
+            (%unpark-self executor me)))
+        ;; A task it was woken for, or left behind as it was unwound, goes
+        ;; to another worker.
+        (%wake-for-unclaimed executor)))))
 
 (defun %start-workers (executor n)
   "Monitor thread: start N workers, already counted in THREADS."
