@@ -604,7 +604,10 @@ function and argument stay in no frame of WORKER-LOOP's."
   (declare (type executor executor) (type fixnum home))
   (let* ((me (make-worker (%open-stat)))
          (*worker* me)
-         (takes 0))
+         (takes 0)
+         ;; Whether it leaves as it should: retired, or the executor shut
+         ;; down, with nothing to hand on.
+         (done nil))
     (declare (type fixnum takes))
     (sb-thread:with-mutex ((executor-park-lock executor))
       (push me (executor-workers executor)))
@@ -625,6 +628,7 @@ function and argument stay in no frame of WORKER-LOOP's."
              (unless (or (%spin-for-work executor)
                          (progn (%clear-stack-below)
                                 (%park executor)))
+               (setf done t)
                (return))))
       (sb-sys:without-interrupts
         (sb-thread:with-mutex ((executor-park-lock executor))
@@ -636,10 +640,12 @@ function and argument stay in no frame of WORKER-LOOP's."
           (sb-thread:condition-broadcast (executor-done-cv executor))
           ;; Unwound while parked, or with a wake-up meant for it.
           (when (or (worker-parked me) (worker-woken me))
+            (setf done nil)
             (%unpark-self executor me)))
-        ;; A task it was woken for, or left behind as it was unwound, goes
-        ;; to another worker.
-        (%wake-for-unclaimed executor)))))
+        ;; Unwound: a task it was woken for, or left behind, goes to another
+        ;; worker.  A worker that retires leaves none: it found no work.
+        (unless done
+          (%wake-for-unclaimed executor))))))
 
 (defun %start-workers (executor n)
   "Monitor thread: start N workers, already counted in THREADS."
