@@ -479,14 +479,21 @@ func (c *cell) measure(ctx context.Context, n int, label string) {
 	}
 	c.reps = append(c.reps, reps...)
 	// The budget ran out while the caller's context is alive: a call outlived
-	// the plan. Its error may be the context's or the call's own
-	// DeadlineExceeded status, whichever the runner saw first; a server that
-	// honours the call's grpc-timeout ends it on its own clock, a moment
-	// before this context's timer fires.
+	// the plan. The runner may report the context's error, or nothing at
+	// all: a server that honours the call's grpc-timeout ends the call on
+	// its own clock, and the runner can finish on that failed call before
+	// this context's timer has fired, leaving only a failed repetition.
 	deadline, _ := runCtx.Deadline()
 	budgetSpent := errors.Is(runCtx.Err(), context.DeadlineExceeded) || !time.Now().Before(deadline.Add(-budgetSlack))
-	if err != nil && budgetSpent && ctx.Err() == nil {
-		err = fmt.Errorf("%w: cancelled after %v, %v past its planned time; an RPC is probably stuck", err, budget, ss.stallGrace)
+	if budgetSpent && ctx.Err() == nil {
+		cause := err
+		if cause == nil {
+			cause = context.DeadlineExceeded
+			if n := len(reps); n > 0 && reps[n-1].FirstError != "" {
+				cause = errors.New(reps[n-1].FirstError)
+			}
+		}
+		err = fmt.Errorf("%w: cancelled after %v, %v past its planned time; an RPC is probably stuck", cause, budget, ss.stallGrace)
 	}
 	if err == nil && ss.server != nil {
 		// Calls fail once the server is gone, but a crash late in a
