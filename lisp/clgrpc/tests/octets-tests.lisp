@@ -25,6 +25,22 @@
     (is (= 0 (obuf-length b)))
     (is (>= (length (obuf-data b)) 1000) "reset keeps storage")))
 
+;; A nested message with a large bytes field: the buffer grows once, and
+;; the length prefix patched in after the field (3 octets more) fits in it
+;; instead of doubling it: the encoding is then small enough to be parked
+;; as it is, with no copy.
+(test obuf-grows-once-for-a-large-field-and-its-prefix
+  (let ((b (make-obuf 4096))
+        (payload (make-array (* 3 1024 1024) :element-type '(unsigned-byte 8) :initial-element 7)))
+    (let ((start (clgrpc.protobuf:begin-length-prefix b)))
+      (clgrpc.protobuf:write-bytes b payload)
+      (let ((storage (obuf-data b)))
+        (clgrpc.protobuf:end-length-prefix b start)
+        (is (eq storage (obuf-data b)) "the prefix grew the buffer again")))
+    (is (< (length (obuf-data b)) (* 5/4 (obuf-length b)))
+        "a buffer of ~D octets for ~D" (length (obuf-data b)) (obuf-length b))
+    (is (= 7 (aref (obuf-data b) (1- (obuf-length b)))))))
+
 (test obuf-back-patching
   (let ((b (make-obuf 16)))
     (obuf-write-u24 b 0)
