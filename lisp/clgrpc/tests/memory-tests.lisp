@@ -183,11 +183,12 @@ locks: for a test that waits for them to settle)."
         (raw-close peer)))))
 
 ;; Three clients that open no window each ask for six responses of 300 KB.
-;; Eight fit parked in a 2.5 MiB process budget; workers may wait with more
-;; only within the overdraft, an eighth of the process budget (one response
-;; here), not four a connection over any number of connections.  The rest
-;; fail with RESOURCE_EXHAUSTED, and what is held arrives once the windows
-;; open.
+;; Seven fit parked in seven eighths of a 2.5 MiB process budget; workers
+;; may wait with more only within the overdraft, an eighth of the process
+;; budget (one response here), not four a connection over any number of
+;; connections.  The rest fail with RESOURCE_EXHAUSTED, and what is held
+;; arrives once the windows open.  Meanwhile a client that reads is served
+;; a request of 200 KB: the budget's last eighth is not for parking.
 (test responses-waiting-beyond-the-budget-are-bounded-across-connections
   (with-test-server (server port :max-connection-memory (* 1024 1024)
                                  :max-process-memory (* 5/2 1024 1024)
@@ -205,6 +206,11 @@ locks: for a test that waits for them to settle)."
              (is (<= (clgrpc.http2::memory-budget-overdrawn budget) (* 320 1024))
                  "workers hold ~D octets beyond the budget"
                  (clgrpc.http2::memory-budget-overdrawn budget))
+             (let ((channel (clgrpc.grpc:make-channel "127.0.0.1" port))
+                   (request (make-octets 200000)))
+               (unwind-protect
+                    (is (equalp request (unary channel "Echo" request :timeout 5)))
+                 (clgrpc.grpc:channel-close channel)))
              (mapc #'raw-open-windows peers)
              (let ((outcomes (loop for peer in peers append (stream-outcomes peer ids 10))))
                (is (every (lambda (o) (member o '("0" "8") :test #'equal)) outcomes)

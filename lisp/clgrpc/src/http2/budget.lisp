@@ -69,11 +69,14 @@ LIMIT.  True if added."
            (when (= ,held (sb-ext:compare-and-swap ,place ,held (+ ,held ,n)))
              (return t)))))))
 
-(defun %take-octets (budget octets)
+(defun %take-octets (budget octets &optional parking)
   "Add OCTETS to what BUDGET's connections hold, unless that would pass its
-process limit.  True if added."
+process limit (for a response PARKING, seven eighths of it).  True if
+added."
   (declare (type memory-budget budget) (type fixnum octets))
-  (%add-within (memory-budget-held budget) octets (memory-budget-process-octets budget)))
+  (let ((limit (memory-budget-process-octets budget)))
+    (%add-within (memory-budget-held budget) octets
+                 (if parking (- limit (ash limit -3)) limit))))
 
 (defun %force-charge (conn octets)
   "Lock held: charge OCTETS to CONN and the process past their limits."
@@ -83,10 +86,13 @@ process limit.  True if added."
     (when budget
       (sb-ext:atomic-incf (memory-budget-held (the memory-budget budget)) octets))))
 
-(defun %connection-charge (conn octets)
+(defun %connection-charge (conn octets &optional parking)
   "Lock held: charge OCTETS to CONN's and the process's budgets.  True if
 they fit; NIL, charging nothing, if either is full or CONN has closed.  A
-connection with no budget counts what it holds all the same."
+connection with no budget counts what it holds all the same.  A response
+PARKING for its peer's window may fill the process's budget only to seven
+eighths: responses that peers do not read cannot keep out the requests of
+peers that do."
   (declare (type fixnum octets))
   (let ((budget (conn-budget conn)))
     (cond ((conn-closed conn) nil)
@@ -96,7 +102,7 @@ connection with no budget counts what it holds all the same."
           ((> (+ (conn-budget-held conn) octets)
               (memory-budget-connection-octets (the memory-budget budget)))
            nil)
-          ((not (%take-octets budget octets)) nil)
+          ((not (%take-octets budget octets parking)) nil)
           (t
            (incf (conn-budget-held conn) octets)
            t))))
@@ -110,15 +116,16 @@ connection with no budget counts what it holds all the same."
       (when budget
         (sb-ext:atomic-decf (memory-budget-held (the memory-budget budget)) octets)))))
 
-(defun stream-charge (conn stream octets)
+(defun stream-charge (conn stream octets &key parking)
   "Lock held: charge OCTETS the application holds for STREAM to CONN's and
-the process's budgets.  True if they fit; NIL, charging nothing, if either
-is full or CONN has closed.  A closed stream has given back what it held,
-and is charged nothing more (a client's last message may arrive with the
-END_STREAM that closes it)."
+the process's budgets (PARKING: a response waiting for window, which
+leaves the process's last eighth to others).  True if they fit; NIL,
+charging nothing, if either is full or CONN has closed.  A closed stream
+has given back what it held, and is charged nothing more (a client's last
+message may arrive with the END_STREAM that closes it)."
   (declare (type h2-stream stream) (type fixnum octets))
   (cond ((eq (h2-stream-state stream) :closed) (not (conn-closed conn)))
-        ((%connection-charge conn octets)
+        ((%connection-charge conn octets parking)
          (incf (h2-stream-held stream) octets)
          t)))
 

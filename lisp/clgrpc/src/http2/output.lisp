@@ -542,11 +542,11 @@ themselves were parked: the caller must not write to them again."
          (charge (if keep (length octets) (- end start n))))
     (declare (type fixnum n charge))
     (when (and (< n (- end start))
-               (not (stream-charge conn stream charge))
+               (not (stream-charge conn stream charge :parking t))
                ;; A copy holds less, and may fit where the buffer does not.
                (not (and keep
                          (setf keep nil charge (- end start n))
-                         (stream-charge conn stream charge))))
+                         (stream-charge conn stream charge :parking t))))
       (return-from stream-write-last-data :over-budget))
     (when (or (plusp n) (and end-stream (= start end)))
       (%append-data conn stream octets start (+ start n) (and end-stream (= (+ start n) end))))
