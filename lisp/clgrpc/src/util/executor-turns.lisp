@@ -12,9 +12,13 @@
 ;;;; turn before it takes a task, and at most TURNS of them (two per CPU)
 ;;;; hold one at once.  Turns are taken before the task, so tasks stay
 ;;;; queued, in order, while workers wait.  A turn older than TURN-LAPSE
-;;;; (100 ms) no longer counts: tasks that wait (a handler sleeping, or one
-;;;; waiting for its peer's window) hold the others back no longer than
-;;;; that.  Turns stay on until the heap in use falls below seven eighths of
+;;;; (100 ms) no longer counts while its worker is asleep: tasks that wait (a
+;;;; handler sleeping, or one waiting for its peer's window) hold the others
+;;;; back no longer than that.  One that still runs, or waits for a CPU, keeps
+;;;; counting: on CPUs shared with other processes a handler building its
+;;;; response may take many times the lapse, and letting another start
+;;;; beside it each time would let in the very allocation turns hold back.
+;;;; Turns stay on until the heap in use falls below seven eighths of
 ;;;; the limit, so that a collection that only just brings it under does
 ;;;; not let every waiting worker run at once.  While workers wait for a
 ;;;; turn the pool does not grow (%WORKERS-WANTED): more workers would only
@@ -28,8 +32,13 @@
 (declaim (optimize (speed 3) (safety 1) (debug 0)))
 
 (defconstant +turn-poll-us+ 10000
-  "How often a worker waiting for a turn looks again at most: turns lapse,
-and a collection may empty the heap, without anyone signalling it.")
+  "How often the worker that waits longest for a turn looks again at most:
+turns lapse, and a collection may empty the heap, without anyone
+signalling it.")
+
+(defconstant +turn-backstop-us+ 1000000
+  "How long any other waiting worker waits at most before it looks again
+itself; it is woken as soon as a turn is handed on.")
 
 (defun %turns-on-p (executor)
   "Whether tasks take turns now: the heap in use is past TURN-HEAP-LIMIT,
@@ -44,22 +53,36 @@ or turns are on and it is still past seven eighths of it."
              (setf (executor-turns-on executor) t)))))
 
 (defun %turns-taken (executor me now)
-  "PARK-LOCK held: workers other than ME whose turn began within
-TURN-LAPSE-US of NOW."
+  "PARK-LOCK held: workers other than ME that hold a turn, counted up to
+TURNS: those whose turn began within TURN-LAPSE-US of NOW, and then those
+with an older turn that are not asleep (%SLEEPING-P reads their state, so
+they are looked at only while the recent ones leave turns free)."
   (declare (type fixnum now))
   (let ((lapse (executor-turn-lapse-us executor))
+        (turns (executor-turns executor))
         (n 0))
-    (declare (type fixnum lapse n))
-    (dolist (worker (executor-workers executor) n)
+    (declare (type fixnum lapse turns n))
+    (dolist (worker (executor-workers executor))
       (let ((at (worker-turn-us worker)))
         (when (and at (not (eq worker me)) (< (- now (the fixnum at)) lapse))
+          (incf n))))
+    (dolist (worker (executor-workers executor) n)
+      (when (>= n turns)
+        (return n))
+      (let ((at (worker-turn-us worker)))
+        (when (and at (not (eq worker me)) (>= (- now (the fixnum at)) lapse)
+                   (>= (worker-stat worker) 0)
+                   (not (%sleeping-p (worker-stat worker))))
           (incf n))))))
 
 (defun %wait-for-turn (executor me)
   "Before ME takes a task, with turns on (%TURNS-ON-P): wait until fewer
-than TURNS other workers hold a recent turn, marked as waiting for a lock
-(the monitor does not count that as a reason to grow the pool), and note
-when the turn began."
+than TURNS other workers hold one (%TURNS-TAKEN), marked as waiting for a
+lock (the monitor does not count that as a reason to grow the pool), and
+note when the turn began.  One waiting worker, the poller, looks again
+every +TURN-POLL-US+; the others wait to be woken, so that hundreds of
+waiting workers do not all wake each time on CPUs already short.  A worker
+that leaves the wait wakes the next: it may take a turn too, or poll."
   (let ((lock (executor-park-lock executor)))
     (sb-thread:with-mutex (lock)
       (setf (worker-on-lock me) t)
@@ -72,8 +95,17 @@ when the turn began."
                          (< (%turns-taken executor me now) (executor-turns executor)))
                  (setf (worker-turn-us me) now)
                  (return))
-               (wait-on (executor-turn-cv executor) lock (+ now +turn-poll-us+))))
-        (decf (executor-turn-waiters executor))
+               (let ((poller (executor-turn-poller executor)))
+                 (when (or (null poller) (eq poller me))
+                   (setf (executor-turn-poller executor) me))
+                 (wait-on (executor-turn-cv executor) lock
+                          (+ now (if (eq (executor-turn-poller executor) me)
+                                     +turn-poll-us+
+                                     +turn-backstop-us+))))))
+        (when (eq (executor-turn-poller executor) me)
+          (setf (executor-turn-poller executor) nil))
+        (when (> (decf (executor-turn-waiters executor)) 0)
+          (sb-thread:condition-notify (executor-turn-cv executor)))
         (setf (worker-on-lock me) nil)))))
 
 (defun %end-turn (executor me)

@@ -181,13 +181,14 @@ by one worker.")
   (crowded-grown-us 0 :type fixnum)     ; when the pool last grew while crowded and busy
   ;; Turns while the heap is full (executor-turns.lisp): the heap in use
   ;; past which tasks take turns, whether they do now, how many may run at
-  ;; once, how long a turn counts, how many workers wait for one, and where
-  ;; they wait (PARK-LOCK).
+  ;; once, how long a turn counts, how many workers wait for one, which of
+  ;; them looks again on a timer, and where they wait (PARK-LOCK).
   (turn-heap-limit 0 :type fixnum)
   (turns-on nil)
   (turns 4 :type fixnum)
   (turn-lapse-us 100000 :type fixnum)
   (turn-waiters 0 :type fixnum)
+  (turn-poller nil)
   (turn-cv (sb-thread:make-waitqueue) :type sb-thread:waitqueue)
   (cpus 1 :type fixnum)
   (wrapper nil :type (or null function))
@@ -697,7 +698,8 @@ function and argument stay in no frame of WORKER-LOOP's."
     (the fixnum (+ (* seconds 1000000) (floor nanoseconds 1000)))))
 
 (defvar *stat-buffer* (make-array 256 :element-type '(unsigned-byte 8))
-  "The monitor's buffer for reading a worker's stat line (under PARK-LOCK).")
+  "The buffer for reading a worker's stat line, by the monitor or by a
+worker waiting for a turn (under PARK-LOCK).")
 
 (defun %sleeping-p (fd)
   "Whether the thread whose /proc stat line FD reads is asleep (state S or
