@@ -111,16 +111,13 @@ cheaper than a UTF-8 round trip."
 (declaim (ftype (function (obuf index) (values octets &optional)) obuf-grow))
 (defun obuf-grow (buf needed)
   "Replace the storage with one that holds at least NEEDED more octets.
-Doubling keeps appends amortised O(1).  A write past double the storage (a
-large bytes field) gets a sixteenth more than it needs: the length prefixes
-patched in after it (END-LENGTH-PREFIX) and the fields that follow then fit,
-where doubling again would allocate twice the message and copy it."
+Doubling keeps appends amortised O(1), and a write of more (a large bytes
+field) gets a sixteenth more than it needs: the length prefixes patched in
+after it (END-LENGTH-PREFIX) and the fields that follow then fit, where
+doubling again would allocate twice the message and copy it."
   (let* ((old (obuf-data buf))
          (want (+ (obuf-fill buf) needed))
-         (doubled (* 2 (length old)))
-         (new (make-octets (if (> want doubled)
-                               (+ want (ash want -4))
-                               doubled))))
+         (new (make-octets (max (* 2 (length old)) (+ want (ash want -4))))))
     (replace new old :end2 (obuf-fill buf))
     (setf (obuf-data buf) new)))
 

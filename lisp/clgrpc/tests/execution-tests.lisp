@@ -618,6 +618,62 @@ executor had at the end.  The tasks sleep, or with COMPUTE, keep a CPU busy."
     (is (= 2 most) "~D computing tasks ran at once" most)
     (is (= 4 (length starts)))))
 
+(defun %lapsed-turn-held-by (body)
+  "Whether a worker whose turn lapsed long ago still holds it, as seen at
++0, +5, +20 and +40 ms, while its thread runs BODY."
+  (let* ((fd (list nil))
+         (ready (sb-thread:make-semaphore))
+         (thread (sb-thread:make-thread
+                  (lambda ()
+                    (setf (car fd) (clgrpc.util::%open-stat))
+                    (sb-thread:signal-semaphore ready)
+                    (funcall body)))))
+    (sb-thread:wait-on-semaphore ready)
+    (sleep 0.05)
+    (let ((worker (clgrpc.util::make-worker (car fd)))
+          (t0 (clgrpc.util:now-us)))
+      (setf (clgrpc.util::worker-turn-us worker) (- t0 1000000))
+      (unwind-protect
+           (loop for ms in '(0 5 20 40)
+                 collect (clgrpc.util::%lapsed-turn-held-p worker (+ t0 (* ms 1000))))
+        (sb-thread:join-thread thread :default nil)
+        (sb-unix:unix-close (car fd))))))
+
+(test a-lapsed-turn-counts-until-its-worker-is-seen-asleep
+  ;; Asleep on two reads 10 ms apart, its turn no longer counts; running,
+  ;; it always does.
+  (is (equal '(t t nil nil) (%lapsed-turn-held-by (lambda () (sleep 0.5)))))
+  (is (equal '(t t t t)
+             (%lapsed-turn-held-by
+              (lambda ()
+                (loop with end = (+ (clgrpc.util:now-us) 500000)
+                      while (< (clgrpc.util:now-us) end))))))
+  ;; A collection between the reads starts the watch again: a thread
+  ;; stopped for one looks asleep too.
+  (let* ((fd (list nil))
+         (ready (sb-thread:make-semaphore))
+         (thread (sb-thread:make-thread
+                  (lambda ()
+                    (setf (car fd) (clgrpc.util::%open-stat))
+                    (sb-thread:signal-semaphore ready)
+                    (sleep 0.5)))))
+    (sb-thread:wait-on-semaphore ready)
+    (sleep 0.05)
+    (let ((worker (clgrpc.util::make-worker (car fd)))
+          (t0 (clgrpc.util:now-us)))
+      (setf (clgrpc.util::worker-turn-us worker) (- t0 1000000))
+      (unwind-protect
+           (progn
+             (is (clgrpc.util::%lapsed-turn-held-p worker t0))
+             (sb-ext:gc)
+             ;; The collection woke the thread; it sleeps again.
+             (sleep 0.05)
+             (is (clgrpc.util::%lapsed-turn-held-p worker (+ t0 20000))
+                 "a turn lapsed across a collection")
+             (is (not (clgrpc.util::%lapsed-turn-held-p worker (+ t0 40000)))))
+        (sb-thread:join-thread thread :default nil)
+        (sb-unix:unix-close (car fd))))))
+
 (test idle-workers-wait-without-spinning
   ;; Workers the executor keeps (MIN-THREADS) wait for work past their idle
   ;; timeout without using the CPU.

@@ -12,12 +12,14 @@
 ;;;; turn before it takes a task, and at most TURNS of them (two per CPU)
 ;;;; hold one at once.  Turns are taken before the task, so tasks stay
 ;;;; queued, in order, while workers wait.  A turn older than TURN-LAPSE
-;;;; (100 ms) no longer counts while its worker is asleep: tasks that wait (a
-;;;; handler sleeping, or one waiting for its peer's window) hold the others
-;;;; back no longer than that.  One that still runs, or waits for a CPU, keeps
-;;;; counting: on CPUs shared with other processes a handler building its
-;;;; response may take many times the lapse, and letting another start
-;;;; beside it each time would let in the very allocation turns hold back.
+;;;; (100 ms) no longer counts once its worker has been seen asleep for
+;;;; 10 ms with no collection in between (a thread stopped for one looks
+;;;; asleep too): tasks that wait (a handler sleeping, or one waiting for its
+;;;; peer's window) hold the others back not much longer than that.  One that
+;;;; still runs, or waits for a CPU, keeps counting: on CPUs shared with
+;;;; other processes a handler building its response may take many times
+;;;; the lapse, and letting another start beside it each time would let in
+;;;; the very allocation turns hold back.
 ;;;; Turns stay on until the heap in use falls below seven eighths of
 ;;;; the limit, so that a collection that only just brings it under does
 ;;;; not let every waiting worker run at once.  While workers wait for a
@@ -32,9 +34,10 @@
 (declaim (optimize (speed 3) (safety 1) (debug 0)))
 
 (defconstant +turn-poll-us+ 10000
-  "How often the worker that waits longest for a turn looks again at most:
-turns lapse, and a collection may empty the heap, without anyone
-signalling it.")
+  "How often the waiting worker that polls looks again at most: turns
+lapse, and a collection may empty the heap, without anyone signalling it.
+Also how long a worker whose turn lapsed must be seen asleep before its
+turn stops counting.")
 
 (defconstant +turn-backstop-us+ 1000000
   "How long any other waiting worker waits at most before it looks again
@@ -52,11 +55,55 @@ or turns are on and it is still past seven eighths of it."
         (and (> usage limit)
              (setf (executor-turns-on executor) t)))))
 
+(declaim (inline %begin-turn))
+(defun %begin-turn (me now)
+  "ME takes its turn to run a task at NOW."
+  (setf (worker-asleep-since me) nil
+        (worker-turn-us me) now))
+
+(defun %read-turn-state (worker now)
+  "PARK-LOCK held: read WORKER's state at NOW, and note since when it has
+been asleep with no collection in between (a thread stopped for one looks
+asleep too)."
+  (declare (type fixnum now))
+  (setf (worker-state-read-us worker) now)
+  (let ((gc sb-ext:*gc-run-time*))
+    (cond ((not (%sleeping-p (worker-stat worker)))
+           (setf (worker-asleep-since worker) nil))
+          ((or (null (worker-asleep-since worker))
+               (not (eql gc (worker-asleep-gc worker))))
+           (setf (worker-asleep-since worker) now
+                 (worker-asleep-gc worker) gc)))))
+
+(defun %lapsed-turn-held-p (worker now)
+  "PARK-LOCK held: whether WORKER, whose turn began longer than TURN-LAPSE
+ago, still holds it: unless it has been seen asleep, on reads at least
++TURN-POLL-US+ apart with no collection between them.  Its state is read
+again once as long has passed since the last read as it has been asleep
+(a quarter of that once it is past 40 ms), so workers asleep for long cost
+few reads however many there are.  Without /proc, a turn lapses by time
+alone; a worker waiting for a lock (WITH-WORKER-MUTEX) keeps its turn."
+  (declare (type fixnum now))
+  (cond ((< (worker-stat worker) 0) nil)
+        ((worker-on-lock worker) t)
+        (t
+         (let* ((since (worker-asleep-since worker))
+                (asleep (if since (- now (the fixnum since)) 0))
+                (interval (max +turn-poll-us+ (ash asleep -2))))
+           (declare (type fixnum asleep interval))
+           (when (>= (- now (worker-state-read-us worker)) interval)
+             (%read-turn-state worker now)))
+         (let ((since (worker-asleep-since worker)))
+           (not (and since
+                     (>= (- now (the fixnum since)) +turn-poll-us+)
+                     (eql sb-ext:*gc-run-time* (worker-asleep-gc worker))))))))
+
 (defun %turns-taken (executor me now)
   "PARK-LOCK held: workers other than ME that hold a turn, counted up to
 TURNS: those whose turn began within TURN-LAPSE-US of NOW, and then those
-with an older turn that are not asleep (%SLEEPING-P reads their state, so
-they are looked at only while the recent ones leave turns free)."
+with an older turn that still hold it (%LAPSED-TURN-HELD-P, which may read
+their state: they are looked at only while the recent ones leave turns
+free)."
   (declare (type fixnum now))
   (let ((lapse (executor-turn-lapse-us executor))
         (turns (executor-turns executor))
@@ -71,8 +118,7 @@ they are looked at only while the recent ones leave turns free)."
         (return n))
       (let ((at (worker-turn-us worker)))
         (when (and at (not (eq worker me)) (>= (- now (the fixnum at)) lapse)
-                   (>= (worker-stat worker) 0)
-                   (not (%sleeping-p (worker-stat worker))))
+                   (%lapsed-turn-held-p worker now))
           (incf n))))))
 
 (defun %wait-for-turn (executor me)
@@ -82,18 +128,26 @@ lock (the monitor does not count that as a reason to grow the pool), and
 note when the turn began.  One waiting worker, the poller, looks again
 every +TURN-POLL-US+; the others wait to be woken, so that hundreds of
 waiting workers do not all wake each time on CPUs already short.  A worker
-that leaves the wait wakes the next: it may take a turn too, or poll."
-  (let ((lock (executor-park-lock executor)))
+that leaves the wait wakes another if turns are left, or if it was the
+poller, so that one polls in its place."
+  (let ((lock (executor-park-lock executor))
+        (turns (executor-turns executor))
+        (more nil))
+    (declare (type fixnum turns))
     (sb-thread:with-mutex (lock)
       (setf (worker-on-lock me) t)
       (incf (executor-turn-waiters executor))
       (unwind-protect
            (loop
-             (let ((now (now-us)))
-               (when (or (executor-shutdown executor)
-                         (not (%turns-on-p executor))
-                         (< (%turns-taken executor me now) (executor-turns executor)))
-                 (setf (worker-turn-us me) now)
+             (let* ((now (now-us))
+                    (taken (if (or (executor-shutdown executor)
+                                   (not (%turns-on-p executor)))
+                               -1
+                               (%turns-taken executor me now))))
+               (declare (type fixnum taken))
+               (when (< taken turns)
+                 (%begin-turn me now)
+                 (setf more (< (1+ taken) turns))
                  (return))
                (let ((poller (executor-turn-poller executor)))
                  (when (or (null poller) (eq poller me))
@@ -102,10 +156,15 @@ that leaves the wait wakes the next: it may take a turn too, or poll."
                           (+ now (if (eq (executor-turn-poller executor) me)
                                      +turn-poll-us+
                                      +turn-backstop-us+))))))
-        (when (eq (executor-turn-poller executor) me)
-          (setf (executor-turn-poller executor) nil))
-        (when (> (decf (executor-turn-waiters executor)) 0)
-          (sb-thread:condition-notify (executor-turn-cv executor)))
+        ;; A wait unwound (the thread is being destroyed) may have left
+        ;; the lock.
+        (unless (sb-thread:holding-mutex-p lock)
+          (sb-thread:grab-mutex lock))
+        (let ((poller (eq (executor-turn-poller executor) me)))
+          (when poller
+            (setf (executor-turn-poller executor) nil))
+          (when (and (> (decf (executor-turn-waiters executor)) 0) (or poller more))
+            (sb-thread:condition-notify (executor-turn-cv executor))))
         (setf (worker-on-lock me) nil)))))
 
 (defun %end-turn (executor me)

@@ -89,6 +89,13 @@ work arrives far apart, and a long spin would burn a CPU per call.")
   ;; When it took its turn to run a task (NIL: it is not about to run or
   ;; running one).
   (turn-us nil :type (or null fixnum))
+  ;; Once its turn has lapsed (executor-turns.lisp): when its state was
+  ;; last read, and since when, with no collection in between (ASLEEP-GC,
+  ;; the collectors' run time then), it has been seen asleep (NIL: seen
+  ;; running, or not read yet).
+  (state-read-us 0 :type fixnum)
+  (asleep-since nil :type (or null fixnum))
+  (asleep-gc 0)
   ;; Parked: on the executor's stack of parked workers (PARK-LOCK), waiting
   ;; on its own queue WAKE-CV for WOKEN, which whoever takes it off the stack
   ;; sets (under PARK-LOCK and WAKE-LOCK) and then notifies, after releasing
@@ -570,7 +577,7 @@ monitor look (the workers may all be about to block in their handlers)."
 (defun %heap-crowded-p (executor)
   (> (sb-kernel:dynamic-usage) (executor-heap-limit executor)))
 
-(declaim (ftype function %wait-for-turn %end-turn %turns-on-p))
+(declaim (ftype function %wait-for-turn %begin-turn %end-turn %turns-on-p))
 
 (defun %run-task (function argument)
   ;; Tasks handle their own errors; this only keeps a bug in one task from
@@ -619,7 +626,7 @@ function and argument stay in no frame of WORKER-LOOP's."
            (if (%turns-on-p executor)
                (progn (%clear-stack-below)
                       (%wait-for-turn executor me))
-               (setf (worker-turn-us me) (now-us)))
+               (%begin-turn me (now-us)))
            ;; Every eighth task comes from the lane whose task has waited
            ;; longest, so no lane starves while its workers are held.
            (unless (%take-and-run executor me (if (and (zerop (logand (incf takes) 7))
@@ -697,21 +704,18 @@ function and argument stay in no frame of WORKER-LOOP's."
     (declare (type (unsigned-byte 40) seconds) (type (integer 0 999999999) nanoseconds))
     (the fixnum (+ (* seconds 1000000) (floor nanoseconds 1000)))))
 
-(defvar *stat-buffer* (make-array 256 :element-type '(unsigned-byte 8))
-  "The buffer for reading a worker's stat line, by the monitor or by a
-worker waiting for a turn (under PARK-LOCK).")
-
 (defun %sleeping-p (fd)
   "Whether the thread whose /proc stat line FD reads is asleep (state S or
 D: waiting on a sleep, I/O, a lock), as against running or runnable."
-  (let* ((buf *stat-buffer*)
+  (let* ((buf (make-array 256 :element-type '(unsigned-byte 8)))
          (n (sb-sys:with-pinned-objects (buf)
               (sb-alien:alien-funcall
                (sb-alien:extern-alien "pread" (function sb-alien:long sb-alien:int
                                                         sb-sys:system-area-pointer
                                                         sb-alien:unsigned-long sb-alien:long))
                fd (sb-sys:vector-sap buf) (length buf) 0))))
-    (declare (type (simple-array (unsigned-byte 8) (*)) buf) (type fixnum n))
+    (declare (type (simple-array (unsigned-byte 8) (*)) buf) (type fixnum n)
+             (dynamic-extent buf))
     ;; "TID (NAME) STATE ...": NAME may hold anything, so the state follows
     ;; the last parenthesis.
     (let ((close (and (plusp n) (position 41 buf :end n :from-end t))))
