@@ -618,9 +618,9 @@ executor had at the end.  The tasks sleep, or with COMPUTE, keep a CPU busy."
     (is (= 2 most) "~D computing tasks ran at once" most)
     (is (= 4 (length starts)))))
 
-(defun %lapsed-turn-held-by (body)
-  "Whether a worker whose turn lapsed long ago still holds it, as seen at
-+0, +5, +20 and +40 ms, while its thread runs BODY."
+(defun %call-with-lapsed-worker (body check)
+  "Run BODY on a new thread, and call CHECK with a worker of that thread
+whose turn began a second ago and the time then: CHECK's value."
   (let* ((fd (list nil))
          (ready (sb-thread:make-semaphore))
          (thread (sb-thread:make-thread
@@ -633,11 +633,18 @@ executor had at the end.  The tasks sleep, or with COMPUTE, keep a CPU busy."
     (let ((worker (clgrpc.util::make-worker (car fd)))
           (t0 (clgrpc.util:now-us)))
       (setf (clgrpc.util::worker-turn-us worker) (- t0 1000000))
-      (unwind-protect
-           (loop for ms in '(0 5 20 40)
-                 collect (clgrpc.util::%lapsed-turn-held-p worker (+ t0 (* ms 1000))))
+      (unwind-protect (funcall check worker t0)
         (sb-thread:join-thread thread :default nil)
         (sb-unix:unix-close (car fd))))))
+
+(defun %lapsed-turn-held-by (body)
+  "Whether a worker whose turn lapsed long ago still holds it, as seen at
++0, +5, +20 and +40 ms, while its thread runs BODY."
+  (%call-with-lapsed-worker
+   body
+   (lambda (worker t0)
+     (loop for ms in '(0 5 20 40)
+           collect (clgrpc.util::%lapsed-turn-held-p worker (+ t0 (* ms 1000)))))))
 
 (test a-lapsed-turn-counts-until-its-worker-is-seen-asleep
   ;; Asleep on two reads 10 ms apart, its turn no longer counts; running,
@@ -650,29 +657,16 @@ executor had at the end.  The tasks sleep, or with COMPUTE, keep a CPU busy."
                       while (< (clgrpc.util:now-us) end))))))
   ;; A collection between the reads starts the watch again: a thread
   ;; stopped for one looks asleep too.
-  (let* ((fd (list nil))
-         (ready (sb-thread:make-semaphore))
-         (thread (sb-thread:make-thread
-                  (lambda ()
-                    (setf (car fd) (clgrpc.util::%open-stat))
-                    (sb-thread:signal-semaphore ready)
-                    (sleep 0.5)))))
-    (sb-thread:wait-on-semaphore ready)
-    (sleep 0.05)
-    (let ((worker (clgrpc.util::make-worker (car fd)))
-          (t0 (clgrpc.util:now-us)))
-      (setf (clgrpc.util::worker-turn-us worker) (- t0 1000000))
-      (unwind-protect
-           (progn
-             (is (clgrpc.util::%lapsed-turn-held-p worker t0))
-             (sb-ext:gc)
-             ;; The collection woke the thread; it sleeps again.
-             (sleep 0.05)
-             (is (clgrpc.util::%lapsed-turn-held-p worker (+ t0 20000))
-                 "a turn lapsed across a collection")
-             (is (not (clgrpc.util::%lapsed-turn-held-p worker (+ t0 40000)))))
-        (sb-thread:join-thread thread :default nil)
-        (sb-unix:unix-close (car fd))))))
+  (%call-with-lapsed-worker
+   (lambda () (sleep 0.5))
+   (lambda (worker t0)
+     (is (clgrpc.util::%lapsed-turn-held-p worker t0))
+     (sb-ext:gc)
+     ;; The collection woke the thread; it sleeps again.
+     (sleep 0.05)
+     (is (clgrpc.util::%lapsed-turn-held-p worker (+ t0 20000))
+         "a turn lapsed across a collection")
+     (is (not (clgrpc.util::%lapsed-turn-held-p worker (+ t0 40000)))))))
 
 (test idle-workers-wait-without-spinning
   ;; Workers the executor keeps (MIN-THREADS) wait for work past their idle
