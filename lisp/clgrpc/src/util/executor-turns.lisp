@@ -79,9 +79,9 @@ asleep too)."
   "PARK-LOCK held: whether WORKER, whose turn began longer than TURN-LAPSE
 ago, still holds it: unless it has been seen asleep, on reads at least
 +TURN-POLL-US+ apart with no collection between them.  Its state is read
-again once as long has passed since the last read as it has been asleep
-(a quarter of that once it is past 40 ms), so workers asleep for long cost
-few reads however many there are.  Without /proc, a turn lapses by time
+again once +TURN-POLL-US+, or a quarter of the time it has been seen
+asleep if that is longer, has passed since the last read, so workers
+asleep for long cost few reads however many there are.  Without /proc, a turn lapses by time
 alone; a worker waiting for a lock (WITH-WORKER-MUTEX) keeps its turn."
   (declare (type fixnum now))
   (cond ((< (worker-stat worker) 0) nil)
