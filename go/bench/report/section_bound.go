@@ -14,6 +14,7 @@ import (
 type BoundGoal struct {
 	Title     string
 	Statement string            // the goal in words, printed above the table
+	Point     string            // its operating point, as Goal's
 	Where     map[string]string // only scenarios with these parameters count
 	Label     []string          // the parameters that name a cell in the table
 	Names     map[string]string // display names of their values
@@ -88,9 +89,7 @@ func (s BoundGoal) Render(d *Dataset, p *Page) {
 		overall = overall.and(decision)
 	}
 	titled(p, s.Title)
-	if s.Statement != "" {
-		p.Text(s.Statement)
-	}
+	statement(p, s.Statement, s.Point)
 	p.Table(t)
 	line := fmt.Sprintf("**Goal %s**", overall)
 	switch {

@@ -27,10 +27,14 @@ import (
 // so after Holm's correction for their number (goal_holm.go).
 type Goal struct {
 	Title     string
-	Statement string              // the goal in words, printed above the table
-	Where     map[string]string   // only scenarios with these parameters count
-	In        map[string][]string // and whose parameter is one of these values
-	GroupBy   []string            // a baseline per group (e.g. rpc, clients)
+	Statement string // the goal in words, printed above the table
+	// Point names the operating point the goal is judged at (the load,
+	// the connections, the CPUs each side has, the handlers), printed
+	// after the statement: a verdict reaches no further than it.
+	Point   string
+	Where   map[string]string   // only scenarios with these parameters count
+	In      map[string][]string // and whose parameter is one of these values
+	GroupBy []string            // a baseline per group (e.g. rpc, clients)
 	// Vary are the parameters that make a configuration, Vary[0] leading,
 	// as in AllConfigurations; Baseline is Vary[0]'s value to compare with.
 	Vary     []string
@@ -130,9 +134,7 @@ func (s Goal) Render(d *Dataset, p *Page) {
 	}
 	rows = append(rows, s.unmeasured(rows)...)
 	titled(p, s.Title)
-	if s.Statement != "" {
-		p.Text(s.Statement)
-	}
+	statement(p, s.Statement, s.Point)
 	if len(rows) == 0 {
 		// Its suite was measured, but not the pair the goal judges: said,
 		// not left out, so that a missing server cannot hide a goal.

@@ -28,6 +28,17 @@ func titled(p *Page, title string) {
 	}
 }
 
+// statement prints a goal's statement, and the operating point it is
+// judged at in a paragraph of its own.
+func statement(p *Page, text, point string) {
+	if text != "" {
+		p.Text(text)
+	}
+	if point != "" {
+		p.Text("Operating point: " + point + ".")
+	}
+}
+
 func groupHeading(p *Page, g Group) {
 	if g.Label != "" {
 		p.PendingHeading(4, g.Label)

@@ -75,6 +75,10 @@ var handlerCostLayout = report.Layout{
 	},
 }
 
+// handlerCostPlacement is where the suite's servers and load generator run.
+const handlerCostPlacement = "each server pinned to half of the CPUs (one on 2 cores), the load " +
+	"generator to the rest"
+
 // longPollGoal judges the long-poll mix on absolute limits: cheap calls
 // must neither fail nor wait behind the polls.
 var longPollGoal = report.BoundGoal{
@@ -82,6 +86,9 @@ var longPollGoal = report.BoundGoal{
 	Statement: "While long polls (Sleep calls of many seconds) are held open on the same " +
 		"connections, no cheap call fails and their latency p99 stays under 10 ms, on each " +
 		"server and at each connection count.",
+	Point: "the long polls the table's results name (40 in //bench:all, each sleeping 2 s; 20 s in " +
+		"the full size), and 64 callers of Fast calling in a closed loop beside them, all over 4 " +
+		"connections or over 1; " + handlerCostPlacement,
 	Where: map[string]string{"handler": "longpoll"},
 	Label: []string{"impl", "conns"},
 	Names: report.ImplNames,
@@ -124,6 +131,9 @@ var tunedCells = map[string][]string{
 func callsGoalBetween(title, lisp, golang, where string, cells map[string][]string, baseline, config string) report.Goal {
 	return report.Goal{
 		Title: title,
+		Point: "callers in a closed loop, each call's handler answering at once (Fast), computing " +
+			"(Spin) or waiting (Sleep) for the time its cell names, over 4 connections or over 1; " +
+			handlerCostPlacement,
 		Statement: "With the same Go load generator, " + lisp + " reaches at least " + golang + " calls/s " +
 			"and at most 1.5x its latency p99 in " + where + "; the server sized to the CPUs its table " +
 			"above names. Every cell is judged whatever its bottleneck (a Sleep cell is bound by neither " +

@@ -45,6 +45,10 @@ var qpsLayout = report.Layout{
 				"client set, or one neither side was pushed to, says nothing else about the server. " +
 				"The bound must hold over the headroom each server had left (its figure over its share " +
 				"of CPU busy).",
+			Point: "each scenario's channels and calls in flight as gRPC's scenario configurations " +
+				"define them, in a closed loop, at the payloads its tables name (empty messages in " +
+				"//bench:all); the server worker pinned to half of the CPUs (one on 2 cores), the " +
+				"client workers and the driver to the rest",
 			GroupBy:    []string{"scenario", "payload", "client"},
 			Vary:       []string{"server"},
 			Baseline:   "go",

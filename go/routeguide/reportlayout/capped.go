@@ -9,11 +9,13 @@ import (
 
 // lispVersusGoGoal is a goal on the RouteGuide grid: the Lisp server at its
 // defaults against the Go server, both driven by the Go load generator, in
-// every cell named in advance (routeguideCells), on one limit; bottleneck,
-// if not empty, names the parameter that says which side set each cell.
-func lispVersusGoGoal(title, statement string, limit report.RatioLimit, bottleneck string, context []report.MetricView) report.Goal {
+// every cell named in advance (routeguideCells), on one limit, judged at
+// the operating point named; bottleneck, if not empty, names the parameter
+// that says which side set each cell.
+func lispVersusGoGoal(title, statement, point string, limit report.RatioLimit, bottleneck string, context []report.MetricView) report.Goal {
 	return report.Goal{
 		Title:     title,
+		Point:     point,
 		Statement: statement + " " + defaultsPoint,
 		Where:     map[string]string{"client": "go"},
 		GroupBy:   []string{"rpc", "clients"},
@@ -51,6 +53,20 @@ func tunedPair(g report.Goal) report.Goal {
 	return g
 }
 
+// The operating points of the RouteGuide grids' goals: what the cells
+// named hold fixed.
+const (
+	// gridPoint is the uncapped grid's.
+	gridPoint = "each client with an HTTP/2 connection of its own, calling in a closed loop; " +
+		"each server pinned to half of the CPUs (one on 2 cores), with no quota, and the load " +
+		"generator to the rest; handlers that take microseconds (RouteGuide's lookups in memory)"
+	// cappedPoint is the capped grid's.
+	cappedPoint = "each client with an HTTP/2 connection of its own, calling in a closed loop; " +
+		"each server held to the CPU quota its tables name (a quarter of a core in //bench:all) " +
+		"at a 10 ms CFS period, the load generator on a whole core of its own; handlers that " +
+		"take microseconds"
+)
+
 // routeguideCells are the RouteGuide grid's cells, named in advance: every
 // RPC kind at 1, 10 and 100 clients.
 var routeguideCells = map[string][]string{
@@ -83,14 +99,14 @@ var cappedLayout = report.Layout{
 				"kind at 1, 10 and 100 clients. A cell is judged when both servers were its bottleneck "+
 				"(at least 85% of their quota busy, the load generator less), or when the verdict "+
 				"holds anyway, over the headroom each server had left (its figure over its share of "+
-				"the quota busy).",
+				"the quota busy).", cappedPoint,
 			report.RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
 			report.Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
 				schema.MetricServerThrottled, schema.MetricServerCPUPerOp)),
 		lispVersusGoGoal("Goal: at or under Go's CPU per request, servers capped",
 			"With the same Go load generator and each server held to the same CPU quota, the "+
 				"Lisp server spends at most the Go server's CPU per request (user and system time of "+
-				"the server process over the requests it completed) in every cell.",
+				"the server process over the requests it completed) in every cell.", cappedPoint,
 			report.RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
 			report.Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation,
 				schema.MetricClientUtilisation, schema.MetricServerThrottled)),

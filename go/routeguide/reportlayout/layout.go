@@ -127,6 +127,11 @@ var openLoopLayout = report.Layout{
 	},
 }
 
+// connScalePoint is the operating point of the connection-scale goals.
+const connScalePoint = "100, 1,000 and 10,000 connections open to each server, 100 of them " +
+	"calling unary RouteGuide methods in a closed loop and the rest idle (preface and SETTINGS " +
+	"sent); each server pinned to half of the CPUs (one on 2 cores), the load generator to the rest"
+
 // Connection scale (bench/connscale): the RouteGuide servers holding
 // 100 to 10,000 connections, 100 of them busy with unary calls and the
 // rest idle. Parameters: impl (go|lisp), rpc, clients (the busy ones),
@@ -177,6 +182,7 @@ var connScaleLayout = report.Layout{
 				"were its bottleneck (at least 85% of their CPUs busy, the load generator less), or when the verdict holds " +
 				"anyway, over the headroom each server had left. Latency is judged only in an open loop " +
 				"below both servers' capacity: in this closed loop it is shown, not decided.",
+			Point:    connScalePoint,
 			GroupBy:  []string{"rpc", "clients", "total_conns"},
 			Cells:    map[string][]string{"total_conns": {"100", "1000", "10000"}},
 			Vary:     []string{"impl"},
@@ -197,6 +203,7 @@ var connScaleLayout = report.Layout{
 				"server in memory (its anonymous RSS grown from before the cell's connections " +
 				"opened to once they settled, before any call, per connection; each cell on a " +
 				"freshly started server) is at most 2x what it costs the Go server.",
+			Point:    connScalePoint,
 			GroupBy:  []string{"rpc", "clients", "total_conns"},
 			Cells:    map[string][]string{"total_conns": {"100", "1000", "10000"}},
 			Vary:     []string{"impl"},
@@ -255,6 +262,9 @@ func tlsCPUGoal(groupBy []string, cells map[string][]string) report.Goal {
 		Statement: "With the same Go load generator over TLS, the Lisp server spends at most the Go " +
 			"server's CPU per request (user and system time of the server process over the requests " +
 			"it completed) in every cell.",
+		Point: "the cells' clients over TLS, each with a connection of its own, calling in a " +
+			"closed loop; each server pinned to half of the CPUs (one on 2 cores), the load " +
+			"generator to the rest; handlers that take microseconds",
 		Where:    map[string]string{"client": "go"},
 		GroupBy:  groupBy,
 		Cells:    cells,
@@ -290,7 +300,7 @@ var routeguideSpeedGoal = lispVersusGoGoal("Speed goal",
 		"already meets). A figure that a saturated load generator set, or one that neither "+
 		"side was pushed to (one client's round trips), says nothing about the servers' capacity. "+
 		"The bound must hold over the headroom each server had left (its figure over its share "+
-		"of CPU busy).",
+		"of CPU busy).", gridPoint,
 	report.RatioLimit{Metric: schema.MetricReqPerSec, Min: 0.5}, "bottleneck",
 	report.Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
 		schema.MetricServerCPUPerOp, schema.MetricCPUPressure))

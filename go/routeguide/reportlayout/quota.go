@@ -37,7 +37,7 @@ var quotaSweepKeys = []string{"rpc", "client", "clients", "server_cpu_period"}
 // quotaSweepGoal is a goal judged in every capped cell of the sweep, and
 // only there.
 func quotaSweepGoal(title, statement string, limit report.RatioLimit, bottleneck string, context []report.MetricView) report.Goal {
-	g := lispVersusGoGoal(title, statement+" Operating point: "+quotaSweepPoint+".", limit, bottleneck, context)
+	g := lispVersusGoGoal(title, statement, quotaSweepPoint, limit, bottleneck, context)
 	g.GroupBy = []string{"rpc", "clients", "server_cpu_quota", "server_cpu_period"}
 	g.Cells, g.In = quotaSweepCells, quotaSweepCells
 	return g

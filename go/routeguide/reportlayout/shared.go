@@ -14,12 +14,13 @@ var sharedConnCells = map[string][]string{
 }
 
 // sharedConnPoint names the operating point its goals are judged at.
-const sharedConnPoint = "Operating point: 100 concurrent calls from the Go load generator, all on one " +
-	"HTTP/2 connection, each server on one CPU."
+const sharedConnPoint = "100 concurrent calls from the Go load generator, all on one HTTP/2 " +
+	"connection, in a closed loop; each server pinned to half of the CPUs (one on 2 cores), the " +
+	"load generator to the rest; handlers that take microseconds"
 
 // sharedConnGoal is a goal judged in every cell of the grid.
 func sharedConnGoal(title, statement string, limit report.RatioLimit, bottleneck string, context []report.MetricView) report.Goal {
-	g := lispVersusGoGoal(title, statement+" "+sharedConnPoint, limit, bottleneck, context)
+	g := lispVersusGoGoal(title, statement, sharedConnPoint, limit, bottleneck, context)
 	g.Cells = sharedConnCells
 	return g
 }

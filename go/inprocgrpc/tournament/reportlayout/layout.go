@@ -98,7 +98,9 @@ func largeUnaryCells(competitor, baseline string) report.Goal {
 		Vary:     []string{"competitor"},
 		Baseline: baseline,
 		Config:   map[string]string{"competitor": competitor},
-		Context:  []report.MetricView{{Name: schema.MetricBytesPerOp}, {Name: schema.MetricCPUPressure}},
+		Point: "one goroutine making unary calls of the size its cell names, one after another, " +
+			"client and server in one process at the machine's GOMAXPROCS",
+		Context: []report.MetricView{{Name: schema.MetricBytesPerOp}, {Name: schema.MetricCPUPressure}},
 	}
 }
 
