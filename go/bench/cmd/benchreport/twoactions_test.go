@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpcbench/grpcbench/go/bench/report"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/internal/runfile"
 )
 
@@ -50,4 +52,53 @@ func TestCompareRefusesTwoActions(t *testing.T) {
 		t.Errorf("a comparison printed despite the refusal:\n%s", stdout.String())
 	}
 	t.Logf("compare of two actions: %s", strings.TrimSpace(stderr.String()))
+	logGateAcrossActions(t, first, second)
+}
+
+// logGateAcrossActions logs what the regression gate would have said of the
+// two actions had it judged them, the second's results taken for the
+// first run's: the A/A false-alarm rate across actions that the refusal
+// avoids. Identical code, so every regression it gates is a false alarm.
+// Logged, not asserted: it measures the machine between two actions.
+func logGateAcrossActions(t *testing.T, first, second string) {
+	t.Helper()
+	old, err := schema.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := schema.ReadFile(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed.Environment.Extra[schema.ExtraRunID] = old.Environment.Extra[schema.ExtraRunID]
+	cmp, err := report.Compare([]*schema.File{old}, []*schema.File{renamed})
+	if err != nil {
+		t.Fatalf("judged as one run: %v", err)
+	}
+	primary, significant := 0, 0
+	for _, c := range cmp.Changes {
+		if c.Primary {
+			primary++
+			if c.Significant() {
+				significant++
+			}
+		}
+	}
+	if primary == 0 {
+		t.Fatal("judged as one run: no primary metric in both actions")
+	}
+	t.Logf("judged as one run, identical code in two actions: %d of %d primary metrics changed "+
+		"significantly before the correction, %d gated, %d of them regressions past 5%%",
+		significant, primary, gated(cmp), len(cmp.Regressions(5)))
+}
+
+// gated counts the changes a comparison gates on.
+func gated(cmp *report.Comparison) int {
+	n := 0
+	for _, c := range cmp.Changes {
+		if c.Gated {
+			n++
+		}
+	}
+	return n
 }
