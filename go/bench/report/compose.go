@@ -85,7 +85,7 @@ func ComparisonTable(metrics []MetricView, cols []Column, sameWithin float64) Ta
 			if why := incomparableColumns(cols[0], c); !pair && i > 0 && ok && why != "" {
 				cell += " (" + why + ")"
 			} else if !pair && i > 0 && ok && baseOK && base != 0 {
-				change := v/base - 1
+				change := columnRatio(cols[0], c, mv.Name, v/base) - 1
 				if math.Abs(change) >= sameWithin && improved(change, better) {
 					cell = "**" + cell + "**"
 				}
@@ -99,6 +99,8 @@ func ComparisonTable(metrics []MetricView, cols []Column, sameWithin float64) Ta
 			d := missing
 			if why := incomparableColumns(cols[0], cols[1]); why != "" {
 				d += " (" + why + ")"
+			} else if aOK && bOK && a != 0 {
+				d = Delta(1, columnRatio(cols[0], cols[1], mv.Name, b/a), better, cols[1].Name, mv.wording(unit), sameWithin)
 			} else if aOK && bOK {
 				d = Delta(a, b, better, cols[1].Name, mv.wording(unit), sameWithin)
 			}
@@ -107,6 +109,23 @@ func ComparisonTable(metrics []MetricView, cols []Column, sameWithin float64) Ta
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// columnRatio is column c's metric over the base column's as every table
+// gives a ratio (tableRatio: Hodges-Lehmann, paired by round where
+// measured in turns), or medians, the ratio of their medians, where either
+// has no repetitions to estimate from.
+func columnRatio(base, c Column, metric string, medians float64) float64 {
+	if base.Row == nil || c.Row == nil {
+		return medians
+	}
+	bm, okb := base.Row.Metric(metric)
+	cm, okc := c.Row.Metric(metric)
+	if !okb || !okc || len(bm.Reps) == 0 || len(cm.Reps) == 0 {
+		return medians
+	}
+	ratio, _ := tableRatio(cm, bm, pairedByRound(*base.Row, *c.Row, bm, cm))
+	return ratio
 }
 
 // incomparableColumns says why two columns' rows must not be related (see

@@ -104,7 +104,6 @@ func (s PivotTable) addRatios(d *Dataset, t *Table, rows []string, better schema
 		dr, okd := s.row(d, r, s.Ratio.Den)
 		n, okn := s.metricOf(nr, okn)
 		m, okd := s.metricOf(dr, okd)
-		num[i], den[i] = n.Median, m.Median
 		if !okn || !okd {
 			num[i], den[i] = math.NaN(), math.NaN()
 			continue
@@ -113,7 +112,8 @@ func (s PivotTable) addRatios(d *Dataset, t *Table, rows []string, better schema
 			num[i], den[i], refused[i] = math.NaN(), math.NaN(), why
 			continue
 		}
-		tests[i] = " " + significanceNote(mannWhitney(n.Reps, m.Reps))
+		ratio, note := tableRatio(n, m, pairedByRound(dr, nr, m, n))
+		num[i], den[i], tests[i] = ratio, 1, " "+note
 	}
 	ratioCells := func(style RatioStyle, withTest bool) []string {
 		out := make([]string, len(rows))

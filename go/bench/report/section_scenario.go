@@ -136,7 +136,8 @@ func (s ScenarioTable) addRatio(d *Dataset, t *Table) {
 			continue
 		}
 		m, _ := r.Metric(rt.Metric)
-		cells[i] += " " + significanceNote(mannWhitney(m.Reps, baseMetric.Reps))
+		ratio, note := tableRatio(m, baseMetric, pairedByRound(*base, r, baseMetric, m))
+		cells[i] = RatioColumn([]float64{ratio}, 1, better, rt.Style)[0] + " " + note
 	}
 	t.AddColumn(header, cells)
 }
