@@ -16,6 +16,8 @@ var cpuMetrics = map[string]bool{
 	schema.MetricServerCPUPerOp: true,
 	schema.MetricServerCPU:      true,
 	schema.MetricTotalCPU:       true,
+	// Requests per second of server CPU: CPU per request, inverted.
+	schema.MetricQPSPerServerCore: true,
 }
 
 // limitsCPU reports whether one of the goal's limits is on CPU.

@@ -163,6 +163,19 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 	}
 	file := &schema.File{Schema: schema.Version, Suite: suite, Environment: cfg.flags.Environment()}
 	extra := file.Environment.Extra
+	// The servers of one client take turns a round at a time: the i-th
+	// repetitions of a cell's servers ran back to back, and pair.
+	extra[schema.ExtraRepsPaired] = schema.PairedByRound
+	// The server workers, named in the setup's table with the digests of
+	// their executables: the first unprefixed, the other as the rival.
+	for i, impl := range cfg.servers {
+		prefix := ""
+		if i > 0 {
+			prefix = schema.ExtraRivalPrefix
+		}
+		extra[prefix+schema.ExtraServer] = schema.ServerName(impl, cfg.workers[impl])
+		extra[prefix+schema.ExtraServerSHA256] = schema.FileSHA256(cfg.workers[impl])
+	}
 	clientCores := runtime.NumCPU()
 	cfg.place.Record(extra)
 	if cfg.place.Pinned() {
@@ -170,6 +183,7 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 	}
 
 	serverAddr, clientAddr := map[string]string{}, map[string]string{}
+	serverProc := map[string]*serverproc.Process{}
 	for role, impls := range map[string][]string{"server": cfg.servers, "client": cfg.clients} {
 		cpus, addrs := cfg.place.Server, serverAddr
 		if role == "client" {
@@ -183,6 +197,9 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 			}
 			defer p.Stop()
 			addrs[impl] = p.Addr()
+			if role == "server" {
+				serverProc[impl] = p
+			}
 		}
 	}
 
@@ -209,7 +226,13 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 						errs[i] = fmt.Errorf("%s: %w", label, err)
 						return
 					}
-					ms[i] = append(ms[i], measure(r, clientCores))
+					m := measure(r, clientCores)
+					// What the server worker holds after the repetition: it
+					// serves every scenario, so the most so far.
+					if m.sample, err = serverProc[server].Sample(); err != nil {
+						fmt.Fprintf(log, "[%s] %s: the server worker's RSS: %v\n", suite, label, err)
+					}
+					ms[i] = append(ms[i], m)
 				})
 				for i, server := range cfg.servers {
 					file.Results = append(file.Results, cellResult(sh, payload, server, client, ms[i], errs[i], ctx.Err()))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
+	"github.com/grpcbench/grpcbench/go/bench/serverproc"
 )
 
 // measurement is one repetition: what the harness reports for every suite,
@@ -14,6 +15,7 @@ import (
 type measurement struct {
 	rep              harness.Rep
 	qpsPerServerCore float64
+	sample           serverproc.Sample // the server worker after the repetition (RSS 0: not read)
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -53,11 +55,18 @@ func measure(r *testpb.ScenarioResult, clientCores int) measurement {
 	return measurement{rep: rep, qpsPerServerCore: s.QpsPerServerCore}
 }
 
-// extraMetrics are the metrics gRPC's summary adds to the harness's.
+// extraMetrics are the metrics gRPC's summary adds to the harness's, and
+// what the server worker held after each repetition where every one was
+// read.
 func extraMetrics(ms []measurement) []schema.Metric {
 	qps := make([]float64, len(ms))
+	var samples []serverproc.Sample
 	for i, m := range ms {
 		qps[i] = m.qpsPerServerCore
+		if m.sample.RSS > 0 {
+			samples = append(samples, m.sample)
+		}
 	}
-	return []schema.Metric{schema.NewMetric(schema.MetricQPSPerServerCore, schema.UnitReqPerSec, schema.HigherIsBetter, qps)}
+	out := []schema.Metric{schema.NewMetric(schema.MetricQPSPerServerCore, schema.UnitReqPerSec, schema.HigherIsBetter, qps)}
+	return append(out, serverproc.SampleMetrics(len(ms), samples, true)...)
 }

@@ -35,6 +35,19 @@ var qpsLayout = report.Layout{
 			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
 			Metric: schema.MetricLatencyP99, Names: report.ImplNames,
 		},
+		// A worker serves every scenario in turn, so what it holds after a
+		// repetition includes what earlier scenarios made it grow to.
+		report.PivotTable{
+			Title: "Server worker RSS (after each repetition; it serves every scenario, so the most so far)", GroupBy: []string{"payload", "client"},
+			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
+			Metric: schema.MetricServerRSS, Names: report.ImplNames,
+			Ratio: report.LispOverGoFactor,
+		},
+		report.PivotTable{
+			Title: "Server worker threads (after each repetition)", GroupBy: []string{"payload", "client"},
+			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
+			Metric: schema.MetricServerThreads, Names: report.ImplNames,
+		},
 		report.Goal{
 			Title: "Goal",
 			Statement: "In every scenario, the Lisp server's qps per server core is at least the Go " +
