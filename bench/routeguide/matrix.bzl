@@ -84,9 +84,18 @@ def routeguide_matrix(name, args, tuned = False, **kwargs):
 # SERVER_tuned. go/routeguide/reportlayout's tunedPoint describes them.
 TUNED = {
     # Streams served by long-lived goroutines instead of a goroutine each, which saves growing a
-    # fresh stack per call (about an eighth of the server's CPU in its profiles), and a collector
-    # that lets the heap grow to five times what is live.
-    "go": ["-num_stream_workers=4", "-gc_percent=400"],
+    # fresh stack per call (about an eighth of the server's CPU in its profiles); 64 KiB read and
+    # write buffers instead of 32, the write buffer given back after each flush
+    # (grpc.SharedWriteBuffer); and a collector that lets the heap grow to five times what is live.
+    # The buffers took a further 10% to 17% off its CPU per request, in every cell of the grid
+    # measured (unary, server and bidi streaming at 10 and 100 clients, 8 rounds of 1 s).
+    "go": [
+        "-num_stream_workers=4",
+        "-read_buffer_size=65536",
+        "-write_buffer_size=65536",
+        "-shared_write_buffer",
+        "-gc_percent=400",
+    ],
     # GetFeature on the connection's reactor thread instead of a worker (clgrpc's :unary-inline).
     "lisp": ["-unary_inline"],
 }

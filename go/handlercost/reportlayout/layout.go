@@ -110,7 +110,8 @@ var (
 			"calls beside long polls", handlerCostCells, "go", "lisp")
 	tunedCallsGoal = callsGoalBetween("Goal: calls/s and p99, both servers tuned",
 		"the Lisp server tuned (Fast declared :inline, run on the reactor that read it)",
-		"the tuned Go server's (4 stream workers, grpc.NumStreamWorkers, and GOGC=400)",
+		"the tuned Go server's (4 stream workers, grpc.NumStreamWorkers, 64 KiB read and write buffers, "+
+			"grpc.SharedWriteBuffer, and GOGC=400)",
 		"every cell of Fast, where both tunings act, over 4 connections and over 1, with 64 callers "+
 			"(the quick size measures the tuned servers on these only, for time: the long-poll mix's "+
 			"Fast calls, where both act too, are left out of it; the full size measures every cell, "+

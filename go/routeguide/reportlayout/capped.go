@@ -37,9 +37,11 @@ func lispVersusGoGoal(title, statement, point string, limit report.RatioLimit, b
 // in bench/routeguide/matrix.bzl).
 const (
 	defaultsPoint = "Both servers at their defaults."
-	tunedPoint    = "Both servers tuned: the Go server with 4 stream workers (grpc.NumStreamWorkers) " +
-		"and a collector target of 400% (-gc_percent, as GOGC=400: a heap up to five times what is " +
-		"live), the Lisp server with GetFeature run on its reactor (-unary_inline)."
+	tunedPoint    = "Both servers tuned: the Go server with 4 stream workers (grpc.NumStreamWorkers), " +
+		"64 KiB read and write buffers, the write buffer given back after each flush " +
+		"(grpc.SharedWriteBuffer), and a collector target of 400% (-gc_percent, as GOGC=400: a heap " +
+		"up to five times what is live), the Lisp server with GetFeature run on its reactor " +
+		"(-unary_inline)."
 )
 
 // tunedPair is goal g judged between the tuned servers instead of the
