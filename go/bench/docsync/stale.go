@@ -81,7 +81,9 @@ func (s Staleness) Message(current Servers) string {
 }
 
 // Stale checks the artifact at path against the current build's servers:
-// every server digest it recorded must be one of theirs.
+// every server digest it recorded must be one of theirs, and so must every
+// client digest (a client whose code is measured too, as a CRI listing's
+// decoding is).
 func Stale(path string, current Servers) (Staleness, error) {
 	f, err := schema.ReadFile(path)
 	if err != nil {
@@ -94,12 +96,13 @@ func Stale(path string, current Servers) (Staleness, error) {
 	st := Staleness{Artifact: path, Unchecked: true}
 	extra := f.Environment.Extra
 	for _, key := range slices.Sorted(maps.Keys(extra)) {
-		if !strings.HasSuffix(key, schema.ExtraServerSHA256) || extra[key] == "" {
+		name, ok := digestName(key)
+		if !ok || extra[key] == "" {
 			continue
 		}
 		st.Unchecked = false
 		if !made[extra[key]] {
-			server := extra[strings.TrimSuffix(key, schema.ExtraServerSHA256)+schema.ExtraServer]
+			server := extra[name]
 			st.Stale = append(st.Stale, StaleServer{Key: key, Server: server, Digest: extra[key]})
 		}
 	}
@@ -122,6 +125,18 @@ func Artifacts(path string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// digestName is the key that names the binary whose digest key holds: a
+// server's (any prefix) or the client's.
+func digestName(key string) (string, bool) {
+	if key == schema.ExtraClientSHA256 {
+		return schema.ExtraClient, true
+	}
+	if prefix, ok := strings.CutSuffix(key, schema.ExtraServerSHA256); ok {
+		return prefix + schema.ExtraServer, true
+	}
+	return "", false
 }
 
 func short(digest string) string { return digest[:min(12, len(digest))] }

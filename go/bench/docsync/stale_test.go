@@ -72,4 +72,12 @@ func TestStale(t *testing.T) {
 	if _, err := ServerDigests([]string{"go"}); err == nil {
 		t.Error("a server without a path was taken")
 	}
+	// A client whose code is measured (a CRI listing's decoding) makes its
+	// artifact stale too once it changes.
+	client := writeArtifact(t, t.TempDir(), map[string]string{schema.ExtraServerSHA256: current["go"],
+		schema.ExtraClient: "cri-bench", schema.ExtraClientSHA256: oldLisp})
+	if st, err := Stale(client, current); err != nil || len(st.Stale) != 1 || st.Stale[0].Key != schema.ExtraClientSHA256 ||
+		!strings.Contains(st.Message(current), "cri-bench abababababab (client_sha256)") {
+		t.Errorf("artifact of a changed client: %+v, %v", st, err)
+	}
 }

@@ -57,6 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// runRounds measures every scenario of a group a repetition each per
 	// round.
 	file.Environment.Extra[schema.ExtraRepsPaired] = schema.PairedByRound
+	recordPeers(file.Environment.Extra, b.serverPath)
 	if cfg.connect {
 		file.Results = b.runEndpoint(ctx)
 	} else {
@@ -70,6 +71,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return harness.ExitFailed
 	}
 	return cfg.harness.Finish(stdout, b.log, file, pkgPath, summaryTable(file.Results))
+}
+
+// recordPeers notes both peers' code in extra: a listing's CPU is the
+// mock server's encoding as much as this client's decoding, so a document
+// that shows the figures is stale once either binary changes. The server
+// is recorded only when this process started it (serverPath is empty
+// with -endpoint).
+func recordPeers(extra map[string]string, serverPath string) {
+	if serverPath != "" {
+		extra[schema.ExtraServer] = schema.ServerName("mockcri", serverPath)
+		extra[schema.ExtraServerSHA256] = schema.FileSHA256(serverPath)
+	}
+	extra[schema.ExtraClient] = "cri-bench"
+	extra[schema.ExtraClientSHA256] = extra[schema.ExtraBinarySHA256]
 }
 
 // bench runs scenarios against servers.

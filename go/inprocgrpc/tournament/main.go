@@ -109,6 +109,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	placement.InProcess().Record(file.Environment.Extra)
 	// race measures every workload's entrants a repetition each per round.
 	file.Environment.Extra[schema.ExtraRepsPaired] = schema.PairedByRound
+	// The channels and servers measured are this binary's own code: a
+	// document that shows the figures is stale once it changes.
+	file.Environment.Extra[schema.ExtraServer] = "in-process channels, in the measuring binary"
+	file.Environment.Extra[schema.ExtraServerSHA256] = file.Environment.Extra[schema.ExtraBinarySHA256]
 	clients := map[string]*started{}
 	defer func() {
 		for _, s := range clients {
