@@ -118,6 +118,10 @@ var openLoopLayout = report.Layout{
 		// latency above, and the load generator's, not the server's.
 		lispGoPivot("Send lag p99 (how late calls started after they were due)", []string{"rpc", "client", "clients"}, "rate", schema.MetricSendLagP99, nil),
 		lispGoPivot("Send lag max", []string{"rpc", "client", "clients"}, "rate", schema.MetricSendLagMax, nil),
+		// What each server held at each rate: a tail bought with memory
+		// shows here.
+		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client", "clients"}, "rate", schema.MetricServerRSS, report.LispOverGoFactor),
+		lispGoPivot(report.LiveHeapTitle, []string{"rpc", "client", "clients"}, "rate", schema.MetricServerLiveHeap, nil),
 		// The latency-versus-load curve of a rate sweep, up to each
 		// server's saturation, where its latency climbs without bound.
 		report.ChartSection{
@@ -171,6 +175,11 @@ var connScaleLayout = report.Layout{
 			Rows: "total_conns", Cols: "impl", ColOrder: everyServer,
 			Metric: schema.MetricServerCPUPerOp, Names: report.ImplNames,
 			Ratio: report.LispOverGoFactor,
+		},
+		report.PivotTable{
+			Title: report.LiveHeapTitle, GroupBy: []string{"rpc", "clients"},
+			Rows: "total_conns", Cols: "impl", ColOrder: everyServer,
+			Metric: schema.MetricServerLiveHeap, Names: report.ImplNames,
 		},
 		// Throughput and latency are judged only where the servers set the figures (a saturated
 		// closed-loop client adds its own queueing to every latency); memory is the server's
