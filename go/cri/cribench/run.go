@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	"github.com/grpcbench/grpcbench/go/bench/cpuprofile"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
@@ -42,7 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	stopProfile, err := harness.StartCPUProfile(cfg.cpuProfile)
+	stopProfile, err := cpuprofile.Start(cfg.cpuProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "cri-bench: %v\n", err)
 		return harness.ExitUsage

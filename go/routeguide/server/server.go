@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/grpcbench/grpcbench/go/bench/cpuprofile"
 	"github.com/grpcbench/grpcbench/go/internal/runtimeline"
 	"github.com/grpcbench/grpcbench/go/routeguide/features"
 	"github.com/grpcbench/grpcbench/go/routeguide/service"
@@ -52,13 +53,15 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) (err error
 		}
 	}
 
-	if cfg.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(cfg.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, stopProfile()) }()
+	// A CPU profile in pprof's format, how the server's time is broken
+	// down beside the Lisp server's sb-sprof profiles
+	// (lisp/routeguide/tools/profile-server.sh); a benchmark never asks for
+	// one, since sampling is not the runtime's default.
+	stopProfile, err := cpuprofile.Start(cfg.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 
 	lis, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

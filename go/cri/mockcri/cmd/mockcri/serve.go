@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/cpuprofile"
 	"github.com/grpcbench/grpcbench/go/cri/mockcri"
 )
 
@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	debug.SetGCPercent(cfg.gcPercent)
-	stopProfile, err := harness.StartCPUProfile(cfg.cpuProfile)
+	stopProfile, err := cpuprofile.Start(cfg.cpuProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "mockcri: %v\n", err)
 		return exitError

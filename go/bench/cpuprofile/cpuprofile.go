@@ -1,16 +1,21 @@
-package harness
+// Package cpuprofile writes a CPU profile of the process, for the
+// -cpuprofile flag of a benchmark or of a server it measures. It is a
+// package of its own so that a server links none of the harness: a
+// server's digest is what makes a document's figures current.
+package cpuprofile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
 )
 
-// StartCPUProfile starts profiling the process's CPU into path (the
+// Start starts profiling the process's CPU into path (the
 // -cpuprofile flag of a benchmark, or of the server it measures); the
 // returned function stops the profile and closes the file. An empty path
 // profiles nothing.
-func StartCPUProfile(path string) (stop func() error, err error) {
+func Start(path string) (stop func() error, err error) {
 	if path == "" {
 		return func() error { return nil }, nil
 	}
@@ -24,6 +29,6 @@ func StartCPUProfile(path string) (stop func() error, err error) {
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		return f.Close()
+		return errors.Join(f.Sync(), f.Close())
 	}, nil
 }
