@@ -42,11 +42,22 @@ func ServerDigests(namedPaths []string) (Servers, error) {
 }
 
 // StaleServer is a server an artifact measured whose binary the current
-// build no longer makes.
+// build no longer makes, or a variant it ran with arguments the benchmarks
+// no longer pass.
 type StaleServer struct {
-	Key    string // the digest's key in the artifact's environment.extra
+	Key    string // the digest's (or the arguments') key in the artifact's environment.extra
 	Server string // its description there ("lisp server")
 	Digest string
+	// Args and WantArgs, for a variant: what the artifact ran it with, and
+	// what the benchmarks pass today.
+	Args, WantArgs string
+}
+
+func (s StaleServer) String() string {
+	if s.Key != "" && strings.HasSuffix(s.Key, schema.ExtraServerArgs) {
+		return fmt.Sprintf("%s with %q (%s), where the benchmarks now pass %q", s.Server, s.Args, s.Key, s.WantArgs)
+	}
+	return fmt.Sprintf("%s %s (%s)", s.Server, short(s.Digest), s.Key)
 }
 
 // Staleness is what an artifact's recorded servers say of it.
@@ -69,13 +80,13 @@ func (s Staleness) Message(current Servers) string {
 	}
 	var parts []string
 	for _, st := range s.Stale {
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", st.Server, short(st.Digest), st.Key))
+		parts = append(parts, st.String())
 	}
 	var now []string
 	for _, name := range slices.Sorted(maps.Keys(current)) {
 		now = append(now, name+" "+short(current[name]))
 	}
-	return fmt.Sprintf("%s is stale: it measured %s, which the current build no longer makes (it makes %s); "+
+	return fmt.Sprintf("%s is stale: it measured %s, which the current build no longer makes or runs that way (it makes %s); "+
 		"its figures are of servers since changed",
 		s.Artifact, strings.Join(parts, ", "), strings.Join(now, ", "))
 }
@@ -83,8 +94,10 @@ func (s Staleness) Message(current Servers) string {
 // Stale checks the artifact at path against the current build's servers:
 // every server digest it recorded must be one of theirs, and so must every
 // client digest (a client whose code is measured too, as a CRI listing's
-// decoding is).
-func Stale(path string, current Servers) (Staleness, error) {
+// decoding is). A variant it ran (variant_LABEL_server_args) whose LABEL
+// variantArgs names must have run with the arguments given there: the
+// tuning the benchmarks pass today.
+func Stale(path string, current Servers, variantArgs map[string]string) (Staleness, error) {
 	f, err := schema.ReadFile(path)
 	if err != nil {
 		return Staleness{}, err
@@ -106,7 +119,32 @@ func Stale(path string, current Servers) (Staleness, error) {
 			st.Stale = append(st.Stale, StaleServer{Key: key, Server: server, Digest: extra[key]})
 		}
 	}
+	for _, label := range slices.Sorted(maps.Keys(variantArgs)) {
+		prefix := schema.ExtraVariantPrefix + label + "_"
+		args, ran := extra[prefix+schema.ExtraServerArgs]
+		if ran && args != variantArgs[label] {
+			st.Stale = append(st.Stale, StaleServer{Key: prefix + schema.ExtraServerArgs,
+				Server: extra[prefix+schema.ExtraServer], Args: args, WantArgs: variantArgs[label]})
+		}
+	}
 	return st, nil
+}
+
+// ParseVariantArgs parses variants' arguments given as LABEL=ARGS pairs
+// separated by semicolons ("go_tuned=-a -b;lisp_tuned=-c").
+func ParseVariantArgs(list string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, pair := range strings.Split(list, ";") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		label, args, ok := strings.Cut(pair, "=")
+		if !ok || label == "" {
+			return nil, fmt.Errorf("%q: want LABEL=ARGS", pair)
+		}
+		out[label] = args
+	}
+	return out, nil
 }
 
 // Artifacts are the artifacts the document at path shows, each once, as

@@ -44,7 +44,7 @@ func TestStale(t *testing.T) {
 		schema.ExtraServer: "go server server", schema.ExtraServerSHA256: current["go"],
 		"rival_server": "lisp server server", "rival_server_sha256": oldLisp,
 	})
-	st, err := Stale(artifact, current)
+	st, err := Stale(artifact, current, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +61,12 @@ func TestStale(t *testing.T) {
 	t.Logf("the message: %s", msg)
 
 	fresh := writeArtifact(t, t.TempDir(), map[string]string{schema.ExtraServerSHA256: current["go"], "rival_server_sha256": current["lisp"]})
-	if st, err := Stale(fresh, current); err != nil || !st.Current() {
+	if st, err := Stale(fresh, current, nil); err != nil || !st.Current() {
 		t.Errorf("current artifact: %+v, %v", st, err)
 	}
 	// An artifact that records no server cannot be told stale or current.
 	none := writeArtifact(t, t.TempDir(), map[string]string{schema.ExtraBinarySHA256: oldLisp})
-	if st, err := Stale(none, current); err != nil || !st.Unchecked || st.Current() {
+	if st, err := Stale(none, current, nil); err != nil || !st.Unchecked || st.Current() {
 		t.Errorf("artifact without servers: %+v, %v", st, err)
 	}
 	if _, err := ServerDigests([]string{"go"}); err == nil {
@@ -76,8 +76,29 @@ func TestStale(t *testing.T) {
 	// artifact stale too once it changes.
 	client := writeArtifact(t, t.TempDir(), map[string]string{schema.ExtraServerSHA256: current["go"],
 		schema.ExtraClient: "cri-bench", schema.ExtraClientSHA256: oldLisp})
-	if st, err := Stale(client, current); err != nil || len(st.Stale) != 1 || st.Stale[0].Key != schema.ExtraClientSHA256 ||
+	if st, err := Stale(client, current, nil); err != nil || len(st.Stale) != 1 || st.Stale[0].Key != schema.ExtraClientSHA256 ||
 		!strings.Contains(st.Message(current), "cri-bench abababababab (client_sha256)") {
 		t.Errorf("artifact of a changed client: %+v, %v", st, err)
+	}
+	// A tuned variant that ran with other arguments than the benchmarks
+	// pass today is stale, though its binary is current; a variant the
+	// check is not told of is not judged.
+	tuned := writeArtifact(t, t.TempDir(), map[string]string{schema.ExtraServerSHA256: current["go"],
+		"variant_go_tuned_server": "go server", "variant_go_tuned_server_args": "-gc_percent=400",
+		"variant_other_server_args": "-x"})
+	want := map[string]string{"go_tuned": "-num_stream_workers=4 -gc_percent=400"}
+	st, err = Stale(tuned, current, want)
+	if err != nil || len(st.Stale) != 1 || st.Stale[0].Key != "variant_go_tuned_server_args" ||
+		!strings.Contains(st.Message(current), `go server with "-gc_percent=400" (variant_go_tuned_server_args), where the benchmarks now pass "-num_stream_workers=4 -gc_percent=400"`) {
+		t.Errorf("artifact of an old tuning: %+v, %v\n%s", st, err, st.Message(current))
+	}
+	if st, err := Stale(tuned, current, map[string]string{"go_tuned": "-gc_percent=400"}); err != nil || !st.Current() {
+		t.Errorf("artifact of today's tuning: %+v, %v", st, err)
+	}
+	if args, err := ParseVariantArgs("go_tuned=-a -b;lisp_tuned=-c;"); err != nil || len(args) != 2 || args["go_tuned"] != "-a -b" {
+		t.Errorf("ParseVariantArgs: %v, %v", args, err)
+	}
+	if _, err := ParseVariantArgs("=-a"); err == nil {
+		t.Error("a variant without a label was taken")
 	}
 }

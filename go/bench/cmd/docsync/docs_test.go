@@ -14,9 +14,10 @@ import (
 // BUILD file; servers are the server binaries the current build makes, and
 // awaiting the artifacts known to be stale.
 var (
-	docs         = flag.String("docs", "", "space-separated rlocation `paths` of the documents to check")
-	servers      = flag.String("servers", "", "space-separated `NAME=RLOCATION`s of the current server binaries")
-	awaitingFlag = flag.String("awaiting", "", "docsync's -awaiting: space-separated `ARTIFACT=TARGET`s")
+	docs            = flag.String("docs", "", "space-separated rlocation `paths` of the documents to check")
+	servers         = flag.String("servers", "", "space-separated `NAME=RLOCATION`s of the current server binaries")
+	awaitingFlag    = flag.String("awaiting", "", "docsync's -awaiting: space-separated `ARTIFACT=TARGET`s")
+	variantArgsFlag = flag.String("variant_args", "", "docsync's -variant_args: `LABEL=ARGS` pairs separated by semicolons")
 )
 
 // The documents show what their checked-in artifacts render today: a figure
@@ -35,7 +36,7 @@ func TestDocumentsMatchTheirArtifacts(t *testing.T) {
 			name, rlocation, _ := strings.Cut(s, "=")
 			named = append(named, name+"="+runfile.Path(rlocation))
 		}
-		args = append(args, "-servers", strings.Join(named, " "), "-awaiting", *awaitingFlag)
+		args = append(args, "-servers", strings.Join(named, " "), "-variant_args", *variantArgsFlag, "-awaiting", *awaitingFlag)
 	}
 	for _, d := range strings.Fields(*docs) {
 		args = append(args, runfile.Path(d))

@@ -52,7 +52,7 @@ func remeasure(artifact, target, doc string) string {
 // awaiting re-measurement, when it is reported with the commands that
 // measure it again; one awaiting that is current fails too, so that the
 // list never outlives the staleness. It returns whether all is well.
-func checkStaleness(docs []string, docNames map[string]string, current docsync.Servers, wait awaiting, stdout, stderr io.Writer) bool {
+func checkStaleness(docs []string, docNames map[string]string, current docsync.Servers, variantArgs map[string]string, wait awaiting, stdout, stderr io.Writer) bool {
 	ok := true
 	listed := map[string]bool{}
 	for _, doc := range docs {
@@ -63,7 +63,7 @@ func checkStaleness(docs []string, docNames map[string]string, current docsync.S
 			continue
 		}
 		for _, artifact := range artifacts {
-			st, err := docsync.Stale(artifact, current)
+			st, err := docsync.Stale(artifact, current, variantArgs)
 			if err != nil {
 				fmt.Fprintln(stderr, err)
 				ok = false
