@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
@@ -30,8 +31,9 @@ func (s Goal) limitsCPU() bool {
 	return false
 }
 
-// memoryRatio is the cell's server RSS over its baseline's, as medians,
-// or 0 where the goal limits no CPU or either RSS is missing.
+// memoryRatio is the cell's server RSS over its baseline's, as every table
+// gives a ratio (tableRatio), or 0 where the goal limits no CPU or either
+// RSS is missing.
 func (s Goal) memoryRatio(base, r Row) float64 {
 	if !s.limitsCPU() {
 		return 0
@@ -41,7 +43,11 @@ func (s Goal) memoryRatio(base, r Row) float64 {
 	if !okb || !okx || bm.Median <= 0 || xm.Median <= 0 {
 		return 0
 	}
-	return xm.Median / bm.Median
+	ratio, _ := tableRatio(xm, bm, pairedByRound(base, r, bm, xm))
+	if math.IsNaN(ratio) {
+		return 0
+	}
+	return ratio
 }
 
 // memoryCell is a row's memory ratio as the table shows it.

@@ -263,8 +263,15 @@ func goalCell(d Decision) string {
 
 // pairedByRound reports whether two cells' repetitions pair by index: one
 // file that says its servers took turns a round at a time, and as many
-// repetitions on each side.
+// repetitions on each side, at least minPairedRounds of them.
 func pairedByRound(base, r Row, bm, xm schema.Metric) bool {
 	return base.Env != nil && base.Env == r.Env && base.Env.Extra[schema.ExtraRepsPaired] == schema.PairedByRound &&
-		len(bm.Reps) == len(xm.Reps)
+		len(bm.Reps) == len(xm.Reps) && len(bm.Reps) >= minPairedRounds
 }
+
+// minPairedRounds is the fewest rounds a paired ratio is taken from. With
+// fewer, the signed-rank test has no 95% bound at all (its smallest
+// one-sided p is 1/16 at four rounds), while the two cells' repetitions,
+// unpaired, have one from three a side: the unpaired bound is then the
+// only one there is.
+const minPairedRounds = 5

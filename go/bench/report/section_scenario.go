@@ -137,7 +137,9 @@ func (s ScenarioTable) addRatio(d *Dataset, t *Table) {
 		}
 		m, _ := r.Metric(rt.Metric)
 		ratio, note := tableRatio(m, baseMetric, pairedByRound(*base, r, baseMetric, m))
-		cells[i] = RatioColumn([]float64{ratio}, 1, better, rt.Style)[0] + " " + note
+		if cells[i] = RatioColumn([]float64{ratio}, 1, better, rt.Style)[0]; cells[i] != missing {
+			cells[i] += " " + note
+		}
 	}
 	t.AddColumn(header, cells)
 }

@@ -15,7 +15,8 @@ import (
 // test of the rounds' ratios when paired, "(p=0.031 n=6 paired)", and
 // Mann-Whitney's U of the repetitions otherwise, as benchstat prints it.
 // Figures that are not all positive (a count of errors) have no ratio on a
-// log scale: the ratio of the medians stands in.
+// log scale: the ratio of the medians stands in, and none (NaN) when the
+// base's median is zero.
 func tableRatio(x, base schema.Metric, paired bool) (float64, string) {
 	if paired {
 		if r, err := newPairedRatioInterval(x.Reps, base.Reps, goalAlpha); err == nil {
@@ -25,6 +26,9 @@ func tableRatio(x, base schema.Metric, paired bool) (float64, string) {
 	note := significanceNote(mannWhitney(x.Reps, base.Reps))
 	if r, err := newRatioInterval(x.Reps, base.Reps, goalAlpha); err == nil {
 		return r.Estimate, note
+	}
+	if base.Median == 0 {
+		return math.NaN(), note
 	}
 	return x.Median / base.Median, note
 }

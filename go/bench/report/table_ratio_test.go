@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"testing"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -31,4 +32,25 @@ func TestPivotRatioIsTheGoalsEstimate(t *testing.T) {
 	// are 1.1x.
 	wantAll(t, render(turns), "| 1 | 95 ±26% | 94.5 ±40% | 1.10x ~ (p=0.438 n=6 paired) |")
 	wantAll(t, render(&schema.Environment{}), "| 1 | 95 ±26% | 94.5 ±40% | 1.10x ~ (p=0.615 n=6) |")
+}
+
+// Three rounds in turns are too few for a paired bound (the signed-rank
+// test's smallest one-sided p is 1/8): the goal judges them unpaired, three
+// a side, which has one.
+func TestFewRoundsAreJudgedUnpaired(t *testing.T) {
+	turns := &schema.Environment{Extra: map[string]string{schema.ExtraRepsPaired: schema.PairedByRound}}
+	g := Goal{GroupBy: []string{"containers"}, Vary: []string{"method"}, Baseline: "list",
+		Limits: []RatioLimit{{Metric: "latency_p50", Max: 0.75}}}
+	b, x := goalRow("list", 0, []float64{100, 101, 102}, around(1)[:3]), goalRow("stream", 0, []float64{50, 51, 52}, around(1)[:3])
+	b.Env, x.Env = turns, turns
+	wantAll(t, renderGoal(g, b, x), "0.50x (met; 95%: ≤ 0.52x, n=3+3)", "**Goal met**")
+}
+
+// A zero baseline has no ratio: the cell reads "—", never "+Inf".
+func TestZeroBaselineHasNoRatio(t *testing.T) {
+	zero := schema.NewMetric(schema.MetricErrors, schema.UnitCount, schema.LowerIsBetter, []float64{0, 0, 0})
+	some := schema.NewMetric(schema.MetricErrors, schema.UnitCount, schema.LowerIsBetter, []float64{1, 2, 3})
+	if ratio, _ := tableRatio(some, zero, false); !math.IsNaN(ratio) {
+		t.Errorf("ratio over a zero baseline: %v, want NaN", ratio)
+	}
 }
