@@ -61,9 +61,9 @@ var handlerCostLayout = report.Layout{
 		handlerCostPivot("Client CPU per call", schema.MetricClientCPUPerOp, report.LispOverGoFactor),
 		// The servers serve every cell in turn, so what they hold after a
 		// repetition includes what earlier cells made them grow to.
-		handlerCostPivot("Server RSS (after each repetition; the servers serve every cell, so the most so far)", schema.MetricServerRSS, report.LispOverGoFactor),
+		handlerCostPivot("Server RSS (after each repetition; the servers serve every cell, so it includes what earlier cells grew them to)", schema.MetricServerRSS, report.LispOverGoFactor),
 		handlerCostPivot(report.LiveHeapTitle, schema.MetricServerLiveHeap, nil),
-		handlerCostPivot("Server threads (after each repetition; the most so far, as RSS)", schema.MetricServerThreads, nil),
+		handlerCostPivot("Server threads (after each repetition; as RSS, after every cell before)", schema.MetricServerThreads, nil),
 		handlerCostPivot(report.ServerParallelismTitle, schema.MetricServerParallelism, nil),
 		handlerCostTotal("Failed calls, all repetitions", schema.MetricErrors),
 		handlerCostTotal("Long polls completed, all repetitions", schema.MetricPolls),
@@ -86,8 +86,8 @@ var longPollGoal = report.BoundGoal{
 	Statement: "While long polls (Sleep calls of many seconds) are held open on the same " +
 		"connections, no cheap call fails and their latency p99 stays under 10 ms, on each " +
 		"server and at each connection count.",
-	Point: "the long polls the table's results name (40 in //bench:all, each sleeping 2 s; 20 s in " +
-		"the full size), and 64 callers of Fast calling in a closed loop beside them, all over 4 " +
+	Point: "long polls held open (40 in //bench:all, each sleeping 2 s; 20 s in the full size), and " +
+		"4 callers of Fast (-poll_callers) calling in a closed loop beside them, all over 4 " +
 		"connections or over 1; " + handlerCostPlacement,
 	Where: map[string]string{"handler": "longpoll"},
 	Label: []string{"impl", "conns"},
@@ -132,9 +132,9 @@ var tunedCells = map[string][]string{
 func callsGoalBetween(title, lisp, golang, where string, cells map[string][]string, baseline, config string) report.Goal {
 	return report.Goal{
 		Title: title,
-		Point: "callers in a closed loop, each call's handler answering at once (Fast), computing " +
-			"(Spin) or waiting (Sleep) for the time its cell names, over 4 connections or over 1; " +
-			handlerCostPlacement,
+		Point: "callers in a closed loop (64; 1,000 for Sleep 100 ms; 4 calling Fast beside the long " +
+			"polls), each call's handler answering at once (Fast), computing (Spin) or waiting " +
+			"(Sleep) for the time its cell names, over 4 connections or over 1; " + handlerCostPlacement,
 		Statement: "With the same Go load generator, " + lisp + " reaches at least " + golang + " calls/s " +
 			"and at most 1.5x its latency p99 in " + where + "; the server sized to the CPUs its table " +
 			"above names. Every cell is judged whatever its bottleneck (a Sleep cell is bound by neither " +

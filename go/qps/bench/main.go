@@ -228,7 +228,8 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 					}
 					m := measure(r, clientCores)
 					// What the server worker holds after the repetition: it
-					// serves every scenario, so the most so far.
+					// serves every scenario, so this includes what earlier
+					// ones grew it to.
 					if m.sample, err = serverProc[server].Sample(); err != nil {
 						fmt.Fprintf(log, "[%s] %s: the server worker's RSS: %v\n", suite, label, err)
 					}

@@ -38,7 +38,7 @@ var qpsLayout = report.Layout{
 		// A worker serves every scenario in turn, so what it holds after a
 		// repetition includes what earlier scenarios made it grow to.
 		report.PivotTable{
-			Title: "Server worker RSS (after each repetition; it serves every scenario, so the most so far)", GroupBy: []string{"payload", "client"},
+			Title: "Server worker RSS (after each repetition; it serves every scenario, so it includes what earlier scenarios grew it to)", GroupBy: []string{"payload", "client"},
 			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
 			Metric: schema.MetricServerRSS, Names: report.ImplNames,
 			Ratio: report.LispOverGoFactor,

@@ -65,8 +65,8 @@ const (
 	// cappedPoint is the capped grid's.
 	cappedPoint = "each client with an HTTP/2 connection of its own, calling in a closed loop; " +
 		"each server held to the CPU quota its tables name (a quarter of a core in //bench:all) " +
-		"at a 10 ms CFS period, the load generator on a whole core of its own; handlers that " +
-		"take microseconds"
+		"at a 10 ms CFS period, the load generator pinned to the other half of the CPUs (a whole " +
+		"core on 2); handlers that take microseconds"
 )
 
 // routeguideCells are the RouteGuide grid's cells, named in advance: every

@@ -57,7 +57,7 @@ func TestCompareRefusesTwoActions(t *testing.T) {
 
 // logGateAcrossActions logs what the regression gate would have said of the
 // two actions had it judged them, the second's results taken for the
-// first run's: the A/A false-alarm rate across actions that the refusal
+// first run's: one draw of the A/A false alarms across actions that the refusal
 // avoids. Identical code, so every regression it gates is a false alarm.
 // Logged, not asserted: it measures the machine between two actions.
 func logGateAcrossActions(t *testing.T, first, second string) {
