@@ -14,40 +14,14 @@ import (
 var qpsLayout = report.Layout{
 	Title: "gRPC's benchmark scenarios, through the qps workers",
 	Sections: []report.Section{
-		report.PivotTable{
-			Title: "QPS per server core", GroupBy: []string{"payload", "client"},
-			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricQPSPerServerCore, Names: report.ImplNames,
-			Ratio: report.LispOverGoFactor,
-		},
-		report.PivotTable{
-			Title: "Server utilisation (CPU time over wall time and the server's cores)", GroupBy: []string{"payload", "client"},
-			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricServerUtilisation, Names: report.ImplNames,
-		},
-		report.PivotTable{
-			Title: "Client utilisation (CPU time over wall time and the client's cores)", GroupBy: []string{"payload", "client"},
-			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricClientUtilisation, Names: report.ImplNames,
-		},
-		report.PivotTable{
-			Title: "Latency p99", GroupBy: []string{"payload", "client"},
-			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricLatencyP99, Names: report.ImplNames,
-		},
+		qpsPivot("QPS per server core", schema.MetricQPSPerServerCore, report.LispOverGoFactor),
+		qpsPivot("Server utilisation (CPU time over wall time and the server's cores)", schema.MetricServerUtilisation, nil),
+		qpsPivot("Client utilisation (CPU time over wall time and the client's cores)", schema.MetricClientUtilisation, nil),
+		qpsPivot("Latency p99", schema.MetricLatencyP99, nil),
 		// A worker serves every scenario in turn, so what it holds after a
 		// repetition includes what earlier scenarios made it grow to.
-		report.PivotTable{
-			Title: "Server worker RSS (after each repetition; it serves every scenario, so it includes what earlier scenarios grew it to)", GroupBy: []string{"payload", "client"},
-			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricServerRSS, Names: report.ImplNames,
-			Ratio: report.LispOverGoFactor,
-		},
-		report.PivotTable{
-			Title: "Server worker threads (after each repetition)", GroupBy: []string{"payload", "client"},
-			Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
-			Metric: schema.MetricServerThreads, Names: report.ImplNames,
-		},
+		qpsPivot("Server worker RSS (after each repetition; it serves every scenario, so it includes what earlier scenarios grew it to)", schema.MetricServerRSS, report.LispOverGoFactor),
+		qpsPivot("Server worker threads (after each repetition)", schema.MetricServerThreads, nil),
 		report.Goal{
 			Title: "Goal",
 			Statement: "In every scenario, the Lisp server's qps per server core is at least the Go " +
@@ -72,4 +46,15 @@ var qpsLayout = report.Layout{
 			Context:    report.Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation, schema.MetricServerCPUPerOp),
 		},
 	},
+}
+
+// qpsPivot is one metric of the qps suite: scenarios down, the Go and the
+// Lisp server across, a table per payload and client, and their ratio if
+// any.
+func qpsPivot(title, metric string, ratio *report.PivotRatio) report.PivotTable {
+	return report.PivotTable{
+		Title: title, GroupBy: []string{"payload", "client"},
+		Rows: "scenario", Cols: "server", ColOrder: []string{"go", "lisp"},
+		Metric: metric, Names: report.ImplNames, Ratio: ratio,
+	}
 }
