@@ -94,9 +94,11 @@ func (s Staleness) Message(current Servers) string {
 // Stale checks the artifact at path against the current build's servers:
 // every server digest it recorded must be one of theirs, and so must every
 // client digest (a client whose code is measured too, as a CRI listing's
-// decoding is). A variant it ran (variant_LABEL_server_args) whose LABEL
-// variantArgs names must have run with the arguments given there: the
-// tuning the benchmarks pass today.
+// decoding is). A variant it ran (variant_LABEL_server_args) that
+// variantArgs names, as SUITE:LABEL, must have run with the arguments given
+// there, the tuning the benchmarks pass today; SUITE names that suite and
+// the suites named SUITE_* ("routeguide" covers "routeguide_quota"), since
+// each suite's benchmarks pass tunings of their own.
 func Stale(path string, current Servers, variantArgs map[string]string) (Staleness, error) {
 	f, err := schema.ReadFile(path)
 	if err != nil {
@@ -119,30 +121,38 @@ func Stale(path string, current Servers, variantArgs map[string]string) (Stalene
 			st.Stale = append(st.Stale, StaleServer{Key: key, Server: server, Digest: extra[key]})
 		}
 	}
-	for _, label := range slices.Sorted(maps.Keys(variantArgs)) {
+	for _, key := range slices.Sorted(maps.Keys(variantArgs)) {
+		suite, label, _ := strings.Cut(key, ":")
+		if f.Suite != suite && !strings.HasPrefix(f.Suite, suite+"_") {
+			continue
+		}
 		prefix := schema.ExtraVariantPrefix + label + "_"
-		args, ran := extra[prefix+schema.ExtraServerArgs]
-		if ran && args != variantArgs[label] {
+		// A variant run with no arguments records none (variant.Record).
+		if extra[prefix+schema.ExtraServer] == "" {
+			continue
+		}
+		if args := extra[prefix+schema.ExtraServerArgs]; args != variantArgs[key] {
 			st.Stale = append(st.Stale, StaleServer{Key: prefix + schema.ExtraServerArgs,
-				Server: extra[prefix+schema.ExtraServer], Args: args, WantArgs: variantArgs[label]})
+				Server: extra[prefix+schema.ExtraServer], Args: args, WantArgs: variantArgs[key]})
 		}
 	}
 	return st, nil
 }
 
-// ParseVariantArgs parses variants' arguments given as LABEL=ARGS pairs
-// separated by semicolons ("go_tuned=-a -b;lisp_tuned=-c").
+// ParseVariantArgs parses variants' arguments given as SUITE:LABEL=ARGS
+// pairs separated by semicolons ("routeguide:go_tuned=-a -b;routeguide:lisp_tuned=-c").
 func ParseVariantArgs(list string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, pair := range strings.Split(list, ";") {
 		if strings.TrimSpace(pair) == "" {
 			continue
 		}
-		label, args, ok := strings.Cut(pair, "=")
-		if !ok || label == "" {
-			return nil, fmt.Errorf("%q: want LABEL=ARGS", pair)
+		key, args, ok := strings.Cut(pair, "=")
+		suite, label, scoped := strings.Cut(key, ":")
+		if !ok || !scoped || suite == "" || label == "" {
+			return nil, fmt.Errorf("%q: want SUITE:LABEL=ARGS", pair)
 		}
-		out[label] = args
+		out[key] = args
 	}
 	return out, nil
 }

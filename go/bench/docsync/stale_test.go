@@ -80,25 +80,31 @@ func TestStale(t *testing.T) {
 		!strings.Contains(st.Message(current), "cri-bench abababababab (client_sha256)") {
 		t.Errorf("artifact of a changed client: %+v, %v", st, err)
 	}
-	// A tuned variant that ran with other arguments than the benchmarks
-	// pass today is stale, though its binary is current; a variant the
-	// check is not told of is not judged.
+	// A tuned variant that ran with other arguments than its suite's
+	// benchmarks pass today is stale, though its binary is current; one run
+	// with no arguments records none and is judged too; a variant or a
+	// suite the check is not told of is not judged.
 	tuned := writeArtifact(t, t.TempDir(), map[string]string{schema.ExtraServerSHA256: current["go"],
 		"variant_go_tuned_server": "go server", "variant_go_tuned_server_args": "-gc_percent=400",
-		"variant_other_server_args": "-x"})
-	want := map[string]string{"go_tuned": "-num_stream_workers=4 -gc_percent=400"}
+		"variant_bare_server": "go server", "variant_other_server_args": "-x"})
+	want := map[string]string{"routeguide:go_tuned": "-num_stream_workers=4 -gc_percent=400", "routeguide:bare": "-y"}
 	st, err = Stale(tuned, current, want)
-	if err != nil || len(st.Stale) != 1 || st.Stale[0].Key != "variant_go_tuned_server_args" ||
+	if err != nil || len(st.Stale) != 2 || st.Stale[0].Key != "variant_bare_server_args" || st.Stale[1].Key != "variant_go_tuned_server_args" ||
 		!strings.Contains(st.Message(current), `go server with "-gc_percent=400" (variant_go_tuned_server_args), where the benchmarks now pass "-num_stream_workers=4 -gc_percent=400"`) {
 		t.Errorf("artifact of an old tuning: %+v, %v\n%s", st, err, st.Message(current))
 	}
-	if st, err := Stale(tuned, current, map[string]string{"go_tuned": "-gc_percent=400"}); err != nil || !st.Current() {
+	if st, err := Stale(tuned, current, map[string]string{"routeguide:go_tuned": "-gc_percent=400"}); err != nil || !st.Current() {
 		t.Errorf("artifact of today's tuning: %+v, %v", st, err)
 	}
-	if args, err := ParseVariantArgs("go_tuned=-a -b;lisp_tuned=-c;"); err != nil || len(args) != 2 || args["go_tuned"] != "-a -b" {
+	if st, err := Stale(tuned, current, map[string]string{"handlercost:go_tuned": "-a"}); err != nil || !st.Current() {
+		t.Errorf("another suite's tuning judged this one's: %+v, %v", st, err)
+	}
+	if args, err := ParseVariantArgs("routeguide:go_tuned=-a -b;routeguide:lisp_tuned=-c;"); err != nil || len(args) != 2 || args["routeguide:go_tuned"] != "-a -b" {
 		t.Errorf("ParseVariantArgs: %v, %v", args, err)
 	}
-	if _, err := ParseVariantArgs("=-a"); err == nil {
-		t.Error("a variant without a label was taken")
+	for _, bad := range []string{"=-a", "go_tuned=-a", ":go_tuned=-a"} {
+		if _, err := ParseVariantArgs(bad); err == nil {
+			t.Errorf("%q was taken", bad)
+		}
 	}
 }

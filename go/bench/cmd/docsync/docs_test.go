@@ -17,7 +17,7 @@ var (
 	docs            = flag.String("docs", "", "space-separated rlocation `paths` of the documents to check")
 	servers         = flag.String("servers", "", "space-separated `NAME=RLOCATION`s of the current server binaries")
 	awaitingFlag    = flag.String("awaiting", "", "docsync's -awaiting: space-separated `ARTIFACT=TARGET`s")
-	variantArgsFlag = flag.String("variant_args", "", "docsync's -variant_args: `LABEL=ARGS` pairs separated by semicolons")
+	variantArgsFlag = flag.String("variant_args", "", "docsync's -variant_args: `SUITE:LABEL=ARGS` pairs separated by semicolons")
 )
 
 // The documents show what their checked-in artifacts render today: a figure

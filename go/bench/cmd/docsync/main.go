@@ -40,10 +40,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fix := fs.Bool("fix", false, "rewrite the parts that differ instead of reporting them")
 	servers := fs.String("servers", "", "check staleness against the current server binaries: space-separated `NAME=PATH`s")
-	variantList := fs.String("variant_args", "", "with -servers, the arguments each variant server runs with today: `LABEL=ARGS` pairs separated by semicolons; an artifact whose variant ran with others is stale")
+	variantList := fs.String("variant_args", "", "with -servers, the arguments each variant server runs with today: `SUITE:LABEL=ARGS` pairs separated by semicolons (SUITE also covers SUITE_*); an artifact whose variant ran with others is stale")
 	awaitingList := fs.String("awaiting", "", "with -servers, artifacts known to be stale: space-separated `ARTIFACT=TARGET`s, each with the results target that re-measures it")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: docsync [-fix] [-servers 'NAME=PATH...' [-variant_args 'LABEL=ARGS;...'] [-awaiting 'ARTIFACT=TARGET...']] DOCUMENT.md...")
+		fmt.Fprintln(stderr, "usage: docsync [-fix] [-servers 'NAME=PATH...' [-variant_args 'SUITE:LABEL=ARGS;...'] [-awaiting 'ARTIFACT=TARGET...']] DOCUMENT.md...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
