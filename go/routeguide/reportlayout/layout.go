@@ -118,9 +118,9 @@ var openLoopLayout = report.Layout{
 		// latency above, and the load generator's, not the server's.
 		lispGoPivot("Send lag p99 (how late calls started after they were due)", []string{"rpc", "client", "clients"}, "rate", schema.MetricSendLagP99, nil),
 		lispGoPivot("Send lag max", []string{"rpc", "client", "clients"}, "rate", schema.MetricSendLagMax, nil),
-		// What each server held at each rate: a tail bought with memory
-		// shows here.
-		lispGoPivot("Server RSS (after each repetition)", []string{"rpc", "client", "clients"}, "rate", schema.MetricServerRSS, report.LispOverGoFactor),
+		// What each server held after each rate: one server serves every
+		// rate in turn, so a figure includes what earlier rates grew it to.
+		lispGoPivot("Server RSS (after each repetition; one server serves every rate, so it includes what earlier rates grew it to)", []string{"rpc", "client", "clients"}, "rate", schema.MetricServerRSS, report.LispOverGoFactor),
 		lispGoPivot(report.LiveHeapTitle, []string{"rpc", "client", "clients"}, "rate", schema.MetricServerLiveHeap, nil),
 		// The latency-versus-load curve of a rate sweep, up to each
 		// server's saturation, where its latency climbs without bound.
@@ -248,7 +248,9 @@ var connScaleTLSLayout = report.Layout{
 		lispGoPivot("Server marginal RSS per connection (anonymous RSS grown per connection opened, before any call)", []string{"rpc", "clients"}, "total_conns", schema.MetricServerMarginalRSSPerConn, report.LispOverGoFactor),
 		lispGoPivot("Latency p99", []string{"rpc", "clients"}, "total_conns", schema.MetricLatencyP99, nil),
 		tlsCPUGoal([]string{"rpc", "clients", "total_conns"}, map[string][]string{"total_conns": {"1000"}},
-			connScalePoint+", every connection over TLS"),
+			"1,000 TLS connections open to each server, 100 of them calling unary RouteGuide methods in a "+
+				"closed loop and 900 idle (handshake, preface and SETTINGS done); each server pinned to "+
+				"half of the CPUs (one on 2 cores), the load generator to the rest"),
 	},
 }
 
