@@ -30,6 +30,7 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/placement"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/go/bench/variant"
 	"github.com/grpcbench/grpcbench/go/qps/driver"
 	"github.com/grpcbench/grpcbench/go/qps/scenarios"
 
@@ -168,14 +169,11 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 	extra[schema.ExtraRepsPaired] = schema.PairedByRound
 	// The server workers, named in the setup's table with the digests of
 	// their executables: the first unprefixed, the other as the rival.
-	for i, impl := range cfg.servers {
-		prefix := ""
-		if i > 0 {
-			prefix = schema.ExtraRivalPrefix
-		}
-		extra[prefix+schema.ExtraServer] = schema.ServerName(impl, cfg.workers[impl])
-		extra[prefix+schema.ExtraServerSHA256] = schema.FileSHA256(cfg.workers[impl])
+	var workers []variant.Server
+	for _, impl := range cfg.servers {
+		workers = append(workers, variant.Server{Label: impl, Path: cfg.workers[impl]})
 	}
+	variant.Record(extra, workers)
 	clientCores := runtime.NumCPU()
 	cfg.place.Record(extra)
 	if cfg.place.Pinned() {
