@@ -39,10 +39,11 @@
         (t (count-it string))))
     n))
 
-(defun obuf-write-utf8 (buf string)
-  "Append STRING encoded as UTF-8 (no length prefix)."
-  (declare (type obuf buf) (type string string))
-  (let ((data (obuf-ensure buf (utf8-length string)))
+(defun obuf-write-utf8 (buf string &optional (octets (utf8-length string)))
+  "Append STRING encoded as UTF-8 (no length prefix).  OCTETS is its
+UTF-8-LENGTH, for a caller that already counted it (a length prefix)."
+  (declare (type obuf buf) (type string string) (type index octets))
+  (let ((data (obuf-ensure buf octets))
         (pos (obuf-fill buf)))
     (declare (type index pos))
     (flet ((enc (s)

@@ -437,63 +437,69 @@ lasts longer than the connection's SEND-STALL-TIMEOUT without progress:
 then the stream is reset (CANCEL).  Returns T; NIL if the stream or
 connection closed first; :STALLED if the peer took nothing for that long."
   (declare (type h2-stream stream) (type octets octets) (type index start end))
+  ;; The stall deadline is read from the clock only once a wait begins, and
+  ;; forgotten on progress: a message that fits needs no clock at all.
   (let ((since-turn 0)
-        (deadline (+ (clgrpc.util:now-us) (conn-send-stall-timeout conn))))
-    (declare (type fixnum since-turn deadline))
-    (loop
-      (when (or (conn-closed conn) (not (stream-can-send-p stream)))
-        (setf (h2-stream-mid-message stream) nil)
-        (return nil))
-      (let* ((remaining (- end start))
-             (n (min remaining +append-chunk+ (%stream-send-window conn stream)))
-             (waited
-               (cond ((and (> (%buffered conn) +high-water+)
-                           (%may-wait-for-drain-p conn))
-                      ;; Whoever else is appending, DATA stops at the mark:
-                      ;; each chunk checks again, and a flush is under way
-                      ;; to drain it.
-                      (clgrpc.util:counted-wait ((conn-drain-waiters conn))
-                        (%wait-for-sending conn (conn-drain-cv conn) deadline)))
-                     ((and (>= since-turn +park-quantum+)
-                           (> (%buffered conn) +park-quantum+)
-                           (%may-wait-for-drain-p conn))
-                      (setf since-turn 0)
-                      (clgrpc.util:counted-wait ((conn-drain-waiters conn))
-                        (%wait-for-sending conn (conn-drain-cv conn) deadline)))
-                     ((or (plusp n) (zerop remaining))
-                      ;; An empty DATA frame needs no window (6.9.1): gRPC
-                      ;; clients half-close with one.
-                      (let ((last (= n remaining)))
-                        (%append-data conn stream octets start (+ start n) (and last end-stream))
-                        (incf start n)
-                        (incf since-turn n)
-                        (setf (h2-stream-mid-message stream) (not last)
-                              deadline (+ (clgrpc.util:now-us) (conn-send-stall-timeout conn)))
-                        (when last
-                          (return t))
-                        t))
-                     ((<= (stream-send-window conn stream) 0)
-                      ;; Out of stream window: wait for its WINDOW_UPDATE
-                      ;; (or a larger initial window).
-                      (%wait-for-stream-window conn stream)
-                      (let ((cv (or (h2-stream-send-cv stream)
-                                    (setf (h2-stream-send-cv stream) (sb-thread:make-waitqueue)))))
-                        (clgrpc.util:counted-wait ((h2-stream-send-waiters stream))
-                          (%wait-for-sending conn cv deadline))))
-                     (t
-                      ;; Out of connection window.
-                      (clgrpc.util:counted-wait ((conn-send-waiters conn))
-                        (%wait-for-sending conn (conn-send-cv conn) deadline))))))
-        ;; Output the socket took counts as progress too: the peer reads.
-        (setf deadline (max deadline (+ (conn-wrote-us conn) (conn-send-stall-timeout conn))))
-        (unless (or waited (< (clgrpc.util:now-us) deadline)
-                    (conn-closed conn) (not (stream-can-send-p stream)))
-          ;; The peer opened no window and read nothing for the whole
-          ;; stall timeout: this sender gives up, and its stream goes.
+        (deadline nil))
+    (declare (type fixnum since-turn) (type (or null fixnum) deadline))
+    (flet ((deadline ()
+             (or deadline
+                 (setf deadline (+ (clgrpc.util:now-us) (conn-send-stall-timeout conn))))))
+      (loop
+        (when (or (conn-closed conn) (not (stream-can-send-p stream)))
           (setf (h2-stream-mid-message stream) nil)
-          (stream-reset conn stream +cancel+)
-          (request-flush conn)
-          (return :stalled))))))
+          (return nil))
+        (let* ((remaining (- end start))
+               (n (min remaining +append-chunk+ (%stream-send-window conn stream)))
+               (waited
+                 (cond ((and (> (%buffered conn) +high-water+)
+                             (%may-wait-for-drain-p conn))
+                        ;; Whoever else is appending, DATA stops at the mark:
+                        ;; each chunk checks again, and a flush is under way
+                        ;; to drain it.
+                        (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                          (%wait-for-sending conn (conn-drain-cv conn) (deadline))))
+                       ((and (>= since-turn +park-quantum+)
+                             (> (%buffered conn) +park-quantum+)
+                             (%may-wait-for-drain-p conn))
+                        (setf since-turn 0)
+                        (clgrpc.util:counted-wait ((conn-drain-waiters conn))
+                          (%wait-for-sending conn (conn-drain-cv conn) (deadline))))
+                       ((or (plusp n) (zerop remaining))
+                        ;; An empty DATA frame needs no window (6.9.1): gRPC
+                        ;; clients half-close with one.
+                        (let ((last (= n remaining)))
+                          (%append-data conn stream octets start (+ start n) (and last end-stream))
+                          (incf start n)
+                          (incf since-turn n)
+                          (setf (h2-stream-mid-message stream) (not last)
+                                deadline nil)
+                          (when last
+                            (return t))
+                          t))
+                       ((<= (stream-send-window conn stream) 0)
+                        ;; Out of stream window: wait for its WINDOW_UPDATE
+                        ;; (or a larger initial window).
+                        (%wait-for-stream-window conn stream)
+                        (let ((cv (or (h2-stream-send-cv stream)
+                                      (setf (h2-stream-send-cv stream) (sb-thread:make-waitqueue)))))
+                          (clgrpc.util:counted-wait ((h2-stream-send-waiters stream))
+                            (%wait-for-sending conn cv (deadline)))))
+                       (t
+                        ;; Out of connection window.
+                        (clgrpc.util:counted-wait ((conn-send-waiters conn))
+                          (%wait-for-sending conn (conn-send-cv conn) (deadline)))))))
+          ;; Output the socket took counts as progress too: the peer reads.
+          (when deadline
+            (setf deadline (max deadline (+ (conn-wrote-us conn) (conn-send-stall-timeout conn)))))
+          (unless (or waited (null deadline) (< (clgrpc.util:now-us) deadline)
+                      (conn-closed conn) (not (stream-can-send-p stream)))
+            ;; The peer opened no window and read nothing for the whole
+            ;; stall timeout: this sender gives up, and its stream goes.
+            (setf (h2-stream-mid-message stream) nil)
+            (stream-reset conn stream +cancel+)
+            (request-flush conn)
+            (return :stalled)))))))
 
 (defun %parkable-window (conn stream wanted)
   "How much of WANTED octets a parked or parkable response may append now

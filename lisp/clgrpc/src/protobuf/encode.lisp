@@ -155,10 +155,12 @@
   (obuf-write-bytes buf octets start end))
 
 (defun write-utf8-string (buf string)
-  "Length prefix and the UTF-8 of STRING: a string field's value."
+  "Length prefix and the UTF-8 of STRING: a string field's value (counted
+once, for both)."
   (declare (type obuf buf) (type string string))
-  (write-varint buf (utf8-length string))
-  (obuf-write-utf8 buf string))
+  (let ((octets (utf8-length string)))
+    (write-varint buf octets)
+    (obuf-write-utf8 buf string octets)))
 
 ;;; ------------------------------------------------------------------
 ;;; packed repeated scalars (proto3 default for numeric repeated fields)
