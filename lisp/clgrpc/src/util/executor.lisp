@@ -220,7 +220,7 @@ waiting workers from busy ones.  A parked worker exits after IDLE-TIMEOUT
 seconds, or after SURPLUS-IDLE (at most IDLE-TIMEOUT) while more than
 KEEP-IDLE others are parked too.  Ten seconds by default: a thread costs
 about 70 us to start and some 50 KB of memory while it lives, and each
-collection a few microseconds to stop it, so a pool sized for a burst of
+collection 30 to 50 us to stop it, so a pool sized for a burst of
 blocking calls outlives the pauses between bursts (a second was too short:
 a burst after one restarted hundreds of threads, and calls waited for
 them) and shrinks soon after.  While the heap in use exceeds HEAP-LIMIT
