@@ -40,12 +40,14 @@
     n))
 
 (defun obuf-write-utf8 (buf string &optional (octets (utf8-length string)))
-  "Append STRING encoded as UTF-8 (no length prefix).  OCTETS is its
-UTF-8-LENGTH, for a caller that already counted it (a length prefix)."
+  "Append STRING encoded as UTF-8 (no length prefix).  OCTETS must be its
+UTF8-LENGTH, for a caller that already counted it (a length prefix): a
+count that differs is an error, signalled before the fill moves."
   (declare (type obuf buf) (type string string) (type index octets))
-  (let ((data (obuf-ensure buf octets))
-        (pos (obuf-fill buf)))
-    (declare (type index pos))
+  (let* ((data (obuf-ensure buf octets))
+         (start (obuf-fill buf))
+         (pos start))
+    (declare (type index start pos))
     (flet ((enc (s)
              (dotimes (i (length s))
                (let ((code (char-code (char s i))))
@@ -71,13 +73,16 @@ UTF-8-LENGTH, for a caller that already counted it (a length prefix)."
       (typecase string
         ((simple-array character (*)) (enc string))
         (t (enc string))))
+    (unless (= (- pos start) octets)
+      (error "obuf-write-utf8: ~D octets of UTF-8 where ~D were counted" (- pos start) octets))
     (setf (obuf-fill buf) pos)
     buf))
 
 (defun string-to-utf8 (string)
   "Fresh octet vector with STRING in UTF-8."
-  (let ((buf (make-obuf (utf8-length string))))
-    (obuf-write-utf8 buf string)
+  (let* ((octets (utf8-length string))
+         (buf (make-obuf octets)))
+    (obuf-write-utf8 buf string octets)
     (obuf-contents buf)))
 
 (defun utf8-to-string (octets &optional (start 0) (end (length octets)))

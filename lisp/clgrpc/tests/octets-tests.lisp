@@ -85,6 +85,17 @@
                                                             (code-char #x1f600))
                                                       'string))))))
 
+(test utf8-write-checks-a-given-count
+  ;; A caller that counted the octets for a length prefix passes the
+  ;; count; one that does not match is an error, and the buffer keeps its fill.
+  (let ((buf (make-obuf 16))
+        (s (coerce (list #\a (code-char #xe9)) 'string)))
+    (obuf-write-utf8 buf s 3)
+    (is (string= "61c3a9" (octets-to-hex (obuf-contents buf))))
+    (signals error (obuf-write-utf8 buf s 2))
+    (signals error (obuf-write-utf8 buf s 4))
+    (is (= 3 (obuf-fill buf)))))
+
 (test utf8-rejects-malformed
   (dolist (bad '("80" "c0af" "c3" "e282" "eda080" "f4908080" "f8888080" "e08080"))
     (signals utf8-decoding-error (utf8-to-string (hex bad)))))

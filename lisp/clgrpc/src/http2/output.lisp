@@ -492,7 +492,7 @@ connection closed first; :STALLED if the peer took nothing for that long."
           ;; Output the socket took counts as progress too: the peer reads.
           (when deadline
             (setf deadline (max deadline (+ (conn-wrote-us conn) (conn-send-stall-timeout conn)))))
-          (unless (or waited (null deadline) (< (clgrpc.util:now-us) deadline)
+          (unless (or waited (< (clgrpc.util:now-us) (deadline))
                       (conn-closed conn) (not (stream-can-send-p stream)))
             ;; The peer opened no window and read nothing for the whole
             ;; stall timeout: this sender gives up, and its stream goes.

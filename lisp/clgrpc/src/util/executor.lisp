@@ -218,10 +218,11 @@ call it: the place to bind per-thread specials such as scratch buffers.
 CPUS is how many CPUs the process may use, against which the monitor tells
 waiting workers from busy ones.  A parked worker exits after IDLE-TIMEOUT
 seconds, or after SURPLUS-IDLE (at most IDLE-TIMEOUT) while more than
-KEEP-IDLE others are parked too.  Ten seconds by default: a thread costs
-about 70 us to start and some 50 KB of memory while it lives, and each
-collection 30 to 50 us to stop it, so a pool sized for a burst of
-blocking calls outlives the pauses between bursts (a second was too short:
+KEEP-IDLE others are parked too.  Ten seconds by default, a trade-off: a
+parked thread holds some 50 KB and adds 20 to 50 us to every collection
+(after two it has cost what starting it again would, about 70 us), but a
+burst of blocking calls waits for every thread it must start, so a pool
+sized for one outlives the pauses between bursts (a second was too short:
 a burst after one restarted hundreds of threads, and calls waited for
 them) and shrinks soon after.  While the heap in use exceeds HEAP-LIMIT
 octets, the pool grows by one worker a tick while the CPUs idle, and by
