@@ -1,9 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
@@ -66,9 +68,12 @@ func paramString(v any) string {
 	return ""
 }
 
-// Values returns the distinct values of a parameter: ascending if they are
-// all numbers (client counts), else in first-seen order, which keeps the
-// order in which the suite ran its scenarios (unary before streaming).
+// Values returns the distinct values of a parameter: ascending if each is a
+// number (client counts) or each a duration (CPU periods), with "none" (no
+// limit: a sweep's uncapped server) after them; else in first-seen order,
+// which keeps the order in which the suite ran its scenarios (unary before
+// streaming). Suites that measure their cells in a random order (the quota
+// sweep, connection scale) so render the same tables every time.
 func (d *Dataset) Values(key string) []string {
 	var vals []string
 	seen := map[string]bool{}
@@ -79,28 +84,47 @@ func (d *Dataset) Values(key string) []string {
 			vals = append(vals, v)
 		}
 	}
-	sortIfNumeric(vals)
+	sortIfOrdered(vals)
 	return vals
 }
 
-func sortIfNumeric(vals []string) {
-	nums := make(map[string]float64, len(vals))
-	for _, v := range vals {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return
-		}
-		nums[v] = f
+// noLimit is the value a sweep's parameters take where the server ran
+// without the limit they set.
+const noLimit = "none"
+
+// sortIfOrdered sorts vals ascending if every one is a number, or every
+// one a duration, noLimit allowed among either and put last; otherwise it
+// leaves them as they are.
+func sortIfOrdered(vals []string) {
+	keys, ok := orderKeys(vals, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
+	if !ok {
+		keys, ok = orderKeys(vals, func(v string) (float64, error) {
+			d, err := time.ParseDuration(v)
+			return float64(d), err
+		})
 	}
-	slices.SortStableFunc(vals, func(a, b string) int {
-		switch {
-		case nums[a] < nums[b]:
-			return -1
-		case nums[a] > nums[b]:
-			return 1
+	if !ok {
+		return
+	}
+	slices.SortStableFunc(vals, func(a, b string) int { return cmp.Compare(keys[a], keys[b]) })
+}
+
+// orderKeys gives each value its sort key by parse, noLimit the largest;
+// false if a value does not parse.
+func orderKeys(vals []string, parse func(string) (float64, error)) (map[string]float64, bool) {
+	keys := make(map[string]float64, len(vals))
+	for _, v := range vals {
+		if v == noLimit {
+			keys[v] = math.Inf(1)
+			continue
 		}
-		return 0
-	})
+		k, err := parse(v)
+		if err != nil {
+			return nil, false
+		}
+		keys[v] = k
+	}
+	return keys, true
 }
 
 // Has reports whether any scenario sets the parameter.
