@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/schema"
@@ -72,8 +73,9 @@ func paramString(v any) string {
 // number (client counts) or each a duration (CPU periods), with "none" (no
 // limit: a sweep's uncapped server) after them; else in first-seen order,
 // which keeps the order in which the suite ran its scenarios (unary before
-// streaming). Suites that measure their cells in a random order (the quota
-// sweep, connection scale) so render the same tables every time.
+// streaming). A sweep that measures its periods in a random order (the
+// quota sweep) so renders the same tables every time; names stay in the
+// order they ran.
 func (d *Dataset) Values(key string) []string {
 	var vals []string
 	seen := map[string]bool{}
@@ -94,7 +96,8 @@ const noLimit = "none"
 
 // sortIfOrdered sorts vals ascending if every one is a number, or every
 // one a duration, noLimit allowed among either and put last; otherwise it
-// leaves them as they are.
+// leaves them as they are. Values of one magnitude (1s and 1000ms, from two
+// files) are ordered by their text, so no tie keeps the run order.
 func sortIfOrdered(vals []string) {
 	keys, ok := orderKeys(vals, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
 	if !ok {
@@ -106,16 +109,28 @@ func sortIfOrdered(vals []string) {
 	if !ok {
 		return
 	}
-	slices.SortStableFunc(vals, func(a, b string) int { return cmp.Compare(keys[a], keys[b]) })
+	slices.SortFunc(vals, func(a, b string) int {
+		return cmp.Or(
+			cmp.Compare(boolRank(a == noLimit), boolRank(b == noLimit)),
+			cmp.Compare(keys[a], keys[b]),
+			strings.Compare(a, b))
+	})
 }
 
-// orderKeys gives each value its sort key by parse, noLimit the largest;
-// false if a value does not parse.
+// boolRank orders false before true.
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// orderKeys gives each value but noLimit its sort key by parse; false if
+// one does not parse.
 func orderKeys(vals []string, parse func(string) (float64, error)) (map[string]float64, bool) {
 	keys := make(map[string]float64, len(vals))
 	for _, v := range vals {
 		if v == noLimit {
-			keys[v] = math.Inf(1)
 			continue
 		}
 		k, err := parse(v)
