@@ -44,14 +44,21 @@ func (r *Runner) readConditions() conditions {
 func (rep *Rep) setConditions(before, after conditions, wall time.Duration) {
 	rep.CPUPressure, rep.HasCPUPressure = pressure(before.stall, after.stall, wall)
 	rep.CPUSteal, rep.HasCPUSteal = stealShare(before.steal, after.steal, wall, hostCPUs(after.steal))
+	rep.SetServerThrottling(before.server, after.server)
 	b, a := before.server, after.server
-	if b.HasThrottling && a.HasThrottling && a.Periods > b.Periods {
-		rep.ServerThrottled = float64(a.ThrottledPeriods-b.ThrottledPeriods) / float64(a.Periods-b.Periods)
-		rep.HasServerThrottling = true
-	}
 	if b.HasStall && a.HasStall && wall > 0 {
 		rep.ServerCPUPressure = float64(a.Stall-b.Stall) / float64(wall)
 		rep.HasServerCPUPressure = true
+	}
+}
+
+// SetServerThrottling records in rep the share of CFS periods in which the
+// server's quota throttled it, from readings of its control groups taken
+// before and after the repetition, where both read it.
+func (rep *Rep) SetServerThrottling(before, after cgroup.Reading) {
+	if before.HasThrottling && after.HasThrottling && after.Periods > before.Periods {
+		rep.ServerThrottled = float64(after.ThrottledPeriods-before.ThrottledPeriods) / float64(after.Periods-before.Periods)
+		rep.HasServerThrottling = true
 	}
 }
 

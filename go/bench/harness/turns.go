@@ -1,6 +1,25 @@
 package harness
 
-import "fmt"
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Shuffle puts s in a random order drawn from seed (0: a seed from the
+// clock), and returns the seed used, for the results to record. Cells that
+// grow a server (connection counts) in a fixed order would each start from
+// the heap the previous, smaller one left behind, and a sweep's points
+// (CPU caps) would each run at the same moment of every run; shuffled,
+// neither happens.
+func Shuffle[T any](s []T, seed int64) int64 {
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	r := rand.New(rand.NewPCG(uint64(seed), 0))
+	r.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
+	return seed
+}
 
 // InTurns measures several contestants (servers, channels, methods) of one
 // scenario a repetition at a time: reps rounds, in each of which every

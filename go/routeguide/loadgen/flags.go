@@ -88,7 +88,7 @@ type config struct {
 	// (-server_cpu_quota at each -server_cpu_period): one uncapped point
 	// without them; with several, a sweep, each point on servers started
 	// afresh.
-	quotas []quotaPoint
+	quotas []cgroup.Quota
 }
 
 // serverSpec is a server to start: its label in the results, executable
@@ -102,16 +102,16 @@ type serverSpec struct {
 
 // capped reports whether any server is measured under a CPU quota.
 func (cfg config) capped() bool {
-	return slices.ContainsFunc(cfg.quotas, quotaPoint.capped)
+	return slices.ContainsFunc(cfg.quotas, cgroup.Quota.Capped)
 }
 
 // sweep reports whether the run measures several CPU caps.
 func (cfg config) sweep() bool { return len(cfg.quotas) > 1 }
 
 // firstQuota is the cap the servers start under.
-func (cfg config) firstQuota() quotaPoint {
+func (cfg config) firstQuota() cgroup.Quota {
 	if len(cfg.quotas) == 0 {
-		return quotaPoint{}
+		return cgroup.Quota{}
 	}
 	return cfg.quotas[0]
 }

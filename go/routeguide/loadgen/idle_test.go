@@ -145,10 +145,10 @@ func TestCheckHeld(t *testing.T) {
 func TestShuffleScenarios(t *testing.T) {
 	cfg := config{rpcs: []rpcKind{unary}, clients: []int{1}, totalConns: []int{100, 1000, 10000, 20000, 30000}}
 	a, b := cfg.scenarios(), cfg.scenarios()
-	if seed := shuffleInPlace(a, 42); seed != 42 {
+	if seed := harness.Shuffle(a, 42); seed != 42 {
 		t.Errorf("seed %d", seed)
 	}
-	shuffleInPlace(b, 42)
+	harness.Shuffle(b, 42)
 	if !slices.Equal(a, b) {
 		t.Errorf("one seed, two orders: %v, %v", a, b)
 	}
@@ -162,7 +162,7 @@ func TestShuffleScenarios(t *testing.T) {
 	if got := totals(a); slices.Equal(got, cfg.totalConns) || !slices.Equal(slices.Sorted(slices.Values(got)), cfg.totalConns) {
 		t.Errorf("order %v: not a shuffle of %v", got, cfg.totalConns)
 	}
-	if shuffleInPlace(b, 0) == 0 {
+	if harness.Shuffle(b, 0) == 0 {
 		t.Error("seed 0 was used as is")
 	}
 }

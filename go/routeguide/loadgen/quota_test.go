@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 )
 
 // A sweep is every capped quota at every period, and one uncapped point,
@@ -15,8 +17,8 @@ func TestQuotaSweepPointsAndTheirCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []quotaPoint{{0.25, 10 * time.Millisecond}, {0.25, 100 * time.Millisecond},
-		{1, 10 * time.Millisecond}, {1, 100 * time.Millisecond}, {}}
+	want := []cgroup.Quota{{Cores: 0.25, Period: 10 * time.Millisecond}, {Cores: 0.25, Period: 100 * time.Millisecond},
+		{Cores: 1, Period: 10 * time.Millisecond}, {Cores: 1, Period: 100 * time.Millisecond}, {}}
 	if !slices.Equal(cfg.quotas, want) || !cfg.sweep() || !cfg.capped() {
 		t.Fatalf("points %v (sweep %v, capped %v), want %v", cfg.quotas, cfg.sweep(), cfg.capped(), want)
 	}

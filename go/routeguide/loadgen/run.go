@@ -5,16 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/grpcbench/grpcbench/go/bench/variant"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
+	"github.com/grpcbench/grpcbench/go/bench/variant"
 )
 
 // importPath names the benchmark in Go benchmark format output.
@@ -82,11 +83,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	case cfg.sweep():
 		// The caps side by side: a suite of its own.
 		name = quotaSweepSuite
-		env.Extra[schema.ExtraServerCPUQuota] = describeQuotas(cfg.quotas)
+		env.Extra[schema.ExtraServerCPUQuota] = cgroup.DescribeSweep(cfg.quotas)
 	case cfg.capped():
 		// A suite of its own, judged on throughput and CPU per request only.
 		name = cappedSuite
-		env.Extra[schema.ExtraServerCPUQuota] = describeQuotas(cfg.quotas)
+		env.Extra[schema.ExtraServerCPUQuota] = cgroup.DescribeSweep(cfg.quotas)
 	case cfg.conns == shared && name == suite:
 		name = sharedConnSuite
 	}
@@ -98,11 +99,11 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 	if cfg.sweep() {
 		// The caps in a random order, so that no cap always runs at the
 		// same moment of the run (its start, a warm machine, its end).
-		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleInPlace(cfg.quotas, cfg.orderSeed), 10)
+		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(harness.Shuffle(cfg.quotas, cfg.orderSeed), 10)
 	}
 	scenarios := cfg.scenarios()
 	if len(cfg.totalConns) > 1 {
-		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(shuffleInPlace(scenarios, cfg.orderSeed), 10)
+		env.Extra[schema.ExtraOrderSeed] = strconv.FormatInt(harness.Shuffle(scenarios, cfg.orderSeed), 10)
 	}
 	file := schema.NewFile(name, env)
 
@@ -186,8 +187,8 @@ func (ss *session) start(ctx context.Context, spec serverSpec, cpus cpuset.Set) 
 		// with -server_cpu_quota, a cap it must have.
 		Cgroup:     true,
 		CgroupName: spec.impl,
-		CPUQuota:   ss.quota.cores,
-		CPUPeriod:  ss.quota.period,
+		CPUQuota:   ss.quota.Cores,
+		CPUPeriod:  ss.quota.Period,
 	})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", spec.path, err)

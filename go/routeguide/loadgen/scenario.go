@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"time"
 
 	"github.com/grpcbench/grpcbench/go/bench/cgroup"
@@ -35,11 +34,6 @@ const sharedConnSuite = "routeguide_shared"
 // report judges their throughput and CPU per request, never their latency.
 const cappedSuite = "routeguide_capped"
 
-// maxServerQuota is the largest -server_cpu_quota: a cap is for giving the
-// load generator headroom on a small machine, not for a server of many
-// cores.
-const maxServerQuota = 64
-
 // Bounds on a scenario's running time beyond what its plan asks for. The
 // harness ends each repetition on time, but only between operations: an
 // RPC that a server never answers would hold a worker, and the run, for
@@ -59,9 +53,9 @@ const (
 type scenario struct {
 	kind    rpcKind
 	clients int
-	total   int        // connections in all (connscale suite), else 0
-	rate    float64    // requests per second offered, open loop; 0 for a closed loop
-	quota   quotaPoint // the CPU cap the servers are under
+	total   int          // connections in all (connscale suite), else 0
+	rate    float64      // requests per second offered, open loop; 0 for a closed loop
+	quota   cgroup.Quota // the CPU cap the servers are under
 }
 
 // scenarios lists the run's points, by CPU cap, kind and then client count,
@@ -70,7 +64,7 @@ type scenario struct {
 func (cfg config) scenarios() []scenario {
 	quotas := cfg.quotas
 	if len(quotas) == 0 {
-		quotas = []quotaPoint{{}}
+		quotas = []cgroup.Quota{{}}
 	}
 	var out []scenario
 	for _, q := range quotas {
@@ -105,20 +99,6 @@ func (cfg config) pointScenarios() []scenario {
 	return out
 }
 
-// shuffleInPlace puts s in a random order drawn from seed (0: a seed from
-// the clock), and returns the seed used, for the results to record.
-// Connection-scale cells in a fixed order would each start from the heap
-// the previous, smaller one left behind, and a sweep's CPU caps would each
-// run at the same moment of every run; shuffled, neither happens.
-func shuffleInPlace[T any](s []T, seed int64) int64 {
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	r := rand.New(rand.NewPCG(uint64(seed), 0))
-	r.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
-	return seed
-}
-
 // name is unique among the results of a report, which may combine the Go
 // and the Lisp run: hence the implementation first, e.g.
 // "go/unary/clients=10".
@@ -144,7 +124,7 @@ type session struct {
 	cpus     cpuset.Set
 	cpu      harness.CPUSource // the server's CPU, or nil
 	cpuClock string            // where cpu reads it (harness.CPUClockCgroup, ...)
-	quota    quotaPoint        // the CPU cap its server was started under
+	quota    cgroup.Quota      // the CPU cap its server was started under
 	work     *workload
 	progress io.Writer
 	// stallGrace is how far a scenario may overrun its plan before it is
@@ -171,14 +151,14 @@ func (ss *session) scenarioName(s scenario) string {
 		name += "/tls"
 	}
 	switch q := s.quota; {
-	case ss.cfg.sweep() && !q.capped():
+	case ss.cfg.sweep() && !q.Capped():
 		name += "/cpu_quota=none"
 	case ss.cfg.sweep():
-		name += fmt.Sprintf("/cpu_quota=%g/cpu_period=%v", q.cores, q.period)
-	case q.capped():
-		name += fmt.Sprintf("/cpu_quota=%g", q.cores)
-		if q.period != cgroup.DefaultPeriod {
-			name += fmt.Sprintf("/cpu_period=%v", q.period)
+		name += fmt.Sprintf("/cpu_quota=%g/cpu_period=%v", q.Cores, q.Period)
+	case q.Capped():
+		name += fmt.Sprintf("/cpu_quota=%g", q.Cores)
+		if q.Period != cgroup.DefaultPeriod {
+			name += fmt.Sprintf("/cpu_period=%v", q.Period)
 		}
 	}
 	if ss.client() == "lisp" {
@@ -209,8 +189,8 @@ func (ss *session) params(s scenario) map[string]any {
 		p["rate"] = s.rate
 	}
 	if ss.cfg.capped() {
-		p["server_cpu_quota"] = s.quota.cores
-		p["server_cpu_period"] = s.quota.periodLabel()
+		p["server_cpu_quota"] = s.quota.Cores
+		p["server_cpu_period"] = s.quota.PeriodLabel()
 	}
 	return p
 }
@@ -354,7 +334,7 @@ func (c *cell) connect(ctx context.Context) {
 		ss.quota = s.quota
 		if err := ss.restart(ctx); err != nil {
 			// The next cell of this cap tries again.
-			ss.quota = quotaPoint{cores: -1}
+			ss.quota = cgroup.Quota{Cores: -1}
 			c.err = fmt.Errorf("not run: %w", err)
 			return
 		}
