@@ -24,6 +24,17 @@ const LiveHeapTitle = "Server live heap (after each repetition: what the last co
 	"clgrpc's also holds its program's own code and data, which SBCL keeps in its heap, and the " +
 	"garbage of older generations it did not collect)"
 
+// QuotaSweepStatement introduces a CPU-quota sweep's SweepGeoMean: point is
+// the operating point its cells hold, capacity what its capacity metric is
+// called ("Req/s").
+func QuotaSweepStatement(point, capacity string) string {
+	return "The Lisp server's figure over the Go server's, as a geometric mean over the sweep's " +
+		"capped cells, so that no one quota stands for the sweep (" + point + "). Each cell's ratio " +
+		"is estimated from its own rounds, paired as the servers ran in turns (Hodges-Lehmann, as " +
+		"the goals do); the mean combines those estimates, and its interval treats the cells as a " +
+		"sample of operating points. " + capacity + " counts only the cells both servers limited."
+}
+
 // The Lisp/Go ratio of a pivot table over "impl": as a percentage with
 // "faster" or "slower" (throughput), or as a factor (costs).
 var (

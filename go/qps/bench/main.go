@@ -23,8 +23,10 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/placement"
@@ -53,6 +55,11 @@ type config struct {
 	duration time.Duration
 	cpus     string
 	place    placement.Placement // -cpus, resolved
+	// quotas are the CPU caps the server workers are measured under, each
+	// on workers started afresh in groups holding it: one uncapped point
+	// unless -server_cpu_quota names caps.
+	quotas    []cgroup.Quota
+	orderSeed int64
 }
 
 func parseFlags(args []string, out io.Writer) (*config, error) {
@@ -61,7 +68,7 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	cfg := &config{flags: harness.Flags{Reps: 6}, workers: map[string]string{}}
 	cfg.flags.Warmup.Duration = time.Second
 	cfg.flags.Register(fs)
-	var goWorker, lispWorker, servers, clients, scenarioList, payloads string
+	var goWorker, lispWorker, servers, clients, scenarioList, payloads, quotas, periods string
 	fs.StringVar(&goWorker, "go_worker", "", "`path` of grpc-go's qps worker (//go/qps:worker)")
 	fs.StringVar(&lispWorker, "lisp_worker", "", "`path` of the Lisp qps worker (//lisp/qps:worker)")
 	fs.StringVar(&servers, "servers", "go,lisp", "server workers, in the order of the report's columns: go, lisp")
@@ -71,6 +78,9 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	fs.StringVar(&payloads, "payloads", "0,1024", "request and response payload `sizes` in octets, comma-separated")
 	fs.DurationVar(&cfg.duration, "duration", time.Second, "measured time per repetition, in whole seconds (gRPC's scenarios count seconds)")
 	fs.StringVar(&cfg.cpus, "cpus", placement.Auto, placement.Usage+"; the server workers take the server's CPUs, the client workers and this driver the load generator's")
+	fs.StringVar(&quotas, "server_cpu_quota", "0", "comma `list` of CPU caps, in cores, the server workers are measured under by a CFS quota (a cgroup; needs root), 0 for none: with any cap the suite is "+quotaSuite+", each cap's cells on server workers started afresh in their groups")
+	fs.StringVar(&periods, "server_cpu_period", cgroup.DefaultPeriod.String(), "comma `list` of CFS periods each -server_cpu_quota is measured at (the kernel's default is 100ms)")
+	fs.Int64Var(&cfg.orderSeed, "order_seed", 0, "with several -server_cpu_quota points, the `seed` of their random order (0: from the clock; the seed used is recorded as order_seed)")
 	if err := cfg.flags.Parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -99,6 +109,9 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	}
 	if w := cfg.flags.Warmup; w.Ops > 0 || w.Duration%time.Second != 0 {
 		return fail("-warmup %v: whole seconds (gRPC's scenarios warm up for a time, not a count)", w)
+	}
+	if cfg.quotas, err = parseQuotas(quotas, periods); err != nil {
+		return fail("%v", err)
 	}
 	spec, err := placement.Parse(cfg.cpus)
 	if err != nil {
@@ -135,10 +148,13 @@ func workerArgv(impl, path, port string) []string {
 	return []string{path, "--driver_port=" + port}
 }
 
-func startWorker(impl, path string, cpus cpuset.Set, log io.Writer) (*serverproc.Process, error) {
+// startWorker starts impl's worker on cpus; a server worker under a quota
+// is born in control groups holding it.
+func startWorker(impl, path string, cpus cpuset.Set, quota cgroup.Quota, log io.Writer) (*serverproc.Process, error) {
 	return serverproc.StartListeningOn(serverproc.Spec{
 		ReadyTimeout: time.Minute, StopGrace: 5 * time.Second, Log: log,
 		Check: serverproc.CheckLoopback, CPUs: cpus,
+		Cgroup: quota.Capped(), CgroupName: impl, CPUQuota: quota.Cores, CPUPeriod: quota.Period,
 	}, func(port string) []string { return workerArgv(impl, path, port) })
 }
 
@@ -162,7 +178,11 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 	if err := cfg.place.PinSelf(); err != nil {
 		fmt.Fprintf(log, "[%s] %v\n", suite, err)
 	}
-	file := &schema.File{Schema: schema.Version, Suite: suite, Environment: cfg.flags.Environment()}
+	name := suite
+	if cfg.capped() {
+		name = quotaSuite
+	}
+	file := &schema.File{Schema: schema.Version, Suite: name, Environment: cfg.flags.Environment()}
 	extra := file.Environment.Extra
 	// The servers of one client take turns a round at a time: the i-th
 	// repetitions of a cell's servers ran back to back, and pair.
@@ -174,79 +194,143 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 		workers = append(workers, variant.Server{Label: impl, Path: cfg.workers[impl]})
 	}
 	variant.Record(extra, workers)
+	if cfg.capped() {
+		extra[schema.ExtraServerCPUQuota] = cgroup.DescribeSweep(cfg.quotas)
+		if len(cfg.quotas) > 1 {
+			// The caps in a random order, so that no cap always runs at
+			// the same moment of the run.
+			extra[schema.ExtraOrderSeed] = strconv.FormatInt(harness.Shuffle(cfg.quotas, cfg.orderSeed), 10)
+		}
+	}
 	clientCores := runtime.NumCPU()
 	cfg.place.Record(extra)
 	if cfg.place.Pinned() {
 		clientCores = len(cfg.place.Client)
 	}
 
-	serverAddr, clientAddr := map[string]string{}, map[string]string{}
-	serverProc := map[string]*serverproc.Process{}
-	for role, impls := range map[string][]string{"server": cfg.servers, "client": cfg.clients} {
-		cpus, addrs := cfg.place.Server, serverAddr
-		if role == "client" {
-			cpus, addrs = cfg.place.Client, clientAddr
+	clientAddr := map[string]string{}
+	for _, impl := range cfg.clients {
+		p, err := startWorker(impl, cfg.workers[impl], cfg.place.Client, cgroup.Quota{}, log)
+		if err != nil {
+			fmt.Fprintf(log, "[%s] starting the %s client worker: %v\n", suite, impl, err)
+			return harness.ExitFailed
 		}
-		for _, impl := range impls {
-			p, err := startWorker(impl, cfg.workers[impl], cpus, log)
-			if err != nil {
-				fmt.Fprintf(log, "[%s] starting the %s %s worker: %v\n", suite, impl, role, err)
-				return harness.ExitFailed
-			}
-			defer p.Stop()
-			addrs[impl] = p.Addr()
-			if role == "server" {
-				serverProc[impl] = p
-			}
-		}
+		defer p.Stop()
+		clientAddr[impl] = p.Addr()
 	}
+	for _, quota := range cfg.quotas {
+		results, err := measureAtQuota(ctx, cfg, quota, clientAddr, clientCores, log)
+		if err != nil {
+			fmt.Fprintf(log, "[%s] %v\n", suite, err)
+			return harness.ExitFailed
+		}
+		file.Results = append(file.Results, results...)
+	}
+	return cfg.flags.Finish(stdout, log, file, pkg, "")
+}
 
+// measureAtQuota measures every cell on server workers started afresh
+// under quota, so that each runs under it from its first instruction and
+// no heap carries over from another cap, and stops them.
+func measureAtQuota(ctx context.Context, cfg *config, quota cgroup.Quota, clientAddr map[string]string, clientCores int, log io.Writer) ([]schema.Result, error) {
+	serverProc := map[string]*serverproc.Process{}
+	for _, impl := range cfg.servers {
+		p, err := startWorker(impl, cfg.workers[impl], cfg.place.Server, quota, log)
+		if err != nil {
+			return nil, fmt.Errorf("starting the %s server worker: %w", impl, err)
+		}
+		defer p.Stop()
+		serverProc[impl] = p
+	}
+	var results []schema.Result
 	warmup := int(cfg.flags.Warmup.Duration / time.Second)
 	measured := int(cfg.duration / time.Second)
 	reps := cfg.flags.Reps
 	for _, sh := range cfg.shapes {
 		for _, payload := range cfg.payloads {
 			for _, client := range cfg.clients {
+				c := cell{shape: sh, payload: payload, client: client, quota: quota, sweep: cfg.capped()}
 				sc := sh.Scenario(payload, warmup, measured)
 				ms := make([][]measurement, len(cfg.servers))
 				errs := make([]error, len(cfg.servers))
 				harness.InTurns(len(cfg.servers), reps, func(i, round int) {
-					server := cfg.servers[i]
+					server := serverProc[cfg.servers[i]]
 					if errs[i] != nil || ctx.Err() != nil {
 						return
 					}
-					label := harness.TurnLabel(fmt.Sprintf("%s/server=%s/client=%s", sc.Name, server, client), round, reps)
+					label := harness.TurnLabel(c.label(cfg.servers[i]), round, reps)
 					fmt.Fprintf(log, "[%s] %s\n", suite, label)
+					var before cgroup.Reading
+					if g := server.Cgroup(); g != nil {
+						before = g.Read()
+					}
 					r, err := driver.Run(ctx, sc, driver.Options{
-						Workers: []string{serverAddr[server], clientAddr[client]}, SetupTimeout: 30 * time.Second,
+						Workers: []string{server.Addr(), clientAddr[client]}, SetupTimeout: 30 * time.Second,
 					})
 					if err != nil {
 						errs[i] = fmt.Errorf("%s: %w", label, err)
 						return
 					}
-					m := measure(r, clientCores)
+					m := measure(r, clientCores, quota)
+					if g := server.Cgroup(); g != nil {
+						// Over the scenario's warm-up as well: the driver
+						// runs both in one call.
+						m.rep.SetServerThrottling(before, g.Read())
+					}
 					// What the server worker holds after the repetition: it
 					// serves every scenario, so this includes what earlier
 					// ones grew it to.
-					if m.sample, err = serverProc[server].Sample(); err != nil {
+					if m.sample, err = server.Sample(); err != nil {
 						fmt.Fprintf(log, "[%s] %s: the server worker's RSS: %v\n", suite, label, err)
 					}
 					ms[i] = append(ms[i], m)
 				})
 				for i, server := range cfg.servers {
-					file.Results = append(file.Results, cellResult(sh, payload, server, client, ms[i], errs[i], ctx.Err()))
+					results = append(results, c.result(server, ms[i], errs[i], ctx.Err()))
 				}
 			}
 		}
 	}
-	return cfg.flags.Finish(stdout, log, file, pkg, "")
+	return results, nil
 }
 
-func cellResult(sh scenarios.Shape, payload int, server, client string, ms []measurement, err, cancelled error) schema.Result {
-	name := fmt.Sprintf("%s/payload=%d/server=%s/client=%s", sh.Name, payload, server, client)
+// cell is a scenario at one payload, client and CPU cap, measured on each
+// server.
+type cell struct {
+	shape   scenarios.Shape
+	payload int
+	client  string
+	quota   cgroup.Quota
+	sweep   bool // the suite is quotaSuite: the cap is named
+}
+
+// label names the cell's measurement on server, in the progress log and
+// the results.
+func (c cell) label(server string) string {
+	return fmt.Sprintf("%s/payload=%d/server=%s/client=%s%s", c.shape.Name, c.payload, server, c.client, c.quotaSuffix())
+}
+
+// quotaSuffix names the cell's cap in a quota suite.
+func (c cell) quotaSuffix() string {
+	switch {
+	case !c.sweep:
+		return ""
+	case !c.quota.Capped():
+		return "/cpu_quota=none"
+	}
+	return fmt.Sprintf("/cpu_quota=%g/cpu_period=%s", c.quota.Cores, c.quota.PeriodLabel())
+}
+
+func (c cell) result(server string, ms []measurement, err, cancelled error) schema.Result {
+	sh := c.shape
+	name := c.label(server)
 	params := map[string]any{
-		"scenario": sh.Name, "payload": payload, "server": server, "client": client,
+		"scenario": sh.Name, "payload": c.payload, "server": server, "client": c.client,
 		"rpc_type": sh.RPC.String(), "channels": int(sh.Channels), "outstanding": int(sh.Outstanding),
+	}
+	if c.sweep {
+		params["server_cpu_quota"] = c.quota.Cores
+		params["server_cpu_period"] = c.quota.PeriodLabel()
 	}
 	if err == nil && cancelled != nil {
 		err = cancelled

@@ -5,6 +5,7 @@ import (
 
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/bench/serverproc"
@@ -21,8 +22,9 @@ type measurement struct {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // measure turns a ScenarioResult of one server and one client into a
-// repetition. clientCores are the CPUs the client worker was given.
-func measure(r *testpb.ScenarioResult, clientCores int) measurement {
+// repetition. clientCores are the CPUs the client worker was given, quota
+// the cap the server worker ran under.
+func measure(r *testpb.ScenarioResult, clientCores int, quota cgroup.Quota) measurement {
 	cs, ss := r.ClientStats[0], r.ServerStats[0]
 	s := r.Summary
 	var failed int64
@@ -51,6 +53,10 @@ func measure(r *testpb.ScenarioResult, clientCores int) measurement {
 			P99: time.Duration(s.Latency_99), P999: time.Duration(s.Latency_999),
 			Max: time.Duration(r.Latencies.GetMaxSeen()),
 		},
+	}
+	if quota.Capped() && quota.Cores < rep.ServerCores {
+		// Its utilisation is of the CPU time it may use.
+		rep.ServerCores = quota.Cores
 	}
 	return measurement{rep: rep, qpsPerServerCore: s.QpsPerServerCore}
 }

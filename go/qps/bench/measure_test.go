@@ -2,11 +2,15 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+
+	"github.com/grpcbench/grpcbench/go/bench/cgroup"
+	"github.com/grpcbench/grpcbench/go/qps/scenarios"
 )
 
 func result(clientCPU, serverCPU float64, serverCores int32) *testpb.ScenarioResult {
@@ -24,7 +28,7 @@ func result(clientCPU, serverCPU float64, serverCores int32) *testpb.ScenarioRes
 }
 
 func TestMeasureIsTheScenarioResult(t *testing.T) {
-	m := measure(result(1.8, 1.0, 1), 1)
+	m := measure(result(1.8, 1.0, 1), 1, cgroup.Quota{})
 	if m.rep.Wall != 2*time.Second || m.rep.Ops != 10_000 || m.rep.Errors != 7 || !m.rep.HasServerCPU {
 		t.Errorf("rep %+v", m.rep)
 	}
@@ -37,8 +41,12 @@ func TestMeasureIsTheScenarioResult(t *testing.T) {
 	if u, v := m.rep.ClientUtilisation(), m.rep.ServerUtilisation(); u != 0.9 || v != 0.5 || m.qpsPerServerCore != 5000 {
 		t.Errorf("utilisation client %v server %v, qps per core %v", u, v, m.qpsPerServerCore)
 	}
+	// Under a quota, of the CPU time it may use: a quarter of a core.
+	if m := measure(result(1, 0.5, 1), 1, cgroup.Quota{Cores: 0.25, Period: 100 * time.Millisecond}); m.rep.ServerUtilisation() != 1 {
+		t.Errorf("server utilisation at a quarter of a core = %v, want 1", m.rep.ServerUtilisation())
+	}
 	// Two server cores half as busy each.
-	if m := measure(result(1, 2, 2), 1); m.rep.ServerUtilisation() != 0.5 {
+	if m := measure(result(1, 2, 2), 1, cgroup.Quota{}); m.rep.ServerUtilisation() != 0.5 {
 		t.Errorf("server utilisation on 2 cores = %v, want 0.5", m.rep.ServerUtilisation())
 	}
 }
@@ -59,10 +67,57 @@ func TestBadFlagsAreRefused(t *testing.T) {
 		{append(ok, "-duration=1500ms"), "whole seconds"},
 		{append(ok, "-warmup=100"), "whole seconds"},
 		{append(ok, "-cpus=0/0"), "overlap"},
+		{append(ok, "-server_cpu_quota="), "-server_cpu_quota: empty list"},
+		{append(ok, "-server_cpu_quota=half"), "not a number of cores"},
+		{append(ok, "-server_cpu_quota=0.5", "-server_cpu_period=2s"), "the kernel accepts"},
 	} {
 		var out strings.Builder
 		if _, err := parseFlags(c.args, &out); err == nil || !strings.Contains(out.String(), c.want) || !strings.Contains(out.String(), "Usage") {
 			t.Errorf("%q: %v; output %q, want %q and the usage", c.args, err, out.String(), c.want)
 		}
+	}
+}
+
+// With caps, the suite is qps_quota: every cap at every period and the
+// uncapped point, each cell named for its cap and carrying it as
+// parameters; without, the qps suite's names and parameters are unchanged.
+func TestQuotaSweepCells(t *testing.T) {
+	cfg, err := parseFlags([]string{"-go_worker=/w/go", "-lisp_worker=/w/lisp",
+		"-server_cpu_quota=0.25,0", "-server_cpu_period=10ms,100ms"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.quotas) != 3 || !cfg.capped() {
+		t.Fatalf("points %v (capped %v), want 0.25 at two periods and none", cfg.quotas, cfg.capped())
+	}
+	shape, _ := scenarios.Named("unary_qps_unconstrained")
+	var names, periods []string
+	for _, q := range cfg.quotas {
+		res := cell{shape: shape, client: "go", quota: q, sweep: true}.result("lisp", nil, nil, nil)
+		names = append(names, res.Scenario)
+		periods = append(periods, res.Parameters["server_cpu_period"].(string))
+		if res.Parameters["server_cpu_quota"] != q.Cores {
+			t.Errorf("%s: server_cpu_quota %v, want %v", res.Scenario, res.Parameters["server_cpu_quota"], q.Cores)
+		}
+	}
+	want := []string{
+		"unary_qps_unconstrained/payload=0/server=lisp/client=go/cpu_quota=0.25/cpu_period=10ms",
+		"unary_qps_unconstrained/payload=0/server=lisp/client=go/cpu_quota=0.25/cpu_period=100ms",
+		"unary_qps_unconstrained/payload=0/server=lisp/client=go/cpu_quota=none",
+	}
+	if !slices.Equal(names, want) || !slices.Equal(periods, []string{"10ms", "100ms", "none"}) {
+		t.Errorf("cells %q periods %q, want %q", names, periods, want)
+	}
+
+	plain, err := parseFlags([]string{"-go_worker=/w/go", "-lisp_worker=/w/lisp"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.capped() || len(plain.quotas) != 1 {
+		t.Fatalf("default points %v, want one uncapped", plain.quotas)
+	}
+	res := cell{shape: shape, client: "go", quota: plain.quotas[0], sweep: plain.capped()}.result("go", nil, nil, nil)
+	if _, named := res.Parameters["server_cpu_quota"]; named || res.Scenario != "unary_qps_unconstrained/payload=0/server=go/client=go" {
+		t.Errorf("uncapped cell %q with parameters %v", res.Scenario, res.Parameters)
 	}
 }

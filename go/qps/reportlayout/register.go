@@ -8,4 +8,6 @@ import (
 func init() {
 	report.Register(report.Suite{Name: "qps", Layout: qpsLayout,
 		Primary: []string{schema.MetricQPSPerServerCore, schema.MetricLatencyP50}})
+	report.Register(report.Suite{Name: "qps_quota", Layout: quotaLayout,
+		Primary: []string{schema.MetricReqPerSec, schema.MetricServerCPUPerOp}})
 }

@@ -53,16 +53,11 @@ var quotaSweepLayout = report.Layout{
 	Title: "RouteGuide across CPU quotas: Go vs Common Lisp",
 	Sections: []report.Section{
 		report.SweepGeoMean{
-			Title: "The sweep at a glance",
-			Statement: "The Lisp server's figure over the Go server's, as a geometric mean over the " +
-				"sweep's capped cells, so that no one quota stands for the sweep (" + quotaSweepPoint +
-				"). Each cell's ratio is estimated from its own rounds, paired as the servers ran " +
-				"in turns (Hodges-Lehmann, as the goals do); the mean combines those estimates, and " +
-				"its interval treats the cells as a sample of operating points. Req/s counts only " +
-				"the cells both servers limited.",
-			Where: map[string]string{"client": "go"},
-			Cells: quotaSweepCells,
-			Vary:  []string{"impl"}, Baseline: "go", Config: map[string]string{"impl": "lisp"},
+			Title:     "The sweep at a glance",
+			Statement: report.QuotaSweepStatement(quotaSweepPoint, "Req/s"),
+			Where:     map[string]string{"client": "go"},
+			Cells:     quotaSweepCells,
+			Vary:      []string{"impl"}, Baseline: "go", Config: map[string]string{"impl": "lisp"},
 			Names:      report.ImplNames,
 			Metrics:    []string{schema.MetricReqPerSec, schema.MetricServerCPUPerOp, schema.MetricServerRSS},
 			Bottleneck: "bottleneck",
