@@ -60,8 +60,8 @@ func ParseSweep(quotas, periods []string) ([]Quota, error) {
 			continue
 		}
 		for _, p := range ps {
-			if min := MinCores(p); cores < min {
-				return nil, fmt.Errorf("-server_cpu_quota %g is below the kernel's 1 ms per %v period (%g cores)", cores, p, min)
+			if least := MinCores(p); cores < least {
+				return nil, fmt.Errorf("-server_cpu_quota %g is below the kernel's 1 ms per %v period (%g cores)", cores, p, least)
 			}
 			points = append(points, Quota{Cores: cores, Period: p})
 		}

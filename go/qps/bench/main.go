@@ -215,83 +215,123 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 			fmt.Fprintf(log, "[%s] starting the %s client worker: %v\n", suite, impl, err)
 			return harness.ExitFailed
 		}
-		defer p.Stop()
+		defer stopWorker(p, impl, log)
 		clientAddr[impl] = p.Addr()
 	}
-	for _, quota := range cfg.quotas {
-		results, err := measureAtQuota(ctx, cfg, quota, clientAddr, clientCores, log)
-		if err != nil {
-			fmt.Fprintf(log, "[%s] %v\n", suite, err)
-			return harness.ExitFailed
-		}
-		file.Results = append(file.Results, results...)
+	for i, quota := range cfg.points() {
+		file.Results = append(file.Results, measureAtQuota(ctx, cfg, quota, i, clientAddr, clientCores, log)...)
 	}
 	return cfg.flags.Finish(stdout, log, file, pkg, "")
 }
 
+// stopWorker stops a worker, saying so if it had to be killed.
+func stopWorker(p *serverproc.Process, impl string, log io.Writer) {
+	if err := p.Stop(); err != nil {
+		fmt.Fprintf(log, "[%s] stopping the %s worker: %v\n", suite, impl, err)
+	}
+}
+
+// cells are the cells measured at quota, each on every server.
+func (cfg *config) cells(quota cgroup.Quota) []cell {
+	var out []cell
+	for _, sh := range cfg.shapes {
+		for _, payload := range cfg.payloads {
+			for _, client := range cfg.clients {
+				out = append(out, cell{shape: sh, payload: payload, client: client, quota: quota, sweep: cfg.capped()})
+			}
+		}
+	}
+	return out
+}
+
 // measureAtQuota measures every cell on server workers started afresh
 // under quota, so that each runs under it from its first instruction and
-// no heap carries over from another cap, and stops them.
-func measureAtQuota(ctx context.Context, cfg *config, quota cgroup.Quota, clientAddr map[string]string, clientCores int, log io.Writer) ([]schema.Result, error) {
+// no heap carries over from another cap, and stops them. The point-th
+// point starts them in a rotated order, so that no server is always the
+// one started last. Cells it could not measure (a worker that did not
+// start, a cancelled run) fail with the reason.
+func measureAtQuota(ctx context.Context, cfg *config, quota cgroup.Quota, point int, clientAddr map[string]string, clientCores int, log io.Writer) []schema.Result {
+	cells := cfg.cells(quota)
+	failAll := func(err error) []schema.Result {
+		var out []schema.Result
+		for _, c := range cells {
+			for _, server := range cfg.servers {
+				out = append(out, c.result(server, nil, err, nil))
+			}
+		}
+		return out
+	}
+	if err := ctx.Err(); err != nil {
+		return failAll(err)
+	}
 	serverProc := map[string]*serverproc.Process{}
-	for _, impl := range cfg.servers {
+	for k := range cfg.servers {
+		impl := cfg.servers[(k+point)%len(cfg.servers)]
 		p, err := startWorker(impl, cfg.workers[impl], cfg.place.Server, quota, log)
 		if err != nil {
-			return nil, fmt.Errorf("starting the %s server worker: %w", impl, err)
+			err = fmt.Errorf("not run: starting the %s server worker: %w", impl, err)
+			fmt.Fprintf(log, "[%s] %v\n", suite, err)
+			return failAll(err)
 		}
-		defer p.Stop()
+		defer stopWorker(p, impl, log)
 		serverProc[impl] = p
 	}
 	var results []schema.Result
 	warmup := int(cfg.flags.Warmup.Duration / time.Second)
 	measured := int(cfg.duration / time.Second)
 	reps := cfg.flags.Reps
-	for _, sh := range cfg.shapes {
-		for _, payload := range cfg.payloads {
-			for _, client := range cfg.clients {
-				c := cell{shape: sh, payload: payload, client: client, quota: quota, sweep: cfg.capped()}
-				sc := sh.Scenario(payload, warmup, measured)
-				ms := make([][]measurement, len(cfg.servers))
-				errs := make([]error, len(cfg.servers))
-				harness.InTurns(len(cfg.servers), reps, func(i, round int) {
-					server := serverProc[cfg.servers[i]]
-					if errs[i] != nil || ctx.Err() != nil {
-						return
-					}
-					label := harness.TurnLabel(c.label(cfg.servers[i]), round, reps)
-					fmt.Fprintf(log, "[%s] %s\n", suite, label)
-					var before cgroup.Reading
-					if g := server.Cgroup(); g != nil {
-						before = g.Read()
-					}
-					r, err := driver.Run(ctx, sc, driver.Options{
-						Workers: []string{server.Addr(), clientAddr[client]}, SetupTimeout: 30 * time.Second,
-					})
-					if err != nil {
-						errs[i] = fmt.Errorf("%s: %w", label, err)
-						return
-					}
-					m := measure(r, clientCores, quota)
-					if g := server.Cgroup(); g != nil {
-						// Over the scenario's warm-up as well: the driver
-						// runs both in one call.
-						m.rep.SetServerThrottling(before, g.Read())
-					}
-					// What the server worker holds after the repetition: it
-					// serves every scenario, so this includes what earlier
-					// ones grew it to.
-					if m.sample, err = server.Sample(); err != nil {
-						fmt.Fprintf(log, "[%s] %s: the server worker's RSS: %v\n", suite, label, err)
-					}
-					ms[i] = append(ms[i], m)
-				})
-				for i, server := range cfg.servers {
-					results = append(results, c.result(server, ms[i], errs[i], ctx.Err()))
+	for _, c := range cells {
+		sc := c.shape.Scenario(c.payload, warmup, measured)
+		ms := make([][]measurement, len(cfg.servers))
+		errs := make([]error, len(cfg.servers))
+		harness.InTurns(len(cfg.servers), reps, func(i, round int) {
+			server := serverProc[cfg.servers[i]]
+			if errs[i] != nil || ctx.Err() != nil {
+				return
+			}
+			label := harness.TurnLabel(c.label(cfg.servers[i]), round, reps)
+			fmt.Fprintf(log, "[%s] %s\n", suite, label)
+			if err := server.ExitedEarly(); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", label, err)
+				return
+			}
+			// The server's control groups, read at the driver's marks:
+			// over the interval its statistics cover.
+			var before, after cgroup.Reading
+			g := server.Cgroup()
+			onMeasure := func(begins bool) {
+				switch {
+				case g == nil:
+				case begins:
+					before = g.Read()
+				default:
+					after = g.Read()
 				}
 			}
+			r, err := driver.Run(ctx, sc, driver.Options{
+				Workers:      []string{server.Addr(), clientAddr[c.client]},
+				SetupTimeout: 30 * time.Second,
+				OnMeasure:    onMeasure,
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", label, err)
+				return
+			}
+			m := measure(r, clientCores, quota)
+			m.rep.SetServerThrottling(before, after)
+			// What the server worker holds after the repetition: it
+			// serves every scenario, so this includes what earlier ones
+			// grew it to.
+			if m.sample, err = server.Sample(); err != nil {
+				fmt.Fprintf(log, "[%s] %s: the server worker's RSS: %v\n", suite, label, err)
+			}
+			ms[i] = append(ms[i], m)
+		})
+		for i, server := range cfg.servers {
+			results = append(results, c.result(server, ms[i], errs[i], ctx.Err()))
 		}
 	}
-	return results, nil
+	return results
 }
 
 // cell is a scenario at one payload, client and CPU cap, measured on each

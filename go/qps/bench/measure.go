@@ -54,11 +54,14 @@ func measure(r *testpb.ScenarioResult, clientCores int, quota cgroup.Quota) meas
 			Max: time.Duration(r.Latencies.GetMaxSeen()),
 		},
 	}
+	qpsPerServerCore := s.QpsPerServerCore
 	if quota.Capped() && quota.Cores < rep.ServerCores {
-		// Its utilisation is of the CPU time it may use.
+		// Its utilisation, and its qps per core, are of the CPU time it
+		// may use, not of the CPUs it reports.
 		rep.ServerCores = quota.Cores
+		qpsPerServerCore = s.Qps / quota.Cores
 	}
-	return measurement{rep: rep, qpsPerServerCore: s.QpsPerServerCore}
+	return measurement{rep: rep, qpsPerServerCore: qpsPerServerCore}
 }
 
 // extraMetrics are the metrics gRPC's summary adds to the harness's, and

@@ -39,6 +39,17 @@ type Options struct {
 	SetupTimeout time.Duration
 	// Logf receives progress lines (nil: none).
 	Logf func(format string, args ...any)
+	// OnMeasure, if set, is called as the measured interval begins (true),
+	// just before the marks that begin it go out, and as it ends (false),
+	// just before the final marks: for readings of counters the workers do
+	// not report, such as their control groups', over the same interval.
+	OnMeasure func(begins bool)
+}
+
+func (o Options) onMeasure(begins bool) {
+	if o.OnMeasure != nil {
+		o.OnMeasure(begins)
+	}
 }
 
 func (o Options) logf(format string, args ...any) {
@@ -144,6 +155,7 @@ func Run(ctx context.Context, sc *testpb.Scenario, opts Options) (*testpb.Scenar
 	}
 	opts.logf("measuring for %d s", sc.BenchmarkSeconds)
 	start := time.Now()
+	opts.onMeasure(true)
 	// Every mark goes out before any answer is read, so that the workers'
 	// intervals start as nearly together as they can.
 	if err := sendServerMarks(servers); err != nil {
@@ -172,6 +184,7 @@ func Run(ctx context.Context, sc *testpb.Scenario, opts Options) (*testpb.Scenar
 	result := &testpb.ScenarioResult{Scenario: proto.Clone(sc).(*testpb.Scenario)}
 	result.Scenario.ClientConfig = clientConfig
 	serversFirst := clientConfig.RpcType == testpb.RpcType_STREAMING_FROM_SERVER
+	opts.onMeasure(false)
 	if err := sendClientMarks(clients); err != nil {
 		return nil, err
 	}

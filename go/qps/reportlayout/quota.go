@@ -9,26 +9,27 @@ import (
 )
 
 // quotaCells are the cells the quota sweep's goals name in advance: gRPC's
-// two unconstrained scenarios with empty messages, grpc-go's worker as the
-// client on a whole core, and both server workers held to a quarter, a
-// half and a whole core, at the 10 ms period and at the kernel's 100 ms.
-// A whole core does not bind a server pinned to one CPU: that point shows
-// what CFS accounting costs, and its cells are judged only where both
-// servers limited them. The uncapped point, where measured, is shown
-// beside them; the qps suite judges it.
+// two unconstrained scenarios with empty messages, each client worker
+// (grpc-go's and the Lisp one), and both server workers held to a quarter,
+// a half and a whole core, at the 10 ms period and at the kernel's 100 ms.
+// A whole core does not bind a server pinned to one CPU (as on 2 cores):
+// that point shows what CFS accounting costs, and its cells are judged
+// only where both servers limited them. The uncapped point, where
+// measured, is shown beside them; the qps suite judges it.
 var quotaCells = map[string][]string{
 	"scenario":          {"unary_qps_unconstrained", "streaming_qps_unconstrained"},
 	"payload":           {"0"},
-	"client":            {"go"},
+	"client":            {"go", "lisp"},
 	"server_cpu_quota":  {"0.25", "0.5", "1"},
 	"server_cpu_period": {"10ms", "100ms"},
 }
 
 // quotaPoint names the operating point the sweep's goals are judged at.
 var quotaPoint = fmt.Sprintf("%s with empty messages, as gRPC's scenario configurations define them "+
-	"(16 channels of 16 calls in flight, a closed loop), grpc-go's qps worker as the client on the "+
-	"other CPUs; each server worker pinned to one CPU and held to %s of a core at CFS periods of %s, "+
-	"each point on workers started afresh, born in their control groups",
+	"(16 channels of 16 calls in flight, a closed loop), each client worker (grpc-go's and the Lisp "+
+	"one) with the driver on the load generator's CPUs; each server worker pinned to half of the CPUs "+
+	"(one on 2 cores) and held to %s of a core at CFS periods of %s, each point on workers started "+
+	"afresh, born in their control groups, the two started in turns",
 	strings.Join(quotaCells["scenario"], " and "), strings.Join(quotaCells["server_cpu_quota"], ", "),
 	strings.Join(quotaCells["server_cpu_period"], " and "))
 
@@ -84,14 +85,14 @@ var quotaLayout = report.Layout{
 		quotaPivot("Latency p99", schema.MetricLatencyP99, nil),
 		quotaPivot("Server worker RSS (after each repetition; it serves every scenario of its cap)", schema.MetricServerRSS, report.LispOverGoFactor),
 		quotaGoal("Speed goal at every quota",
-			"With grpc-go's worker as the client on a whole core and each server worker held to the "+
+			"With the same client worker on a whole core and each server worker held to the "+
 				"same CPU quota, the Lisp server reaches at least the Go server's QPS. A cell is judged "+
 				"when both servers were its bottleneck, over the headroom each had left.",
 			report.RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
 			report.Metrics(schema.MetricServerUtilisation, schema.MetricClientUtilisation,
 				schema.MetricServerThrottled, schema.MetricServerCPUPerOp)),
 		quotaGoal("Goal: at or under Go's CPU per call at every quota",
-			"With grpc-go's worker as the client and each server worker held to the same CPU quota, "+
+			"With the same client worker and each server worker held to the same CPU quota, "+
 				"the Lisp server spends at most the Go server's CPU per call.",
 			report.RatioLimit{Metric: schema.MetricServerCPUPerOp, Max: 1}, "",
 			report.Metrics(schema.MetricReqPerSec, schema.MetricServerUtilisation, schema.MetricServerRSS,
