@@ -208,26 +208,27 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 		clientCores = len(cfg.place.Client)
 	}
 
-	clientAddr := map[string]string{}
+	clients := map[string]*serverproc.Process{}
 	for _, impl := range cfg.clients {
 		p, err := startWorker(impl, cfg.workers[impl], cfg.place.Client, cgroup.Quota{}, log)
 		if err != nil {
 			fmt.Fprintf(log, "[%s] starting the %s client worker: %v\n", suite, impl, err)
 			return harness.ExitFailed
 		}
-		defer stopWorker(p, impl, log)
-		clientAddr[impl] = p.Addr()
+		defer stopWorker(p, impl+" client", log)
+		clients[impl] = p
 	}
 	for i, quota := range cfg.points() {
-		file.Results = append(file.Results, measureAtQuota(ctx, cfg, quota, i, clientAddr, clientCores, log)...)
+		file.Results = append(file.Results, measureAtQuota(ctx, cfg, quota, i, clients, clientCores, log)...)
 	}
 	return cfg.flags.Finish(stdout, log, file, pkg, "")
 }
 
-// stopWorker stops a worker, saying so if it had to be killed.
-func stopWorker(p *serverproc.Process, impl string, log io.Writer) {
+// stopWorker stops the worker named (such as "lisp server"), saying so if
+// it had to be killed.
+func stopWorker(p *serverproc.Process, name string, log io.Writer) {
 	if err := p.Stop(); err != nil {
-		fmt.Fprintf(log, "[%s] stopping the %s worker: %v\n", suite, impl, err)
+		fmt.Fprintf(log, "[%s] stopping the %s worker: %v\n", suite, name, err)
 	}
 }
 
@@ -244,43 +245,55 @@ func (cfg *config) cells(quota cgroup.Quota) []cell {
 	return out
 }
 
+// startOrder is the order the point-th point starts the server workers
+// in: rotated from point to point, so that no server is always the one
+// started last, whose start-up runs beside the other's first turn.
+func (cfg *config) startOrder(point int) []string {
+	n := len(cfg.servers)
+	out := make([]string, n)
+	for k := range out {
+		out[k] = cfg.servers[(k+point)%n]
+	}
+	return out
+}
+
+// failedAt is the result of every cell at quota, each on every server,
+// failed with err: a point that could not be measured.
+func (cfg *config) failedAt(quota cgroup.Quota, err error) []schema.Result {
+	var out []schema.Result
+	for _, c := range cfg.cells(quota) {
+		for _, server := range cfg.servers {
+			out = append(out, c.result(server, nil, err, nil))
+		}
+	}
+	return out
+}
+
 // measureAtQuota measures every cell on server workers started afresh
 // under quota, so that each runs under it from its first instruction and
-// no heap carries over from another cap, and stops them. The point-th
-// point starts them in a rotated order, so that no server is always the
-// one started last. Cells it could not measure (a worker that did not
-// start, a cancelled run) fail with the reason.
-func measureAtQuota(ctx context.Context, cfg *config, quota cgroup.Quota, point int, clientAddr map[string]string, clientCores int, log io.Writer) []schema.Result {
-	cells := cfg.cells(quota)
-	failAll := func(err error) []schema.Result {
-		var out []schema.Result
-		for _, c := range cells {
-			for _, server := range cfg.servers {
-				out = append(out, c.result(server, nil, err, nil))
-			}
-		}
-		return out
-	}
-	if err := ctx.Err(); err != nil {
-		return failAll(err)
-	}
+// no heap carries over from another cap, and stops them (in startOrder).
+// Cells it could not measure (a worker that did not start, a cancelled
+// run) fail with the reason.
+func measureAtQuota(ctx context.Context, cfg *config, quota cgroup.Quota, point int, clients map[string]*serverproc.Process, clientCores int, log io.Writer) []schema.Result {
 	serverProc := map[string]*serverproc.Process{}
-	for k := range cfg.servers {
-		impl := cfg.servers[(k+point)%len(cfg.servers)]
+	for _, impl := range cfg.startOrder(point) {
+		if err := ctx.Err(); err != nil {
+			return cfg.failedAt(quota, err)
+		}
 		p, err := startWorker(impl, cfg.workers[impl], cfg.place.Server, quota, log)
 		if err != nil {
 			err = fmt.Errorf("not run: starting the %s server worker: %w", impl, err)
 			fmt.Fprintf(log, "[%s] %v\n", suite, err)
-			return failAll(err)
+			return cfg.failedAt(quota, err)
 		}
-		defer stopWorker(p, impl, log)
+		defer stopWorker(p, impl+" server", log)
 		serverProc[impl] = p
 	}
 	var results []schema.Result
 	warmup := int(cfg.flags.Warmup.Duration / time.Second)
 	measured := int(cfg.duration / time.Second)
 	reps := cfg.flags.Reps
-	for _, c := range cells {
+	for _, c := range cfg.cells(quota) {
 		sc := c.shape.Scenario(c.payload, warmup, measured)
 		ms := make([][]measurement, len(cfg.servers))
 		errs := make([]error, len(cfg.servers))
@@ -291,8 +304,14 @@ func measureAtQuota(ctx context.Context, cfg *config, quota cgroup.Quota, point 
 			}
 			label := harness.TurnLabel(c.label(cfg.servers[i]), round, reps)
 			fmt.Fprintf(log, "[%s] %s\n", suite, label)
+			// A worker that died fails the cell at once, naming which,
+			// rather than after the driver's setup timeout.
 			if err := server.ExitedEarly(); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", label, err)
+				errs[i] = fmt.Errorf("%s: the server worker: %w", label, err)
+				return
+			}
+			if err := clients[c.client].ExitedEarly(); err != nil {
+				errs[i] = fmt.Errorf("%s: the client worker: %w", label, err)
 				return
 			}
 			// The server's control groups, read at the driver's marks:
@@ -309,7 +328,7 @@ func measureAtQuota(ctx context.Context, cfg *config, quota cgroup.Quota, point 
 				}
 			}
 			r, err := driver.Run(ctx, sc, driver.Options{
-				Workers:      []string{server.Addr(), clientAddr[c.client]},
+				Workers:      []string{server.Addr(), clients[c.client].Addr()},
 				SetupTimeout: 30 * time.Second,
 				OnMeasure:    onMeasure,
 			})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/grpcbench/grpcbench/go/bench/cgroup"
+	"github.com/grpcbench/grpcbench/go/bench/schema"
 	"github.com/grpcbench/grpcbench/go/qps/scenarios"
 )
 
@@ -119,5 +121,45 @@ func TestQuotaSweepCells(t *testing.T) {
 	res := cell{shape: shape, client: "go", quota: plain.quotas[0], sweep: plain.capped()}.result("go", nil, nil, nil)
 	if _, named := res.Parameters["server_cpu_quota"]; named || res.Scenario != "unary_qps_unconstrained/payload=0/server=go/client=go" {
 		t.Errorf("uncapped cell %q with parameters %v", res.Scenario, res.Parameters)
+	}
+}
+
+// Under a quota, qps per server core is the QPS over the quota, not over
+// the CPUs the worker reports.
+func TestQPSPerCoreUnderAQuota(t *testing.T) {
+	r := result(1, 0.5, 1)
+	r.Summary.Qps = 5000
+	m := measure(r, 1, cgroup.Quota{Cores: 0.25, Period: 10 * time.Millisecond})
+	if m.qpsPerServerCore != 20000 {
+		t.Errorf("qps per server core at a quarter of a core = %v, want 20000", m.qpsPerServerCore)
+	}
+}
+
+// A point that could not be measured fails each of its cells on each
+// server, under the names measured cells have, with the reason; and the
+// points start the servers in turn.
+func TestAPointThatFailsKeepsItsCells(t *testing.T) {
+	cfg, err := parseFlags([]string{"-go_worker=/w/go", "-lisp_worker=/w/lisp", "-scenarios=unary_qps_unconstrained",
+		"-payloads=0", "-clients=go", "-server_cpu_quota=0.5", "-server_cpu_period=10ms"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := cfg.failedAt(cfg.quotas[0], errors.New("not run: no cgroup"))
+	var names []string
+	for _, r := range results {
+		names = append(names, r.Scenario)
+		if r.Status == schema.StatusOK || !strings.Contains(r.Error, "no cgroup") {
+			t.Errorf("%s: status %v error %q, want a failure naming its reason", r.Scenario, r.Status, r.Error)
+		}
+	}
+	want := []string{
+		"unary_qps_unconstrained/payload=0/server=go/client=go/cpu_quota=0.5/cpu_period=10ms",
+		"unary_qps_unconstrained/payload=0/server=lisp/client=go/cpu_quota=0.5/cpu_period=10ms",
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("cells %q, want %q", names, want)
+	}
+	if a, b := cfg.startOrder(0), cfg.startOrder(1); !slices.Equal(a, []string{"go", "lisp"}) || !slices.Equal(b, []string{"lisp", "go"}) {
+		t.Errorf("start orders %v then %v, want each server first in turn", a, b)
 	}
 }

@@ -27,8 +27,8 @@ var quotaCells = map[string][]string{
 // quotaPoint names the operating point the sweep's goals are judged at.
 var quotaPoint = fmt.Sprintf("%s with empty messages, as gRPC's scenario configurations define them "+
 	"(16 channels of 16 calls in flight, a closed loop), each client worker (grpc-go's and the Lisp "+
-	"one) with the driver on the load generator's CPUs; each server worker pinned to half of the CPUs "+
-	"(one on 2 cores) and held to %s of a core at CFS periods of %s, each point on workers started "+
+	"one) with the driver on the load generator's CPUs; each server worker pinned to the server's half "+
+	"of the physical cores (one CPU on 2 cores) and held to %s of a core at CFS periods of %s, each point on workers started "+
 	"afresh, born in their control groups, the two started in turns",
 	strings.Join(quotaCells["scenario"], " and "), strings.Join(quotaCells["server_cpu_quota"], ", "),
 	strings.Join(quotaCells["server_cpu_period"], " and "))
@@ -81,11 +81,11 @@ var quotaLayout = report.Layout{
 		quotaPivot("Server CPU per call", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
 		quotaPivot("Server utilisation (CPU time over wall time and the quota)", schema.MetricServerUtilisation, nil),
 		quotaPivot("Client utilisation (CPU time over wall time and the client's cores)", schema.MetricClientUtilisation, nil),
-		quotaPivot("Time throttled by the quota (share of CFS periods, the scenario's warm-up included)", schema.MetricServerThrottled, nil),
+		quotaPivot("Time throttled by the quota (share of the CFS periods of the measured interval)", schema.MetricServerThrottled, nil),
 		quotaPivot("Latency p99", schema.MetricLatencyP99, nil),
 		quotaPivot("Server worker RSS (after each repetition; it serves every scenario of its cap)", schema.MetricServerRSS, report.LispOverGoFactor),
 		quotaGoal("Speed goal at every quota",
-			"With the same client worker on a whole core and each server worker held to the "+
+			"With the same client worker on the load generator's CPUs and each server worker held to the "+
 				"same CPU quota, the Lisp server reaches at least the Go server's QPS. A cell is judged "+
 				"when both servers were its bottleneck, over the headroom each had left.",
 			report.RatioLimit{Metric: schema.MetricReqPerSec, Min: 1}, "bottleneck",
