@@ -27,9 +27,9 @@ var quotaCells = map[string][]string{
 // quotaPoint names the operating point the sweep's goals are judged at.
 var quotaPoint = fmt.Sprintf("%s with empty messages, as gRPC's scenario configurations define them "+
 	"(16 channels of 16 calls in flight, a closed loop), each client worker (grpc-go's and the Lisp "+
-	"one) with the driver on the load generator's CPUs; each server worker pinned to the server's half "+
-	"of the physical cores (one CPU on 2 cores) and held to %s of a core at CFS periods of %s, each point on workers started "+
-	"afresh, born in their control groups, the two started in turns",
+	"one) with the driver on the load generator's CPUs; each server worker pinned to the server's "+
+	"half of the physical cores (one CPU on 2 cores) and held to %s of a core at CFS periods of %s, "+
+	"each point on workers started afresh, born in their control groups, the two started in turns",
 	strings.Join(quotaCells["scenario"], " and "), strings.Join(quotaCells["server_cpu_quota"], ", "),
 	strings.Join(quotaCells["server_cpu_period"], " and "))
 
