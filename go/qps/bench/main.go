@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"time"
 
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+
 	"github.com/grpcbench/grpcbench/go/bench/cgroup"
 	"github.com/grpcbench/grpcbench/go/bench/cpuset"
 	"github.com/grpcbench/grpcbench/go/bench/harness"
@@ -218,7 +220,7 @@ func run(ctx context.Context, cfg *config, stdout, log io.Writer) int {
 		defer stopWorker(p, impl+" client", log)
 		clients[impl] = p
 	}
-	for i, quota := range cfg.points() {
+	for i, quota := range cfg.quotas {
 		file.Results = append(file.Results, measureAtQuota(ctx, cfg, quota, i, clients, clientCores, log)...)
 	}
 	return cfg.flags.Finish(stdout, log, file, pkg, "")
@@ -304,45 +306,10 @@ func measureAtQuota(ctx context.Context, cfg *config, quota cgroup.Quota, point 
 			}
 			label := harness.TurnLabel(c.label(cfg.servers[i]), round, reps)
 			fmt.Fprintf(log, "[%s] %s\n", suite, label)
-			// A worker that died fails the cell at once, naming which,
-			// rather than after the driver's setup timeout.
-			if err := server.ExitedEarly(); err != nil {
-				errs[i] = fmt.Errorf("%s: the server worker: %w", label, err)
-				return
-			}
-			if err := clients[c.client].ExitedEarly(); err != nil {
-				errs[i] = fmt.Errorf("%s: the client worker: %w", label, err)
-				return
-			}
-			// The server's control groups, read at the driver's marks:
-			// over the interval its statistics cover.
-			var before, after cgroup.Reading
-			g := server.Cgroup()
-			onMeasure := func(begins bool) {
-				switch {
-				case g == nil:
-				case begins:
-					before = g.Read()
-				default:
-					after = g.Read()
-				}
-			}
-			r, err := driver.Run(ctx, sc, driver.Options{
-				Workers:      []string{server.Addr(), clients[c.client].Addr()},
-				SetupTimeout: 30 * time.Second,
-				OnMeasure:    onMeasure,
-			})
+			m, err := c.turn(ctx, sc, server, clients[c.client], clientCores, label, log)
 			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", label, err)
+				errs[i] = err
 				return
-			}
-			m := measure(r, clientCores, quota)
-			m.rep.SetServerThrottling(before, after)
-			// What the server worker holds after the repetition: it
-			// serves every scenario, so this includes what earlier ones
-			// grew it to.
-			if m.sample, err = server.Sample(); err != nil {
-				fmt.Fprintf(log, "[%s] %s: the server worker's RSS: %v\n", suite, label, err)
 			}
 			ms[i] = append(ms[i], m)
 		})
@@ -351,6 +318,48 @@ func measureAtQuota(ctx context.Context, cfg *config, quota cgroup.Quota, point 
 		}
 	}
 	return results
+}
+
+// turn runs one repetition of the cell's scenario sc on server, with
+// client, and measures it.
+func (c cell) turn(ctx context.Context, sc *testpb.Scenario, server, client *serverproc.Process, clientCores int, label string, log io.Writer) (measurement, error) {
+	// A worker that died fails the cell at once, naming which, rather than
+	// after the driver's setup timeout.
+	if err := server.ExitedEarly(); err != nil {
+		return measurement{}, fmt.Errorf("%s: the server worker: %w", label, err)
+	}
+	if err := client.ExitedEarly(); err != nil {
+		return measurement{}, fmt.Errorf("%s: the client worker: %w", label, err)
+	}
+	// The server's control groups, read at the driver's marks: over the
+	// interval its statistics cover.
+	var before, after cgroup.Reading
+	g := server.Cgroup()
+	onMeasure := func(begins bool) {
+		switch {
+		case g == nil:
+		case begins:
+			before = g.Read()
+		default:
+			after = g.Read()
+		}
+	}
+	r, err := driver.Run(ctx, sc, driver.Options{
+		Workers:      []string{server.Addr(), client.Addr()},
+		SetupTimeout: 30 * time.Second,
+		OnMeasure:    onMeasure,
+	})
+	if err != nil {
+		return measurement{}, fmt.Errorf("%s: %w", label, err)
+	}
+	m := measure(r, clientCores, c.quota)
+	m.rep.SetServerThrottling(before, after)
+	// What the server worker holds after the repetition: it serves every
+	// scenario, so this includes what earlier ones grew it to.
+	if m.sample, err = server.Sample(); err != nil {
+		fmt.Fprintf(log, "[%s] %s: the server worker's RSS: %v\n", suite, label, err)
+	}
+	return m, nil
 }
 
 // cell is a scenario at one payload, client and CPU cap, measured on each

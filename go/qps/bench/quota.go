@@ -27,13 +27,5 @@ func parseQuotas(quotas, periods string) ([]cgroup.Quota, error) {
 	return cgroup.ParseSweep(quotaItems, periodItems)
 }
 
-// points are the caps measured, one uncapped point when none is named.
-func (cfg *config) points() []cgroup.Quota {
-	if len(cfg.quotas) == 0 {
-		return []cgroup.Quota{{}}
-	}
-	return cfg.quotas
-}
-
 // capped reports whether any cell runs its servers under a CPU quota.
 func (cfg *config) capped() bool { return slices.ContainsFunc(cfg.quotas, cgroup.Quota.Capped) }
