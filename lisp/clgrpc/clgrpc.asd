@@ -20,7 +20,9 @@
                              (:file "log")
                              (:file "json")
                              (:file "executor")
+                             (:file "executor-monitor")
                              (:file "executor-turns")
+                             (:file "executor-workers")
                              (:file "heap-guard")
                              (:file "scheduler")))
                (:module "net"
@@ -65,6 +67,8 @@
                              (:file "output")
                              (:file "input")
                              (:file "reactor")
+                             (:file "reactor-turn")
+                             (:file "reactor-loop")
                              (:file "tls-io")
                              (:file "lifecycle")))
                (:module "grpc"
@@ -88,6 +92,8 @@
                              (:file "server-lifecycle")
                              (:file "heap-report")
                              (:file "retry")
+                             (:file "channel")
+                             (:file "client-callbacks")
                              (:file "client")
                              (:file "target")
                              (:file "balancer")

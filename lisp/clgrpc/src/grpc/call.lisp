@@ -71,7 +71,7 @@
   (headers-sent nil)                    ; server: response HEADERS written
   (head-received nil)                   ; client: response HEADERS received
   (send-closed nil)                     ; client: END_STREAM sent
-  ;; ---- client: transparent retry (client.lisp)
+  ;; ---- client: transparent retry (client-callbacks.lisp, client.lisp)
   (channel nil)
   (request-octets nil :type (or null octets)) ; the encoded request of a unary-request call
   (messages-sent 0 :type fixnum)

@@ -11,7 +11,8 @@
 ;;;; server's grpc-retry-pushback-ms; a pushback that is not a number
 ;;;; forbids the retry.  No retry starts past the call's deadline, which
 ;;;; covers every attempt.  Transparent retries (a stream refused
-;;;; unprocessed, client.lisp) do not count among the policy's attempts.
+;;;; unprocessed, client-callbacks.lisp) do not count among the policy's
+;;;; attempts.
 
 (in-package #:clgrpc.grpc)
 

@@ -104,7 +104,7 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (carry-start 0 :type fixnum)          ; CARRY[CARRY-START,CARRY-FILL) is unprocessed
   (carry-fill 0 :type fixnum)
   (preface-seen 0 :type fixnum)         ; server: octets of the client preface read
-  ;; What the turn at hand may still process (reactor.lisp), and whether
+  ;; What the turn at hand may still process (reactor-turn.lisp), and whether
   ;; whole frames wait in CARRY because an earlier turn ran out of it.
   (turn-frames 0 :type fixnum)
   (turn-octets 0 :type fixnum)
@@ -127,7 +127,7 @@ limit.  The defaults are grpc-go's where grpc-go has the knob."
   (write-blocked nil)                   ; the socket is full: the reactor waits for EPOLLOUT
   (reader-flush nil)                    ; the reactor queued frames it will write itself
   ;; Reactor: until when the replies of a turn that handed off a handler may
-  ;; wait for that handler's response to carry them (reactor.lisp).
+  ;; wait for that handler's response to carry them (reactor-turn.lisp).
   (replies-held-until nil :type (or null fixnum))
   (control-queued 0 :type fixnum)       ; ACKs and resets queued since the socket last drained
   ;; The peer does not read what it asks for: the reactor stops reading it
@@ -369,7 +369,7 @@ microseconds: the reactor serves no other connection meanwhile."
 Everything one turn of the reactor hands off goes to the executor in one
 batch, in order, once the turn's frames are processed.  RESPONDS: the work
 writes to CONN as soon as it has run (a complete request's handler), so the
-turn's replies may wait for it (reactor.lisp)."
+turn's replies may wait for it (reactor-turn.lisp)."
   (push function (conn-handoff conn))
   (push argument (conn-handoff conn))
   (when responds

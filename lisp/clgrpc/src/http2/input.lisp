@@ -1,9 +1,9 @@
 ;;;; Receiving: what each received frame does to connection and stream
 ;;;; state (RFC 9113 sections 4-6), and the floods it is checked against.
 ;;;;
-;;;; The reactor (reactor.lisp) reads into its large buffer and hands every
-;;;; complete frame to PROCESS-INPUT in place: payloads are slices of that
-;;;; buffer, never copied (CONTINUATION fragments excepted).  A stream
+;;;; The reactor (reactor-turn.lisp) reads into its large buffer and hands
+;;;; every complete frame to PROCESS-INPUT in place: payloads are slices of
+;;;; that buffer, never copied (CONTINUATION fragments excepted).  A stream
 ;;;; error (5.4.2) is answered with RST_STREAM and processing goes on; a
 ;;;; connection error (5.4.1) unwinds to GOAWAY and close (lifecycle.lisp).
 ;;;; Replies (SETTINGS ACK, PING ACK, WINDOW_UPDATE, RST_STREAM) are queued

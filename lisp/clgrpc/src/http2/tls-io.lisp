@@ -11,9 +11,10 @@
 ;;;; inside OpenSSL, which epoll could not tell about.
 ;;;;
 ;;;; A stalled handshake costs no thread and ends at the connection's
-;;;; handshake timeout, as a stalled preface does (reactor.lisp, SWEEP).  A
-;;;; failed one, or a server handshake that ends without ALPN "h2", closes
-;;;; the connection after the TLS alert, if OpenSSL made one, is sent.
+;;;; handshake timeout, as a stalled preface does (reactor-loop.lisp,
+;;;; SWEEP).  A failed one, or a server handshake that ends without ALPN
+;;;; "h2", closes the connection after the TLS alert, if OpenSSL made one,
+;;;; is sent.
 
 (in-package #:clgrpc.http2)
 

@@ -1,6 +1,6 @@
 ;;;; Linux epoll(7) and eventfd(2) through sb-alien.
 ;;;;
-;;;; The connection core (http2/reactor.lisp) waits for many sockets in a
+;;;; The reactors (http2/reactor-loop.lisp) wait for many sockets in a
 ;;;; few threads with these.  It uses level-triggered events: a reactor reads
 ;;;; once per readiness event and goes round every ready connection before
 ;;;; reading the same one again, so one busy peer cannot starve the others.
