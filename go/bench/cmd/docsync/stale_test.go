@@ -25,7 +25,7 @@ func staleDoc(t *testing.T, digest func(current string) string) (doc, artifact, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Environment.Extra = map[string]string{schema.ExtraServer: "go server server", schema.ExtraServerSHA256: digest(schema.FileSHA256(bin))}
+	f.Environment.Extra = map[string]string{schema.ExtraServer: "go server", schema.ExtraServerSHA256: digest(schema.FileSHA256(bin))}
 	if err := os.MkdirAll(filepath.Join(dir, "perf"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestStaleArtifacts(t *testing.T) {
 	doc, artifact, servers := staleDoc(t, old)
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-servers", servers, doc}, &stdout, &stderr); code != 1 ||
-		!strings.Contains(stderr.String(), artifact+" is stale: it measured go server server 000000000000 (server_sha256), which the current build no longer makes") {
+		!strings.Contains(stderr.String(), artifact+" is stale: it measured go server 000000000000 (server_sha256), which the current build no longer makes") {
 		t.Errorf("stale artifact: exit %d, stderr:\n%s", code, stderr.String())
 	}
 	t.Logf("stale artifact, not awaiting re-measurement:\n%s", stderr.String())
