@@ -53,6 +53,25 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
+// Servers that share every CPU with the load generator are an operating
+// point of their own: their results go to a suite of their own, never
+// beside the pinned servers' cells of the same names.
+func TestSharedCPUsHaveASuiteOfTheirOwn(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cpus, want := range map[string]string{"auto": suite, "0/1": suite, "off": sharedCPUsSuite} {
+		cfg, err := parseFlags([]string{"loadgen", "-server", exe, "-cpus", cpus}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.resultsSuite(); got != want {
+			t.Errorf("-cpus %s: suite %s, want %s", cpus, got, want)
+		}
+	}
+}
+
 func TestParseFlagsRefuses(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {

@@ -8,11 +8,17 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
-// The suite's layout is linked into this program, and its goal names
+// Each suite's layout is linked into this program, and its goal names
 // every cell the default kinds measure, under its own display names: a
 // kind renamed here without the layout would leave the goal "not
 // measured".
 func TestDefaultKindsAreTheGoalsCells(t *testing.T) {
+	for _, suite := range []string{suite, sharedCPUsSuite} {
+		t.Run(suite, func(t *testing.T) { testDefaultKindsAreTheGoalsCells(t, suite) })
+	}
+}
+
+func testDefaultKindsAreTheGoalsCells(t *testing.T, suite string) {
 	if _, ok := report.RegisteredSuite(suite); !ok {
 		t.Fatalf("suite %s has no registered layout in this program", suite)
 	}

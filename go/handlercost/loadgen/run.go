@@ -12,8 +12,23 @@ import (
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
-// suite selects the report's "handlercost" layout.
-const suite = "handlercost"
+// The suites of the results, each with a layout of its own in the report:
+// suite with each server on CPUs of its own (the default -cpus auto, or an
+// explicit SERVER/CLIENT pair), sharedCPUsSuite with the servers and the
+// load generator sharing every CPU (-cpus off), where a server may use
+// more CPUs than pinned, but not without the load generator beside it.
+const (
+	suite           = "handlercost"
+	sharedCPUsSuite = "handlercost_shared_cpus"
+)
+
+// resultsSuite is the suite the run's results belong to.
+func (cfg config) resultsSuite() string {
+	if cfg.sharedCPUs {
+		return sharedCPUsSuite
+	}
+	return suite
+}
 
 // importPath names the benchmark in Go benchmark format output.
 const importPath = "github.com/grpcbench/grpcbench/go/handlercost/loadgen"
@@ -49,7 +64,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		// Each cell's servers take turns, a repetition each per round.
 		env.Extra[schema.ExtraRepsPaired] = schema.PairedByRound
 	}
-	file := schema.NewFile(suite, env)
+	file := schema.NewFile(cfg.resultsSuite(), env)
 
 	var servers []*server
 	defer func() {

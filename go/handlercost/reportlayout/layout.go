@@ -1,6 +1,8 @@
-// Package reportlayout lays out the "handlercost" suite's results
-// (go/handlercost/loadgen) in the benchmark report, and states its goals:
-// it registers them with go/bench/report when linked in.
+// Package reportlayout lays out the handler-cost suites' results
+// (go/handlercost/loadgen) in the benchmark report, and states their goals:
+// "handlercost", each server on CPUs of its own, and
+// "handlercost_shared_cpus", the servers and the load generator sharing
+// every CPU. It registers them with go/bench/report when linked in.
 package reportlayout
 
 import (
@@ -46,77 +48,92 @@ func handlerCostTotal(title, metric string) report.PivotTable {
 	return t
 }
 
-// handlerCostLayout renders the handler-cost suite (go/handlercost/loadgen,
-// bench/handlercost): the Go and the Lisp server, in turns, with handlers
-// that answer at once, spin on a CPU or sleep, and cheap calls beside long
-// polls. Parameters: impl, client, handler, conns, callers, and in the
-// long-poll mix polls and poll.
-var handlerCostLayout = report.Layout{
-	Title: "Handler cost: Go vs Common Lisp",
-	Sections: []report.Section{
-		handlerCostPivot("Throughput (calls/s)", schema.MetricReqPerSec, report.LispOverGoPercent),
-		handlerCostPivot("Latency p50", schema.MetricLatencyP50, report.LispOverGoFactor),
-		handlerCostPivot("Latency p99", schema.MetricLatencyP99, report.LispOverGoFactor),
-		handlerCostPivot("Server CPU per call", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
-		handlerCostPivot("Client CPU per call", schema.MetricClientCPUPerOp, report.LispOverGoFactor),
-		// The servers serve every cell in turn, so what they hold after a
-		// repetition includes what earlier cells made them grow to.
-		handlerCostPivot("Server RSS (after each repetition; the servers serve every cell, so it includes what earlier cells grew them to)", schema.MetricServerRSS, report.LispOverGoFactor),
-		handlerCostPivot(report.LiveHeapTitle, schema.MetricServerLiveHeap, nil),
-		handlerCostPivot("Server threads (after each repetition; as RSS, after every cell before)", schema.MetricServerThreads, nil),
-		handlerCostPivot(report.ServerParallelismTitle, schema.MetricServerParallelism, nil),
-		handlerCostTotal("Failed calls, all repetitions", schema.MetricErrors),
-		handlerCostTotal("Long polls completed, all repetitions", schema.MetricPolls),
-		handlerCostTotal("Long polls failed, all repetitions", schema.MetricPollErrors),
-		callsGoal,
-		tunedCallsGoal,
+// Where each suite's servers and load generator run, as its goals name it.
+const (
+	pinnedPlacement = "each server pinned to half of the CPUs (one on 2 cores), the load " +
+		"generator to the rest"
+	sharedPlacement = "each server on every CPU (both on 2 cores), which the load generator " +
+		"shares (-cpus off): a server may use more than one CPU, but not without the load " +
+		"generator beside it"
+)
 
-		longPollGoal,
-	},
+// handlerCostLayout renders a handler-cost suite (go/handlercost/loadgen,
+// bench/handlercost) whose servers and load generator run where placement
+// says: the Go and the Lisp server, in turns, with handlers that answer at
+// once, spin on a CPU or sleep, and cheap calls beside long polls.
+// Parameters: impl, client, handler, conns, callers, and in the long-poll
+// mix polls and poll.
+func handlerCostLayout(title, placement string) report.Layout {
+	return report.Layout{
+		Title: title,
+		Sections: []report.Section{
+			handlerCostPivot("Throughput (calls/s)", schema.MetricReqPerSec, report.LispOverGoPercent),
+			handlerCostPivot("Latency p50", schema.MetricLatencyP50, report.LispOverGoFactor),
+			handlerCostPivot("Latency p99", schema.MetricLatencyP99, report.LispOverGoFactor),
+			handlerCostPivot("Server CPU per call", schema.MetricServerCPUPerOp, report.LispOverGoFactor),
+			handlerCostPivot("Client CPU per call", schema.MetricClientCPUPerOp, report.LispOverGoFactor),
+			// The servers serve every cell in turn, so what they hold after a
+			// repetition includes what earlier cells made them grow to.
+			handlerCostPivot("Server RSS (after each repetition; the servers serve every cell, so it includes what earlier cells grew them to)", schema.MetricServerRSS, report.LispOverGoFactor),
+			handlerCostPivot(report.LiveHeapTitle, schema.MetricServerLiveHeap, nil),
+			handlerCostPivot("Server threads (after each repetition; as RSS, after every cell before)", schema.MetricServerThreads, nil),
+			handlerCostPivot(report.ServerParallelismTitle, schema.MetricServerParallelism, nil),
+			handlerCostTotal("Failed calls, all repetitions", schema.MetricErrors),
+			handlerCostTotal("Long polls completed, all repetitions", schema.MetricPolls),
+			handlerCostTotal("Long polls failed, all repetitions", schema.MetricPollErrors),
+			callsGoal(placement),
+			tunedCallsGoal(placement),
+
+			longPollGoal(placement),
+		},
+	}
 }
-
-// handlerCostPlacement is where the suite's servers and load generator run.
-const handlerCostPlacement = "each server pinned to half of the CPUs (one on 2 cores), the load " +
-	"generator to the rest"
 
 // longPollGoal judges the long-poll mix on absolute limits: cheap calls
 // must neither fail nor wait behind the polls.
-var longPollGoal = report.BoundGoal{
-	Title: "Goal: cheap calls beside long polls",
-	Statement: "While long polls (Sleep calls of many seconds) are held open on the same " +
-		"connections, no cheap call fails and their latency p99 stays under 10 ms, on each " +
-		"server and at each connection count.",
-	Point: "long polls held open (40 in //bench:all, each sleeping 2 s; 20 s in the full size), and " +
-		"4 callers of Fast (-poll_callers) calling in a closed loop beside them, all over 4 " +
-		"connections or over 1; " + handlerCostPlacement,
-	Where: map[string]string{"handler": "longpoll"},
-	Label: []string{"impl", "conns"},
-	Names: report.ImplNames,
-	Bounds: []report.Bound{
-		{Metric: schema.MetricErrors, Below: 1, Total: true},
-		{Metric: schema.MetricLatencyP99, Below: 10e6},
-	},
-	Context: report.Metrics(schema.MetricReqPerSec),
-	Totals:  []string{schema.MetricPolls, schema.MetricPollErrors},
+func longPollGoal(placement string) report.BoundGoal {
+	return report.BoundGoal{
+		Title: "Goal: cheap calls beside long polls",
+		Statement: "While long polls (Sleep calls of many seconds) are held open on the same " +
+			"connections, no cheap call fails and their latency p99 stays under 10 ms, on each " +
+			"server and at each connection count.",
+		Point: "long polls held open (40 in the quick sizes, each sleeping 2 s; 20 s in the full size), and " +
+			"4 callers of Fast (-poll_callers) calling in a closed loop beside them, all over 4 " +
+			"connections or over 1; " + placement,
+		Where: map[string]string{"handler": "longpoll"},
+		Label: []string{"impl", "conns"},
+		Names: report.ImplNames,
+		Bounds: []report.Bound{
+			{Metric: schema.MetricErrors, Below: 1, Total: true},
+			{Metric: schema.MetricLatencyP99, Below: 10e6},
+		},
+		Context: report.Metrics(schema.MetricReqPerSec),
+		Totals:  []string{schema.MetricPolls, schema.MetricPollErrors},
+	}
 }
 
-// The suite's goal, judged between the servers at their defaults and
-// between the tuned ones (bench/handlercost/BUILD.bazel's TUNED): tuned
-// against tuned, as defaults against defaults.
-var (
-	callsGoal = callsGoalBetween("Goal: calls/s and p99", "the Lisp server at clgrpc's defaults",
+// callsGoal is the suite's goal between the servers at their defaults; it
+// is judged between the tuned ones too (tunedCallsGoal,
+// bench/handlercost/BUILD.bazel's TUNED): tuned against tuned, as defaults
+// against defaults.
+func callsGoal(placement string) report.Goal {
+	return callsGoalBetween("Goal: calls/s and p99", "the Lisp server at clgrpc's defaults",
 		"the Go server's", "every cell: each handler over 4 connections and over 1, with 64 callers "+
 			"(1,000 for Sleep 100 ms, so that the server holds that many blocked calls), and the cheap "+
-			"calls beside long polls", handlerCostCells, "go", "lisp")
-	tunedCallsGoal = callsGoalBetween("Goal: calls/s and p99, both servers tuned",
+			"calls beside long polls", handlerCostCells, "go", "lisp", placement)
+}
+
+// tunedCallsGoal is the goal between the tuned servers.
+func tunedCallsGoal(placement string) report.Goal {
+	return callsGoalBetween("Goal: calls/s and p99, both servers tuned",
 		"the Lisp server tuned (Fast declared :inline, run on the reactor that read it)",
 		"the tuned Go server's (4 stream workers, grpc.NumStreamWorkers, 64 KiB read and write buffers, "+
 			"grpc.SharedWriteBuffer, and GOGC=400)",
 		"every cell of Fast, where both tunings act, over 4 connections and over 1, with 64 callers "+
 			"(the quick size measures the tuned servers on these only, for time: the long-poll mix's "+
 			"Fast calls, where both act too, are left out of it; the full size measures every cell, "+
-			"which the tables show)", tunedCells, "go_tuned", "lisp_tuned")
-)
+			"which the tables show)", tunedCells, "go_tuned", "lisp_tuned", placement)
+}
 
 // tunedCells are the cells the tuned goal names: Fast, where clgrpc's
 // tuning (Fast :inline) and grpc-go's both act (as they do in the
@@ -128,13 +145,14 @@ var tunedCells = map[string][]string{
 
 // callsGoalBetween is the goal on calls/s and p99 of the server labelled
 // config, described as lisp, against baseline's, described as golang, in
-// the cells named, described as where.
-func callsGoalBetween(title, lisp, golang, where string, cells map[string][]string, baseline, config string) report.Goal {
+// the cells named, described as where, with the servers where placement
+// says.
+func callsGoalBetween(title, lisp, golang, where string, cells map[string][]string, baseline, config, placement string) report.Goal {
 	return report.Goal{
 		Title: title,
 		Point: "callers in a closed loop (64; 1,000 for Sleep 100 ms; 4 calling Fast beside the long " +
 			"polls), each call's handler answering at once (Fast), computing (Spin) or waiting " +
-			"(Sleep) for the time its cell names, over 4 connections or over 1; " + handlerCostPlacement,
+			"(Sleep) for the time its cell names, over 4 connections or over 1; " + placement,
 		Statement: "With the same Go load generator, " + lisp + " reaches at least " + golang + " calls/s " +
 			"and at most 1.5x its latency p99 in " + where + "; the server sized to the CPUs its table " +
 			"above names. Every cell is judged whatever its bottleneck (a Sleep cell is bound by neither " +

@@ -6,6 +6,10 @@ import (
 )
 
 func init() {
-	report.Register(report.Suite{Name: "handlercost", Layout: handlerCostLayout,
-		Primary: []string{schema.MetricReqPerSec, schema.MetricServerCPUPerOp, schema.MetricLatencyP99}})
+	primary := []string{schema.MetricReqPerSec, schema.MetricServerCPUPerOp, schema.MetricLatencyP99}
+	report.Register(report.Suite{Name: "handlercost", Primary: primary,
+		Layout: handlerCostLayout("Handler cost: Go vs Common Lisp", pinnedPlacement)})
+	report.Register(report.Suite{Name: "handlercost_shared_cpus", Primary: primary,
+		Layout: handlerCostLayout("Handler cost, the servers sharing every CPU with the load generator: Go vs Common Lisp",
+			sharedPlacement)})
 }
