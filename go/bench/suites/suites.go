@@ -8,7 +8,7 @@ package suites
 import (
 	// The "cri" suite.
 	_ "github.com/grpcbench/grpcbench/go/cri/reportlayout"
-	// The "handlercost" suite.
+	// The handler-cost suites, "handlercost" and "handlercost_shared_cpus".
 	_ "github.com/grpcbench/grpcbench/go/handlercost/reportlayout"
 	// The in-process channel's "tournament" suite.
 	_ "github.com/grpcbench/grpcbench/go/inprocgrpc/tournament/reportlayout"

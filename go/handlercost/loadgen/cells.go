@@ -55,7 +55,7 @@ func (s scenario) name(impl string) string {
 }
 
 // params are the cell's parameters in the results; the report's
-// "handlercost" layout pivots on impl, handler and conns.
+// handler-cost layouts pivot on impl, handler and conns.
 func (s scenario) params(impl string, cfg config) map[string]any {
 	p := map[string]any{
 		"impl":     impl,

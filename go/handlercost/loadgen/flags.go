@@ -55,13 +55,10 @@ type config struct {
 	// on (-variant_handlers; nil: every cell).
 	variantHandlers map[string]bool
 	cpuSpec         placement.Spec
-	// sharedCPUs is -cpus off: the servers and the load generator on every
-	// CPU alike, an operating point of a suite of its own (resultsSuite).
-	sharedCPUs bool
-	kinds      []handlerKind
-	conns      []int
-	callers    int
-	duration   time.Duration
+	kinds           []handlerKind
+	conns           []int
+	callers         int
+	duration        time.Duration
 	// The long-poll mix: polls Sleep calls of poll each held open over
 	// the connections, pollCallers callers of Fast measured beside them.
 	polls       int
@@ -141,7 +138,6 @@ func (cfg *config) complete(first, rival serverSpec, variants []string, cpus, ki
 	if cfg.cpuSpec, err = placement.Parse(cpus); err != nil {
 		fail("-cpus: %v", err)
 	}
-	cfg.sharedCPUs = cpus == placement.Off
 	if cfg.kinds, err = parseKinds(kinds); err != nil {
 		fail("-kinds: %v", err)
 	}

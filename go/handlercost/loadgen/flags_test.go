@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpcbench/grpcbench/go/bench/cpuset"
+	"github.com/grpcbench/grpcbench/go/bench/placement"
 	"github.com/grpcbench/grpcbench/go/handlercost/wire"
 )
 
@@ -53,21 +55,18 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-// Servers that share every CPU with the load generator are an operating
+// Servers that share their CPUs with the load generator are an operating
 // point of their own: their results go to a suite of their own, never
-// beside the pinned servers' cells of the same names.
+// beside the pinned servers' cells of the same names, whether sharing was
+// asked for (-cpus off) or all the host allowed (one CPU, a pin refused).
 func TestSharedCPUsHaveASuiteOfTheirOwn(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	pinned := placement.Placement{Server: cpuset.Set{0}, Client: cpuset.Set{1}}
+	if got := resultsSuite(pinned); got != suite {
+		t.Errorf("pinned: suite %s, want %s", got, suite)
 	}
-	for cpus, want := range map[string]string{"auto": suite, "0/1": suite, "off": sharedCPUsSuite} {
-		cfg, err := parseFlags([]string{"loadgen", "-server", exe, "-cpus", cpus}, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := cfg.resultsSuite(); got != want {
-			t.Errorf("-cpus %s: suite %s, want %s", cpus, got, want)
+	for _, why := range []string{"-cpus off", "one usable CPU (0)", "sched_setaffinity: invalid argument"} {
+		if got := resultsSuite(placement.Unpinned(why)); got != sharedCPUsSuite {
+			t.Errorf("unpinned (%s): suite %s, want %s", why, got, sharedCPUsSuite)
 		}
 	}
 }

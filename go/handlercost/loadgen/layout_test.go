@@ -12,21 +12,32 @@ import (
 // every cell the default kinds measure, under its own display names: a
 // kind renamed here without the layout would leave the goal "not
 // measured".
+// The goals of each suite name its own placement.
 func TestDefaultKindsAreTheGoalsCells(t *testing.T) {
-	for _, suite := range []string{suite, sharedCPUsSuite} {
-		t.Run(suite, func(t *testing.T) { testDefaultKindsAreTheGoalsCells(t, suite) })
+	for _, name := range []string{suite, sharedCPUsSuite} {
+		t.Run(name, func(t *testing.T) {
+			md := goalsOfDefaultKinds(t, name)
+			shared := strings.Contains(md, "which the load generator shares (-cpus off)")
+			pinned := strings.Contains(md, "each server pinned to half of the CPUs")
+			if shared != (name == sharedCPUsSuite) || pinned == shared {
+				t.Errorf("suite %s: goals name the shared placement %v, the pinned one %v", name, shared, pinned)
+			}
+		})
 	}
 }
 
-func testDefaultKindsAreTheGoalsCells(t *testing.T, suite string) {
-	if _, ok := report.RegisteredSuite(suite); !ok {
-		t.Fatalf("suite %s has no registered layout in this program", suite)
+// goalsOfDefaultKinds renders results of every cell the default kinds
+// measure under the named suite, checks that its goals find them, and
+// returns the report.
+func goalsOfDefaultKinds(t *testing.T, name string) string {
+	if _, ok := report.RegisteredSuite(name); !ok {
+		t.Fatalf("suite %s has no registered layout in this program", name)
 	}
 	kinds, err := parseKinds(defaultKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := schema.NewFile(suite, schema.Environment{CPUCount: 2, Platform: "linux_amd64"})
+	f := schema.NewFile(name, schema.Environment{CPUCount: 2, Platform: "linux_amd64"})
 	for _, k := range kinds {
 		for _, impl := range []string{"go", "lisp", "go_tuned", "lisp_tuned"} {
 			for _, conns := range []int{4, 1} {
@@ -61,4 +72,5 @@ func testDefaultKindsAreTheGoalsCells(t *testing.T, suite string) {
 	if !strings.Contains(md, "| handler=fast, conns=4 | Lisp, tuned | 1.00x") {
 		t.Errorf("the tuned goal did not judge the tuned servers:\n%s", md)
 	}
+	return md
 }

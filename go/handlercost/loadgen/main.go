@@ -16,7 +16,7 @@ import (
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
 
-	// The suite's layout and goals, for the report this program prints.
+	// The suites' layouts and goals, for the report this program prints.
 	_ "github.com/grpcbench/grpcbench/go/handlercost/reportlayout"
 )
 

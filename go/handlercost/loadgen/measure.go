@@ -104,7 +104,7 @@ func (c *cell) measure(ctx context.Context, cfg config, log io.Writer, label str
 	}
 	runCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	r := &harness.Runner{Suite: cfg.resultsSuite(), Scenario: label, Plan: plan, Server: c.srv.cpu, Progress: log}
+	r := &harness.Runner{Suite: suite, Scenario: label, Plan: plan, Server: c.srv.cpu, Progress: log}
 	reps, err := r.Run(runCtx, c.op)
 	c.reps = append(c.reps, reps...)
 	if len(reps) > 0 {

@@ -9,25 +9,29 @@ import (
 	"io"
 
 	"github.com/grpcbench/grpcbench/go/bench/harness"
+	"github.com/grpcbench/grpcbench/go/bench/placement"
 	"github.com/grpcbench/grpcbench/go/bench/schema"
 )
 
 // The suites of the results, each with a layout of its own in the report:
-// suite with each server on CPUs of its own (the default -cpus auto, or an
-// explicit SERVER/CLIENT pair), sharedCPUsSuite with the servers and the
-// load generator sharing every CPU (-cpus off), where a server may use
-// more CPUs than pinned, but not without the load generator beside it.
+// suite with each server on CPUs of its own (-cpus auto on two CPUs or
+// more, or an explicit SERVER/CLIENT pair), sharedCPUsSuite with the
+// servers and the load generator on the same CPUs (-cpus off, one usable
+// CPU, or a pin that failed), where a server may use more CPUs than
+// pinned, but not without the load generator beside it. Progress lines
+// name suite.
 const (
 	suite           = "handlercost"
 	sharedCPUsSuite = "handlercost_shared_cpus"
 )
 
-// resultsSuite is the suite the run's results belong to.
-func (cfg config) resultsSuite() string {
-	if cfg.sharedCPUs {
-		return sharedCPUsSuite
+// resultsSuite is the suite of results measured with the servers and the
+// load generator where p put them.
+func resultsSuite(p placement.Placement) string {
+	if p.Pinned() {
+		return suite
 	}
-	return suite
+	return sharedCPUsSuite
 }
 
 // importPath names the benchmark in Go benchmark format output.
@@ -64,7 +68,7 @@ func measure(ctx context.Context, cfg config, log io.Writer) *schema.File {
 		// Each cell's servers take turns, a repetition each per round.
 		env.Extra[schema.ExtraRepsPaired] = schema.PairedByRound
 	}
-	file := schema.NewFile(cfg.resultsSuite(), env)
+	file := schema.NewFile(resultsSuite(place), env)
 
 	var servers []*server
 	defer func() {

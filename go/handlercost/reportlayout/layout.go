@@ -48,22 +48,42 @@ func handlerCostTotal(title, metric string) report.PivotTable {
 	return t
 }
 
-// Where each suite's servers and load generator run, as its goals name it.
-const (
-	pinnedPlacement = "each server pinned to half of the CPUs (one on 2 cores), the load " +
-		"generator to the rest"
-	sharedPlacement = "each server on every CPU (both on 2 cores), which the load generator " +
-		"shares (-cpus off): a server may use more than one CPU, but not without the load " +
-		"generator beside it"
+// operatingPoint is where a suite's servers and load generator run, and
+// what its sizes measure, as its goals state them.
+type operatingPoint struct {
+	placement string
+	// polls says how many long polls there are and how long they sleep.
+	polls string
+	// tuned says which cells the tuned servers are measured on.
+	tuned string
+}
+
+// The operating points of the two suites: the servers pinned, and sharing
+// every CPU with the load generator.
+var (
+	pinned = operatingPoint{
+		placement: "each server pinned to half of the CPUs (one on 2 cores), the load generator to the rest",
+		polls:     "40 in the quick size, each sleeping 2 s; 20 s in the full size",
+		tuned: "the quick size measures the tuned servers on these only, for time: the long-poll mix's " +
+			"Fast calls, where both act too, are left out of it; the full size measures every cell, " +
+			"which the tables show",
+	}
+	sharedCPUs = operatingPoint{
+		placement: "each server on every CPU (both on 2 cores), which the load generator shares " +
+			"(-cpus off): a server may use more than one CPU, but not without the load generator " +
+			"beside it",
+		polls: "40, each sleeping 2 s",
+		tuned: "measured on these only, for time: the long-poll mix's Fast calls, where both act too, " +
+			"are left out",
+	}
 )
 
 // handlerCostLayout renders a handler-cost suite (go/handlercost/loadgen,
-// bench/handlercost) whose servers and load generator run where placement
-// says: the Go and the Lisp server, in turns, with handlers that answer at
-// once, spin on a CPU or sleep, and cheap calls beside long polls.
-// Parameters: impl, client, handler, conns, callers, and in the long-poll
-// mix polls and poll.
-func handlerCostLayout(title, placement string) report.Layout {
+// bench/handlercost) measured at point: the Go and the Lisp server, in
+// turns, with handlers that answer at once, spin on a CPU or sleep, and
+// cheap calls beside long polls. Parameters: impl, client, handler, conns,
+// callers, and in the long-poll mix polls and poll.
+func handlerCostLayout(title string, point operatingPoint) report.Layout {
 	return report.Layout{
 		Title: title,
 		Sections: []report.Section{
@@ -81,25 +101,24 @@ func handlerCostLayout(title, placement string) report.Layout {
 			handlerCostTotal("Failed calls, all repetitions", schema.MetricErrors),
 			handlerCostTotal("Long polls completed, all repetitions", schema.MetricPolls),
 			handlerCostTotal("Long polls failed, all repetitions", schema.MetricPollErrors),
-			callsGoal(placement),
-			tunedCallsGoal(placement),
+			callsGoal(point),
+			tunedCallsGoal(point),
 
-			longPollGoal(placement),
+			longPollGoal(point),
 		},
 	}
 }
 
 // longPollGoal judges the long-poll mix on absolute limits: cheap calls
 // must neither fail nor wait behind the polls.
-func longPollGoal(placement string) report.BoundGoal {
+func longPollGoal(point operatingPoint) report.BoundGoal {
 	return report.BoundGoal{
 		Title: "Goal: cheap calls beside long polls",
 		Statement: "While long polls (Sleep calls of many seconds) are held open on the same " +
 			"connections, no cheap call fails and their latency p99 stays under 10 ms, on each " +
 			"server and at each connection count.",
-		Point: "long polls held open (40 in the quick sizes, each sleeping 2 s; 20 s in the full size), and " +
-			"4 callers of Fast (-poll_callers) calling in a closed loop beside them, all over 4 " +
-			"connections or over 1; " + placement,
+		Point: "long polls held open (" + point.polls + "), and 4 callers of Fast (-poll_callers) " +
+			"calling in a closed loop beside them, all over 4 connections or over 1; " + point.placement,
 		Where: map[string]string{"handler": "longpoll"},
 		Label: []string{"impl", "conns"},
 		Names: report.ImplNames,
@@ -116,23 +135,21 @@ func longPollGoal(placement string) report.BoundGoal {
 // is judged between the tuned ones too (tunedCallsGoal,
 // bench/handlercost/BUILD.bazel's TUNED): tuned against tuned, as defaults
 // against defaults.
-func callsGoal(placement string) report.Goal {
+func callsGoal(point operatingPoint) report.Goal {
 	return callsGoalBetween("Goal: calls/s and p99", "the Lisp server at clgrpc's defaults",
 		"the Go server's", "every cell: each handler over 4 connections and over 1, with 64 callers "+
 			"(1,000 for Sleep 100 ms, so that the server holds that many blocked calls), and the cheap "+
-			"calls beside long polls", handlerCostCells, "go", "lisp", placement)
+			"calls beside long polls", handlerCostCells, "go", "lisp", point.placement)
 }
 
 // tunedCallsGoal is the goal between the tuned servers.
-func tunedCallsGoal(placement string) report.Goal {
+func tunedCallsGoal(point operatingPoint) report.Goal {
 	return callsGoalBetween("Goal: calls/s and p99, both servers tuned",
 		"the Lisp server tuned (Fast declared :inline, run on the reactor that read it)",
 		"the tuned Go server's (4 stream workers, grpc.NumStreamWorkers, 64 KiB read and write buffers, "+
 			"grpc.SharedWriteBuffer, and GOGC=400)",
 		"every cell of Fast, where both tunings act, over 4 connections and over 1, with 64 callers "+
-			"(the quick size measures the tuned servers on these only, for time: the long-poll mix's "+
-			"Fast calls, where both act too, are left out of it; the full size measures every cell, "+
-			"which the tables show)", tunedCells, "go_tuned", "lisp_tuned", placement)
+			"("+point.tuned+")", tunedCells, "go_tuned", "lisp_tuned", point.placement)
 }
 
 // tunedCells are the cells the tuned goal names: Fast, where clgrpc's

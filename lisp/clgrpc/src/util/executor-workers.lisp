@@ -14,8 +14,8 @@
 ;;;; calls start together, past what the heap limits (executor-monitor.lisp,
 ;;;; executor-turns.lisp) could slow.)  A worker that runs out of work
 ;;;; spins briefly (one at a time, only with more than one CPU, and yielding
-;;;; the CPU to any thread ready to run) before it parks, so under load the
-;;;; next batch usually finds a worker awake.
+;;;; its CPU to the threads waiting for it) before it parks, so under load
+;;;; the next batch usually finds a worker awake.
 ;;;;
 ;;;; Idle workers are not free (every garbage collection stops each thread,
 ;;;; and on a busy machine each must be scheduled to acknowledge), so a
@@ -78,45 +78,46 @@ work arrives far apart, and a long spin would burn a CPU per call.")
                 (decf (lane-count lane))
                 (return-from %take-task (values function argument))))))))))
 
-(declaim (inline %yield-cpu))
-(defun %yield-cpu ()
-  "Let any other thread ready to run on this CPU run first (sched_yield(2));
-with none, return at once."
-  (sb-alien:alien-funcall (sb-alien:extern-alien "sched_yield" (function sb-alien:int)))
-  nil)
-
 (defun %spin-for-work (executor)
   "Look for work for a while if no other worker is spinning: +SPIN-US+
 while recent spins found work, +SHORT-SPIN-US+ otherwise.  True if some
 was seen.  Never with one CPU: the spin would only keep the thread that
-submits work off it.  Between looks it yields the CPU: a CPU the server
-shares (with a reactor, a load generator, a sidecar) goes to whoever is
-ready to run, and the spin only uses what would idle.  Spinning on the
-CPU instead cost the server a third more CPU per call, and cheap calls
-beside long polls 10 to 30% of their calls/s, with the load generator on
-the same two CPUs (the handler-cost suite's shared-CPU cells)."
+submits work off it.  Between looks it yields its CPU to the threads
+waiting for it (sched_yield(2)), so that it spins only on a CPU nothing
+else is ready to use: on a CPU the server shares (with a reactor, a load
+generator, a sidecar), a spinning worker would take the time the others
+need.  While it has yielded, the CPU may stay with another thread for a
+whole time slice: it gives up the claim to spin meanwhile, so that work
+submitted then wakes a parked worker, and it stops looking once it has
+lost the claim or its time."
   (when (> (executor-cpus executor) 1)
     (let* ((credit (executor-spin-credit executor))
            (until (+ (now-us) (if (plusp credit) +spin-us+ +short-spin-us+)))
            (found nil)
-           (spun nil))
-      ;; SPINNING is reset however the spin ends, and no interrupt comes
-      ;; between taking it and the cleanup that resets it: left at 1, it
-      ;; would keep every other worker from spinning, and count as a worker
-      ;; about to take a task.
+           (spun nil)
+           ;; Whether this worker holds SPINNING now.
+           (holding nil))
+      ;; SPINNING, while this worker holds it, is reset however the spin
+      ;; ends, and no interrupt comes between taking or giving it up and
+      ;; noting so: left at 1, it would keep every other worker from
+      ;; spinning, and count as a worker about to take a task.
       (sb-sys:without-interrupts
         (unwind-protect
              (when (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1))
-               (setf spun t)
+               (setf spun t holding t)
                (sb-sys:with-local-interrupts
                  (loop
                    (when (%queued-p executor)
                      (setf found t)
                      (return))
-                   (when (or (executor-shutdown executor) (> (now-us) until))
-                     (return))
-                   (%yield-cpu))))
-          (when spun
+                   (sb-sys:without-interrupts
+                     (setf (executor-spinning executor) 0 holding nil))
+                   (sb-thread:thread-yield)
+                   (sb-sys:without-interrupts
+                     (setf holding (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1))))
+                   (when (or (not holding) (executor-shutdown executor) (> (now-us) until))
+                     (return)))))
+          (when holding
             (setf (executor-spinning executor) 0))))
       (when spun
         (setf (executor-spin-credit executor) (if found
