@@ -86,38 +86,32 @@ submits work off it.  Between looks it yields its CPU to the threads
 waiting for it (sched_yield(2)), so that it spins only on a CPU nothing
 else is ready to use: on a CPU the server shares (with a reactor, a load
 generator, a sidecar), a spinning worker would take the time the others
-need.  While it has yielded, the CPU may stay with another thread for a
-whole time slice: it gives up the claim to spin meanwhile, so that work
-submitted then wakes a parked worker, and it stops looking once it has
-lost the claim or its time."
+need.  Each look is stamped (SPIN-LOOK-US): while a yield keeps it off
+the CPU, it stops counting as a worker about to take a task
+(%SPINNER-LOOKING), and work submitted then wakes a parked worker."
   (when (> (executor-cpus executor) 1)
     (let* ((credit (executor-spin-credit executor))
            (until (+ (now-us) (if (plusp credit) +spin-us+ +short-spin-us+)))
            (found nil)
-           (spun nil)
-           ;; Whether this worker holds SPINNING now.
-           (holding nil))
-      ;; SPINNING, while this worker holds it, is reset however the spin
-      ;; ends, and no interrupt comes between taking or giving it up and
-      ;; noting so: left at 1, it would keep every other worker from
-      ;; spinning, and count as a worker about to take a task.
+           (spun nil))
+      ;; SPINNING is reset however the spin ends, and no interrupt comes
+      ;; between taking it and the cleanup that resets it: left at 1, it
+      ;; would keep every other worker from spinning.
       (sb-sys:without-interrupts
         (unwind-protect
              (when (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1))
-               (setf spun t holding t)
+               (setf spun t)
                (sb-sys:with-local-interrupts
                  (loop
-                   (when (%queued-p executor)
-                     (setf found t)
-                     (return))
-                   (sb-sys:without-interrupts
-                     (setf (executor-spinning executor) 0 holding nil))
-                   (sb-thread:thread-yield)
-                   (sb-sys:without-interrupts
-                     (setf holding (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1))))
-                   (when (or (not holding) (executor-shutdown executor) (> (now-us) until))
-                     (return)))))
-          (when holding
+                   (let ((now (now-us)))
+                     (setf (executor-spin-look-us executor) now)
+                     (when (%queued-p executor)
+                       (setf found t)
+                       (return))
+                     (when (or (executor-shutdown executor) (> now until))
+                       (return)))
+                   (sb-thread:thread-yield))))
+          (when spun
             (setf (executor-spinning executor) 0))))
       (when spun
         (setf (executor-spin-credit executor) (if found
