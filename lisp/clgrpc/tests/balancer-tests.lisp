@@ -147,6 +147,28 @@
     (clgrpc.net:socket-close closer)
     (sb-thread:join-thread closer-thread :default nil :timeout 2)))
 
+;;; A balancer decides to connect a subchannel, then connects it on another
+;;; thread; a connect that fails in between starts a backoff the late
+;;; connect must heed.  Here the failure is noted first, as that thread
+;;; would find it.
+(test a-subchannel-picked-before-its-connect-failed-waits-out-its-backoff
+  (let* ((listener (clgrpc.net:tcp-listen "127.0.0.1" 0))
+         (sub (clgrpc.grpc:make-channel "127.0.0.1" (clgrpc.net:socket-local-port listener))))
+    (unwind-protect
+         (progn
+           (sb-thread:with-mutex ((clgrpc.grpc::channel-lock sub))
+             (clgrpc.grpc::%note-failure sub "connection refused"))
+           (let ((status (status-of (lambda () (clgrpc.grpc::direct-connection sub nil nil t)))))
+             (is (equal "UNAVAILABLE" (first status)) "~S" status)
+             (is (search "connection refused" (or (second status) "")) "~S" status))
+           (is (eq :transient-failure (clgrpc.grpc:channel-connectivity-state sub)))
+           (is (null (clgrpc.grpc::channel-conn sub)) "no connect was made during the backoff")
+           ;; Once the backoff has passed, the same call connects.
+           (setf (clgrpc.grpc::channel-retry-after-us sub) 0)
+           (is (clgrpc.grpc::direct-connection sub nil nil t)))
+      (clgrpc.grpc:channel-close sub)
+      (clgrpc.net:socket-close listener))))
+
 (test a-server-that-never-sends-settings-fails-a-call-without-a-deadline
   ;; It accepts TCP and never speaks HTTP/2: the connection is given up
   ;; after the connect timeout, not waited on for ever.

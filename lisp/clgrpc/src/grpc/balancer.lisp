@@ -104,7 +104,7 @@ off (its outcome is noted on the subchannel; nothing waits for it)."
                         (not (%usable-p (channel-conn sub) nil))
                         (not (and (eq (channel-state sub) :transient-failure)
                                   (< (now-us) (channel-retry-after-us sub))))))
-             (sb-thread:make-thread (lambda (sub) (ignore-errors (direct-connection sub nil nil)))
+             (sb-thread:make-thread (lambda (sub) (ignore-errors (direct-connection sub nil nil t)))
                                     :name "grpc subchannel connect" :arguments (list sub)))))
 
 (declaim (ftype function re-resolve-soon re-resolution-due-p))
@@ -143,7 +143,7 @@ when every address is failing."
                          (let ((current (svref subs (mod (channel-next-pick channel) (length subs)))))
                            (if (find current ready) current (svref ready 0))))))
             (handler-case
-                (let ((conn (direct-connection sub stale deadline)))
+                (let ((conn (direct-connection sub stale deadline t)))
                   (unless round-robin
                     (setf (channel-next-pick channel) (position sub subs)))
                   (return-from balanced-connection conn))
@@ -158,7 +158,7 @@ when every address is failing."
                        (t (handler-case
                               ;; A new connection is READY once its server's
                               ;; SETTINGS arrive; until then it is waited for.
-                              (progn (direct-connection sub stale deadline)
+                              (progn (direct-connection sub stale deadline t)
                                      (setf connecting t))
                             (grpc-error (e)
                               (unless (= (grpc-error-code e) +unavailable+) (error e))

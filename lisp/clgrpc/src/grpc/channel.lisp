@@ -196,12 +196,16 @@ one its load-balancing policy picks (balancer.lisp)."
       (balanced-connection channel stale deadline)
       (direct-connection channel stale deadline)))
 
-(defun direct-connection (channel &optional stale deadline)
+(defun direct-connection (channel &optional stale deadline heed-backoff)
   "CHANNEL's own connection, if it can take new streams (not STALE), or a
 new one.  Connecting happens outside the channel's lock, bounded by
 DEADLINE (NOW-US time, NIL for none); other callers wait for it.  A
 connection replaced while still open (its stream identifiers ran out) is
-sent GOAWAY, so it closes once its last stream ends."
+sent GOAWAY, so it closes once its last stream ends.  With HEED-BACKOFF, a
+channel whose last connect failed and whose backoff has not passed fails
+the call (UNAVAILABLE) instead of connecting: a balancer that chose this
+subchannel before another thread's attempt failed must not try again at
+once."
   (let ((lock (channel-lock channel))
         (retired nil)
         (waited nil))
@@ -212,9 +216,12 @@ sent GOAWAY, so it closes once its last stream ends."
         (let ((conn (channel-conn channel)))
           (cond ((%usable-p conn stale)
                  (return-from direct-connection conn))
-                ((and waited (eq (channel-state channel) :transient-failure))
-                 ;; The attempt this call waited for failed: it shares that
-                 ;; outcome rather than trying again at once.
+                ((and (or waited heed-backoff)
+                      (eq (channel-state channel) :transient-failure)
+                      (or waited (< (now-us) (channel-retry-after-us channel))))
+                 ;; The attempt this call waited for failed, or one before
+                 ;; it did and its backoff has not passed: the call shares
+                 ;; that outcome rather than trying again at once.
                  (raise-grpc-error +unavailable+ "cannot connect to ~A: ~A" (channel-authority channel)
                                    (channel-last-failure channel)))
                 ((not (channel-connecting channel))
