@@ -21,6 +21,9 @@ machine=$(od -An -tu2 -j18 -N2 "$executable" | tr -d ' ')
 # sets $pid and $port once it prints "listening on 127.0.0.1:PORT".
 start() {
   local name="$1" program="$2" line=""
+  # Made here: the background job opens it only once it runs, and head
+  # on a missing file would end this script (set -e).
+  : >"$tmp/$name.out"
   "$program" -addr 127.0.0.1:0 >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pid=$!
   pids+=("$pid")
