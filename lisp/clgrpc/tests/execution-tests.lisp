@@ -670,29 +670,6 @@ whose turn began a second ago and the time then: CHECK's value."
          "a turn lapsed across a collection")
      (is (not (clgrpc.util::%lapsed-turn-held-p worker (+ t0 40000)))))))
 
-(test a-spinning-worker-leaves-no-claim-and-misses-no-task
-  ;; With more than one CPU a worker out of work spins, yielding its CPU
-  ;; between looks and giving up its claim to spin meanwhile.  Tasks
-  ;; submitted at any moment of that (before a look, while the spinner has
-  ;; yielded, as it takes its claim back) all run, and once the pool idles
-  ;; no worker holds the claim, which would keep others from spinning and
-  ;; count as a worker about to take a task.
-  (let ((executor (clgrpc.util:make-executor :name "spin test" :min-threads 2 :cpus 2))
-        (ran (list 0)))
-    (unwind-protect
-         (flet ((count-one (counter)
-                  (sb-ext:atomic-incf (car counter))
-                  nil))
-           (dotimes (i 2000)
-             (clgrpc.util:executor-submit executor 0 #'count-one ran)
-             ;; Gaps of tens of microseconds, within a spin.
-             (when (zerop (mod i 7))
-               (sleep 0.00002)))
-           (is (within-five-seconds (lambda () (and (= 2000 (car ran)) (%all-parked-p executor))))
-               "~D of 2000 tasks ran" (car ran))
-           (is (zerop (clgrpc.util::executor-spinning executor))))
-      (clgrpc.util:shutdown-executor executor))))
-
 (test idle-workers-wait-without-spinning
   ;; Workers the executor keeps (MIN-THREADS) wait for work past their idle
   ;; timeout without using the CPU.

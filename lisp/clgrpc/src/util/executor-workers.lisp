@@ -13,9 +13,8 @@
 ;;;; blocking handlers a few milliseconds sooner, but let a burst of large
 ;;;; calls start together, past what the heap limits (executor-monitor.lisp,
 ;;;; executor-turns.lisp) could slow.)  A worker that runs out of work
-;;;; spins briefly (one at a time, only with more than one CPU, and yielding
-;;;; its CPU to the threads waiting for it) before it parks, so under load
-;;;; the next batch usually finds a worker awake.
+;;;; spins briefly (one at a time, and only with more than one CPU) before
+;;;; it parks, so under load the next batch usually finds a worker awake.
 ;;;;
 ;;;; Idle workers are not free (every garbage collection stops each thread,
 ;;;; and on a busy machine each must be scheduled to acknowledge), so a
@@ -82,13 +81,7 @@ work arrives far apart, and a long spin would burn a CPU per call.")
   "Look for work for a while if no other worker is spinning: +SPIN-US+
 while recent spins found work, +SHORT-SPIN-US+ otherwise.  True if some
 was seen.  Never with one CPU: the spin would only keep the thread that
-submits work off it.  Between looks it yields its CPU to the threads
-waiting for it (sched_yield(2)), so that it spins only on a CPU nothing
-else is ready to use: on a CPU the server shares (with a reactor, a load
-generator, a sidecar), a spinning worker would take the time the others
-need.  Each look is stamped (SPIN-LOOK-US): while a yield keeps it off
-the CPU, it stops counting as a worker about to take a task
-(%SPINNER-LOOKING), and work submitted then wakes a parked worker."
+submits work off it."
   (when (> (executor-cpus executor) 1)
     (let* ((credit (executor-spin-credit executor))
            (until (+ (now-us) (if (plusp credit) +spin-us+ +short-spin-us+)))
@@ -96,21 +89,20 @@ the CPU, it stops counting as a worker about to take a task
            (spun nil))
       ;; SPINNING is reset however the spin ends, and no interrupt comes
       ;; between taking it and the cleanup that resets it: left at 1, it
-      ;; would keep every other worker from spinning.
+      ;; would keep every other worker from spinning, and count as a worker
+      ;; about to take a task.
       (sb-sys:without-interrupts
         (unwind-protect
              (when (zerop (sb-ext:compare-and-swap (executor-spinning executor) 0 1))
                (setf spun t)
                (sb-sys:with-local-interrupts
                  (loop
-                   (let ((now (now-us)))
-                     (setf (executor-spin-look-us executor) now)
-                     (when (%queued-p executor)
-                       (setf found t)
-                       (return))
-                     (when (or (executor-shutdown executor) (> now until))
-                       (return)))
-                   (sb-thread:thread-yield))))
+                   (when (%queued-p executor)
+                     (setf found t)
+                     (return))
+                   (when (or (executor-shutdown executor) (> (now-us) until))
+                     (return))
+                   (loop repeat 32 do (sb-ext:spin-loop-hint)))))
           (when spun
             (setf (executor-spinning executor) 0))))
       (when spun

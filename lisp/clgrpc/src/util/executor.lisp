@@ -111,8 +111,6 @@ wait: a worker that finds it taken waits without growing the pool."
   (waking 0 :type sb-ext:word)
   (threads 0 :type fixnum)              ; workers alive or being started (PARK-LOCK)
   (spinning 0 :type sb-ext:word)        ; workers spinning for work (0 or 1, atomic)
-  ;; When the spinning worker last looked for work (NOW-US).
-  (spin-look-us 0 :type fixnum)
   ;; Recent spins that found work, less those that did not (0 to
   ;; +SPIN-CREDIT-MAX+): spins are long only while they pay.
   (spin-credit 0 :type fixnum)
@@ -201,33 +199,18 @@ those that started within TURN-LAPSE seconds (executor-turns.lisp)."
   (loop for lane across (executor-lanes executor)
           thereis (plusp (lane-count (the lane lane)))))
 
-(defconstant +spin-fresh-us+ 20
-  "How recently the spinning worker must have looked for work to count as
-about to take a task.  It yields its CPU between looks, and one that has
-not looked for longer has lost the CPU to another thread, perhaps for a
-whole time slice: work queued meanwhile wakes a parked worker instead.")
-
-(declaim (inline %spinner-looking))
-(defun %spinner-looking (executor)
-  "1 if a worker spins and has looked for work within +SPIN-FRESH-US+, else 0."
-  (if (and (plusp (executor-spinning executor))
-           (< (- (now-us) (executor-spin-look-us executor)) +spin-fresh-us+))
-      1
-      0))
-
 (defun %unclaimed-p (executor)
   "Whether more tasks are queued than workers awake and without a task are
-about to take: those woken that have not yet run, the one spinning (while
-it looks, %SPINNER-LOOKING), and those waiting for a turn
-(executor-turns.lisp), which all look at the queue before they sleep
-again.  An estimate, under PARK-LOCK or not: tasks are queued and taken
-under their lanes' locks, and workers start and stop spinning without a
-lock.  What makes it enough is that whoever queues a task, or takes one
-and leaves others, asks again afterwards (%AFTER-SUBMIT, %WAKE-ANOTHER),
-and the monitor asks on every tick."
+about to take: those woken that have not yet run, the one spinning, and
+those waiting for a turn (executor-turns.lisp), which all look at the
+queue before they sleep again.  An estimate, under PARK-LOCK or not: tasks
+are queued and taken under their lanes' locks, and workers start and stop
+spinning without a lock.  What makes it enough is that whoever queues a
+task, or takes one and leaves others, asks again afterwards
+(%AFTER-SUBMIT, %WAKE-ANOTHER), and the monitor asks on every tick."
   (> (executor-queued-count executor)
      (+ (executor-waking executor)
-        (%spinner-looking executor)
+        (executor-spinning executor)
         (executor-turn-waiters executor))))
 
 (declaim (inline %notify-woken))
