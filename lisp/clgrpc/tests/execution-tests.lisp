@@ -241,6 +241,8 @@ handler's way catches it."))
   ;; response to carry, but only for a moment, so the ACK arrives while
   ;; the handler still waits.  No bound on how long it took: on a loaded
   ;; machine the hold's release can be late, never as late as never.
+  ;; A gate of its own: a count another test left would answer at once.
+  (setf *long-poll-gate* (sb-thread:make-semaphore))
   (with-execution-server (port)
     (let ((peer (raw-connect-port port)))
       (unwind-protect
