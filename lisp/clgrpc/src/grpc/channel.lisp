@@ -216,9 +216,9 @@ once."
         (let ((conn (channel-conn channel)))
           (cond ((%usable-p conn stale)
                  (return-from direct-connection conn))
-                ((and (or waited heed-backoff)
-                      (eq (channel-state channel) :transient-failure)
-                      (or waited (< (now-us) (channel-retry-after-us channel))))
+                ((and (eq (channel-state channel) :transient-failure)
+                      (or waited
+                          (and heed-backoff (< (now-us) (channel-retry-after-us channel)))))
                  ;; The attempt this call waited for failed, or one before
                  ;; it did and its backoff has not passed: the call shares
                  ;; that outcome rather than trying again at once.
